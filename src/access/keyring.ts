@@ -1,0 +1,91 @@
+import type { Config } from '../config.js';
+import { splitKeys } from '../config.js';
+import { AppError } from '../errors.js';
+import type { KeyScope, Store } from '../storage/store.js';
+import { hashKey, managedKeyScope, sameHash } from './api-key-format.js';
+
+export interface Principal {
+  /** Key id (`static:<hash prefix>` for keys from the environment). */
+  id: string;
+  name: string;
+  scope: KeyScope;
+  ratePerMinute: number | null;
+  dailyQuota: number | null;
+}
+
+/** How long a key lookup is trusted: revocations and limit changes apply within this (decisions: 2 s). */
+const CACHE_TTL_MS = 1000;
+const CACHE_MAX = 50_000;
+
+/**
+ * Resolves a presented key to a principal of the wanted scope. Static keys come from
+ * MDS_QUERY_KEYS / MDS_INGEST_KEYS; managed keys from the store (by hash), cached for one
+ * second. Unknown, revoked, malformed and wrong-scope keys all answer the same 401 / 4012.
+ */
+export class KeyRing {
+  private readonly statics: { hash: string; principal: Principal }[] = [];
+  private readonly cache = new Map<string, { at: number; principal: Principal | null }>();
+
+  constructor(
+    private readonly store: Store,
+    config: Pick<
+      Config,
+      'MDS_QUERY_KEYS' | 'MDS_INGEST_KEYS' | 'MDS_STATIC_RATE_PER_MINUTE' | 'MDS_STATIC_DAILY_QUOTA'
+    >,
+  ) {
+    for (const [scope, list] of [
+      ['query', config.MDS_QUERY_KEYS],
+      ['ingest', config.MDS_INGEST_KEYS],
+    ] as const) {
+      for (const key of splitKeys(list)) {
+        const hash = hashKey(key);
+        this.statics.push({
+          hash,
+          principal: {
+            id: `static:${hash.slice(0, 12)}`,
+            name: `static ${scope} key`,
+            scope,
+            ratePerMinute: config.MDS_STATIC_RATE_PER_MINUTE ?? null,
+            dailyQuota: config.MDS_STATIC_DAILY_QUOTA ?? null,
+          },
+        });
+      }
+    }
+  }
+
+  /** Throws 401 / 4010 (missing) or 401 / 4012 (anything else that is not a key of this scope). */
+  async authenticate(scope: KeyScope, presented: string | string[] | undefined): Promise<Principal> {
+    if (presented === undefined || presented === '') throw new AppError(4010);
+    if (typeof presented !== 'string') throw new AppError(4012);
+    const principal = await this.lookup(presented);
+    if (!principal || principal.scope !== scope) throw new AppError(4012);
+    return principal;
+  }
+
+  private async lookup(key: string): Promise<Principal | null> {
+    const hash = hashKey(key);
+    // Every static key is compared, in constant time, whatever the key looks like.
+    let found: Principal | null = null;
+    for (const s of this.statics) if (sameHash(s.hash, hash)) found = s.principal;
+    if (found) return found;
+    const now = Date.now();
+    const hit = this.cache.get(hash);
+    if (hit && now - hit.at < CACHE_TTL_MS) return hit.principal;
+    let principal: Principal | null = null;
+    if (managedKeyScope(key) !== null) {
+      const rec = await this.store.findKeyByHash(hash);
+      if (rec && rec.revoked_at === null) {
+        principal = {
+          id: rec.id,
+          name: rec.name,
+          scope: rec.scope,
+          ratePerMinute: rec.rate_per_minute,
+          dailyQuota: rec.daily_quota,
+        };
+      }
+    }
+    if (this.cache.size >= CACHE_MAX) this.cache.clear();
+    this.cache.set(hash, { at: now, principal });
+    return principal;
+  }
+}

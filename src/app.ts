@@ -1,0 +1,118 @@
+import Fastify, { type FastifyInstance } from 'fastify';
+import swagger from '@fastify/swagger';
+import swaggerUi from '@fastify/swagger-ui';
+import type { Config } from './config.js';
+import { CATALOG, type Catalog } from './catalog/catalog.js';
+import type { Store } from './storage/store.js';
+import { IngestService } from './ingest/ingest-service.js';
+import { QueryService } from './query/query-service.js';
+import { KeyRing } from './access/keyring.js';
+import { AuthFailureGuard } from './access/auth-failures.js';
+import { UNLIMITED, type Limiter } from './access/limiter.js';
+import { AppError } from './errors.js';
+import { registerErrorHandling } from './http/error-handler.js';
+import { registerHealthRoute } from './http/health-route.js';
+import { registerIngestRoutes } from './http/ingest-routes.js';
+import { registerQueryRoutes } from './http/query-routes.js';
+import { authHook } from './http/auth-hook.js';
+import { openApiDocument } from './http/openapi.js';
+import { VERSION } from './version.js';
+
+export interface AppDeps {
+  config: Config;
+  store: Store;
+  catalog?: Catalog;
+  limiter?: Limiter;
+  /** False until the database is migrated and reachable (health 503, requests 503). */
+  ready?: () => boolean;
+}
+
+export interface Services {
+  catalog: Catalog;
+  store: Store;
+  ingest: IngestService;
+  query: QueryService;
+  keyring: KeyRing;
+  limiter: Limiter;
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    services: Services;
+  }
+}
+
+/** Builds the app without listening (tests use inject()). */
+export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
+  const { config, store } = deps;
+  const catalog = deps.catalog ?? CATALOG;
+  const app = Fastify({
+    logger: {
+      level: config.LOG_LEVEL,
+      // Keys and tokens never reach the logs.
+      redact: {
+        paths: ['req.headers["q-api-key"]', 'req.headers["up-api-key"]', 'req.headers.authorization'],
+        censor: '[redacted]',
+      },
+    },
+    bodyLimit: config.MDS_BODY_LIMIT,
+    requestTimeout: config.MDS_REQUEST_TIMEOUT_MS,
+    connectionTimeout: 0,
+    keepAliveTimeout: config.MDS_KEEP_ALIVE_TIMEOUT_MS,
+    maxRequestsPerSocket: 0,
+    trustProxy: config.MDS_TRUST_PROXY,
+    return503OnClosing: true,
+    forceCloseConnections: 'idle',
+    routerOptions: { ignoreTrailingSlash: true },
+  });
+  app.server.headersTimeout = config.MDS_HEADERS_TIMEOUT_MS;
+  if (config.MDS_MAX_CONNECTIONS > 0) app.server.maxConnections = config.MDS_MAX_CONNECTIONS;
+
+  const limiter = deps.limiter ?? UNLIMITED;
+  const services: Services = {
+    catalog,
+    store,
+    ingest: new IngestService(catalog, store, { maxRecords: config.MDS_MAX_RECORDS }),
+    query: new QueryService(store),
+    keyring: new KeyRing(store, config),
+    limiter,
+  };
+  app.decorate('services', services);
+
+  // Only JSON bodies: anything else (text/plain included) is 415 / 4150.
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser(
+    'application/json',
+    { parseAs: 'string' },
+    app.getDefaultJsonParser('error', 'error'),
+  );
+
+  const ready = deps.ready ?? (() => true);
+  app.addHook('onRequest', async (req) => {
+    if (!ready() && req.url !== '/health')
+      throw new AppError(5030, 'database not reachable yet', { retryAfter: 1 });
+  });
+
+  registerErrorHandling(app);
+  registerHealthRoute(app, store, ready);
+
+  const guard = new AuthFailureGuard(config.MDS_AUTH_FAILURES_PER_MINUTE);
+  registerIngestRoutes(
+    app,
+    services.ingest,
+    authHook('ingest', { keyring: services.keyring, guard, limiter: null }),
+    config.MDS_BODY_LIMIT,
+  );
+  registerQueryRoutes(
+    app,
+    catalog,
+    services.query,
+    authHook('query', { keyring: services.keyring, guard, limiter }),
+  );
+
+  const doc = openApiDocument(catalog, VERSION);
+  app.get('/openapi.json', { schema: { hide: true } }, async () => doc);
+  await app.register(swagger, { mode: 'static', specification: { document: doc as never } });
+  await app.register(swaggerUi, { routePrefix: '/docs' });
+  return app;
+}

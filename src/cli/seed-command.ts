@@ -1,0 +1,4 @@
+import type { Command } from 'commander';
+
+/** Placeholder: the `seed` command is being built. */
+export function registerSeedCommand(_program: Command): void {}

@@ -1,0 +1,67 @@
+import { Type, type Static } from '@sinclair/typebox';
+import { Value } from '@sinclair/typebox/value';
+
+/** Every setting, read from the environment once. Defaults follow decisions.md. */
+const ConfigSchema = Type.Object({
+  PORT: Type.Integer({ minimum: 0, maximum: 65535, default: 8080 }),
+  HOST: Type.String({ default: '0.0.0.0' }),
+  DATABASE_URL: Type.String({ default: 'sqlite:./data/market-data.db' }),
+  REDIS_URL: Type.Optional(Type.String()),
+  MDS_INGEST_KEYS: Type.String({ default: '' }),
+  MDS_QUERY_KEYS: Type.String({ default: '' }),
+  MDS_ADMIN_TOKEN: Type.Optional(Type.String()),
+  MDS_STATIC_RATE_PER_MINUTE: Type.Optional(Type.Integer({ minimum: 1 })),
+  MDS_STATIC_DAILY_QUOTA: Type.Optional(Type.Integer({ minimum: 1 })),
+  LOG_LEVEL: Type.Union(
+    ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((l) => Type.Literal(l)),
+    { default: 'info' },
+  ),
+  /** Largest accepted request body, bytes (64 MiB). */
+  MDS_BODY_LIMIT: Type.Integer({ minimum: 1024, default: 64 * 1024 * 1024 }),
+  /** Most records in one batch. */
+  MDS_MAX_RECORDS: Type.Integer({ minimum: 1, default: 100_000 }),
+  /** Days a processed batch keeps its status record. */
+  MDS_BATCH_RETENTION_DAYS: Type.Integer({ minimum: 1, default: 90 }),
+  /** Whole-request timeout, ms (a 64 MiB batch on a slow link needs minutes). */
+  MDS_REQUEST_TIMEOUT_MS: Type.Integer({ minimum: 0, default: 300_000 }),
+  /** Time allowed to receive the request headers, ms (slowloris guard). */
+  MDS_HEADERS_TIMEOUT_MS: Type.Integer({ minimum: 1, default: 15_000 }),
+  MDS_KEEP_ALIVE_TIMEOUT_MS: Type.Integer({ minimum: 1, default: 72_000 }),
+  /** Most simultaneous connections per process; 0 = no limit. */
+  MDS_MAX_CONNECTIONS: Type.Integer({ minimum: 0, default: 10_000 }),
+  /** Grace period for in-flight requests on SIGTERM, ms. */
+  MDS_SHUTDOWN_GRACE_MS: Type.Integer({ minimum: 0, default: 10_000 }),
+  /** Failed authentications allowed per client address per minute. */
+  MDS_AUTH_FAILURES_PER_MINUTE: Type.Integer({ minimum: 1, default: 30 }),
+  /** Worker processes sharing the port (1 = no cluster; 0 = one per core). */
+  MDS_WORKERS: Type.Integer({ minimum: 0, default: 1 }),
+  /** Trust X-Forwarded-For from a load balancer when set to true. */
+  MDS_TRUST_PROXY: Type.Boolean({ default: false }),
+});
+
+export type Config = Static<typeof ConfigSchema>;
+
+export class ConfigError extends Error {}
+
+/** Parses the environment (or a test's overrides) into a Config, or throws naming the bad variable. */
+export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
+  const raw: Record<string, unknown> = {};
+  for (const key of Object.keys(ConfigSchema.properties)) {
+    const v = env[key];
+    if (v !== undefined && v !== '') raw[key] = v;
+  }
+  const withDefaults = Value.Default(ConfigSchema, Value.Convert(ConfigSchema, raw));
+  if (!Value.Check(ConfigSchema, withDefaults)) {
+    const first = Value.Errors(ConfigSchema, withDefaults).First();
+    throw new ConfigError(`invalid configuration ${first?.path ?? ''}: ${first?.message ?? 'unknown error'}`);
+  }
+  return withDefaults;
+}
+
+/** Splits a comma-separated key list, dropping blanks. */
+export function splitKeys(list: string): string[] {
+  return list
+    .split(',')
+    .map((k) => k.trim())
+    .filter((k) => k.length > 0);
+}

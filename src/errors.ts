@@ -1,0 +1,51 @@
+/**
+ * Every error code the service answers with, its HTTP status and its default message.
+ * One table: the docs (docs/errors.md) are checked against it by a test.
+ */
+export const ERRORS = {
+  4001: { status: 400, message: 'invalid request' },
+  4010: { status: 401, message: 'missing API key header' },
+  4012: { status: 401, message: 'invalid API key' },
+  4030: { status: 403, message: 'rate limit exceeded' },
+  4031: { status: 403, message: 'daily quota exhausted' },
+  4040: { status: 404, message: 'batch not found' },
+  4041: { status: 404, message: 'not found' },
+  4050: { status: 405, message: 'method not allowed' },
+  4090: { status: 409, message: 'batch_id already used for different content' },
+  4091: { status: 409, message: 'batch is being processed; retry later' },
+  4130: { status: 413, message: 'request body too large' },
+  4150: { status: 415, message: 'content type must be application/json' },
+  4220: { status: 422, message: 'checksum mismatch' },
+  4221: { status: 422, message: 'every record was rejected' },
+  4290: { status: 429, message: 'too many failed authentication attempts' },
+  5000: { status: 500, message: 'internal server error' },
+  5030: { status: 503, message: 'service unavailable; retry later' },
+} as const satisfies Record<number, { status: number; message: string }>;
+
+export type ErrorCode = keyof typeof ERRORS;
+
+/** Success codes that are not 0: a partial ingest. */
+export const PARTIAL_CODE = 2070;
+
+/** A client-facing error: code from the table, optional detail message and extra body fields. */
+export class AppError extends Error {
+  readonly code: ErrorCode;
+  readonly status: number;
+  readonly retryAfter: number | null;
+  readonly extra: Readonly<Record<string, unknown>>;
+
+  constructor(
+    code: ErrorCode,
+    message?: string,
+    opts: { retryAfter?: number; extra?: Record<string, unknown> } = {},
+  ) {
+    super(message ?? ERRORS[code].message);
+    this.code = code;
+    this.status = ERRORS[code].status;
+    this.retryAfter = opts.retryAfter ?? null;
+    this.extra = opts.extra ?? {};
+  }
+}
+
+export const invalid = (message: string, extra?: Record<string, unknown>): AppError =>
+  new AppError(4001, message, extra ? { extra } : {});

@@ -1,0 +1,74 @@
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { AppError, ERRORS, type ErrorCode } from '../errors.js';
+import { StoreUnavailableError } from '../storage/store.js';
+import { errorEnvelope, isQueryPath } from './envelope.js';
+import { DEFAULT_LIMIT, MAX_LIMIT } from '../query/parse.js';
+
+/** Fastify's own error codes, mapped to ours so a client mistake is never a 500. */
+const FASTIFY_CODES: Record<string, ErrorCode> = {
+  FST_ERR_CTP_INVALID_MEDIA_TYPE: 4150,
+  FST_ERR_CTP_BODY_TOO_LARGE: 4130,
+  FST_ERR_CTP_INVALID_JSON_BODY: 4001,
+  FST_ERR_CTP_EMPTY_JSON_BODY: 4001,
+  FST_ERR_CTP_INVALID_CONTENT_LENGTH: 4001,
+  FST_ERR_CTP_INVALID_TYPE: 4001,
+  FST_ERR_VALIDATION: 4001,
+  FST_ERR_BAD_URL: 4001,
+  FST_ERR_ASYNC_CONSTRAINT: 4001,
+};
+
+/** limit/offset of the request where they are valid, for the error envelope's meta. */
+function pageOf(req: FastifyRequest): { limit: number; offset: number } {
+  const q = (req.query ?? {}) as Record<string, unknown>;
+  const int = (v: unknown, d: number) => (typeof v === 'string' && /^\d{1,15}$/.test(v) ? Number(v) : d);
+  return { limit: Math.min(Math.max(int(q.limit, DEFAULT_LIMIT), 1), MAX_LIMIT), offset: int(q.offset, 0) };
+}
+
+export function sendError(
+  req: FastifyRequest,
+  reply: FastifyReply,
+  code: ErrorCode,
+  message: string,
+  extra: Record<string, unknown> = {},
+  retryAfter: number | null = null,
+): FastifyReply {
+  reply.code(ERRORS[code].status);
+  if (retryAfter !== null) reply.header('Retry-After', String(retryAfter));
+  if (isQueryPath(req.url)) {
+    const { limit, offset } = pageOf(req);
+    return reply.send({ ...errorEnvelope(code, message, limit, offset), ...extra });
+  }
+  return reply.send({ code, message, ...extra });
+}
+
+export function toAppError(err: unknown): AppError | null {
+  if (err instanceof AppError) return err;
+  if (err instanceof StoreUnavailableError) return new AppError(5030, err.message, { retryAfter: 1 });
+  const fe = err as Partial<FastifyError>;
+  const mapped = typeof fe.code === 'string' ? FASTIFY_CODES[fe.code] : undefined;
+  if (mapped) return new AppError(mapped, fe.message);
+  if (err instanceof SyntaxError || fe.statusCode === 400) return new AppError(4001, fe.message);
+  if (fe.statusCode === 413) return new AppError(4130);
+  if (fe.statusCode === 415) return new AppError(4150);
+  return null;
+}
+
+export function registerErrorHandling(app: FastifyInstance): void {
+  app.setErrorHandler((err, req, reply) => {
+    const known = toAppError(err);
+    if (known) {
+      if (known.status >= 500) req.log.warn({ err }, 'service unavailable');
+      return sendError(req, reply, known.code, known.message, { ...known.extra }, known.retryAfter);
+    }
+    req.log.error({ err }, 'unhandled error');
+    return sendError(req, reply, 5000, ERRORS[5000].message);
+  });
+  app.setNotFoundHandler((req, reply) =>
+    sendError(
+      req,
+      reply,
+      4041,
+      `no endpoint ${req.method} ${req.url.split('?')[0] ?? ''}; see /openapi.json`,
+    ),
+  );
+}

@@ -1,0 +1,65 @@
+import { createHash } from 'node:crypto';
+import { Readable } from 'node:stream';
+import type { FastifyInstance, FastifySchema, onRequestAsyncHookHandler } from 'fastify';
+import { stringify } from 'csv-stringify/sync';
+import type { Catalog, Dataset } from '../catalog/catalog.js';
+import type { QueryService } from '../query/query-service.js';
+import type { QueryPlan } from '../storage/store.js';
+import { envelopeSchema, rowSchema } from './schemas.js';
+
+const CONTENT_TYPES = {
+  csv: 'text/csv; charset=utf-8',
+  ndjson: 'application/x-ndjson; charset=utf-8',
+} as const;
+
+/** The whole result of a plan as CSV (with a header row) or NDJSON, streamed in chunks. */
+function exportStream(query: QueryService, plan: QueryPlan, format: 'csv' | 'ndjson'): Readable {
+  const columns = plan.select.map((f) => f.apiName);
+  async function* lines(): AsyncGenerator<string> {
+    if (format === 'csv') yield stringify([columns]);
+    for await (const rows of query.stream(plan)) {
+      yield format === 'csv'
+        ? stringify(rows, { columns, cast: { number: (n) => String(n) } })
+        : rows.map((r) => JSON.stringify(r)).join('\n') + '\n';
+    }
+  }
+  return Readable.from(lines());
+}
+
+/** One GET route per catalog dataset: parse → plan → execute, answered in the envelope. */
+export function registerQueryRoutes(
+  app: FastifyInstance,
+  catalog: Catalog,
+  query: QueryService,
+  auth: onRequestAsyncHookHandler,
+): void {
+  for (const d of catalog.datasets) registerDataset(app, d, query, auth);
+}
+
+function registerDataset(
+  app: FastifyInstance,
+  d: Dataset,
+  query: QueryService,
+  auth: onRequestAsyncHookHandler,
+): void {
+  // A response schema gives fast-json-stringify serialisation of the rows.
+  const schema: FastifySchema = { response: { 200: envelopeSchema(rowSchema(d)) } };
+  app.get(d.endpoint, { onRequest: auth, schema }, async (req, reply) => {
+    const { parsed, plan } = query.parse(d, req.query as Record<string, unknown>);
+    const version = await query.version(d);
+    // Changes exactly when a batch changes the dataset (the version) or the request changes.
+    const etag = `W/"${version}-${createHash('sha1').update(req.url).digest('base64url').slice(0, 16)}"`;
+    reply.header('ETag', etag).header('Cache-Control', 'private, no-cache');
+    if (req.headers['if-none-match'] === etag) return reply.code(304).send();
+    if (parsed.format !== 'json') {
+      return reply.type(CONTENT_TYPES[parsed.format]).send(exportStream(query, plan, parsed.format));
+    }
+    const page = await query.page(plan, version);
+    return {
+      code: 0,
+      message: 'ok',
+      data: page.rows,
+      meta: { total: page.total, limit: page.limit, offset: page.offset, has_more: page.hasMore },
+    };
+  });
+}

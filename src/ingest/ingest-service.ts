@@ -1,0 +1,183 @@
+import { EventEmitter } from 'node:events';
+import type { Catalog, Dataset } from '../catalog/catalog.js';
+import { AppError } from '../errors.js';
+import type { BatchRecord, RecordError, Row, Store } from '../storage/store.js';
+import { parseBatchRequest, type BatchMeta } from './batch-request.js';
+import { matchChecksum } from './checksum.js';
+import { recordValidator, type RecordContext, type RecordResult } from './record-validation.js';
+import { keyString } from '../storage/row-mapping.js';
+
+export type IngestOutcome =
+  { kind: 'processed'; record: BatchRecord } | { kind: 'duplicate'; record: BatchRecord };
+
+export interface IngestOptions {
+  maxRecords: number;
+  /** Clock, injectable for tests. */
+  now?: () => Date;
+}
+
+export const PRUNE_SKIPPED =
+  'full snapshot prune skipped: some records were rejected, so nothing was deleted';
+
+/**
+ * The batch ingest rules of decisions.md, in their order: body shape and meta (400) →
+ * checksum (422/4220) → batch_id registry (duplicate / 409) → records → one transaction.
+ */
+export class IngestService {
+  /** Emits 'batch' (BatchRecord) after every processed batch: for metrics and the event stream. */
+  readonly events = new EventEmitter();
+  private readonly validators = new Map<string, ReturnType<typeof recordValidator>>();
+  private readonly clock: () => Date;
+
+  constructor(
+    private readonly catalog: Catalog,
+    private readonly store: Store,
+    private readonly opts: IngestOptions,
+  ) {
+    this.clock = opts.now ?? (() => new Date());
+    this.events.setMaxListeners(0);
+  }
+
+  private validator(d: Dataset): ReturnType<typeof recordValidator> {
+    let v = this.validators.get(d.name);
+    if (!v) {
+      v = recordValidator(d);
+      this.validators.set(d.name, v);
+    }
+    return v;
+  }
+
+  async ingest(body: unknown): Promise<IngestOutcome> {
+    const req = parseBatchRequest(body, this.catalog, this.opts.maxRecords);
+    const { meta, dataset, records } = req;
+    if (matchChecksum(records, req.checksum) === null) {
+      throw new AppError(
+        4220,
+        'checksum mismatch: expected the SHA-256 of the records as JCS or compact JSON',
+      );
+    }
+    const prior = await this.store.getBatch(meta.batch_id);
+    if (prior && prior.status !== 'rejected') return this.repeat(prior, req.checksum);
+
+    const receivedAt = this.clock().toISOString();
+    const full = meta.snapshot_type === 'full_snapshot';
+    const ctx: RecordContext = {
+      now: receivedAt,
+      source: meta.source,
+      partition: full ? { value: meta.business_date, source: meta.source } : null,
+    };
+    const validate = this.validator(dataset);
+    const keyNames = dataset.key.map((k) => k.name);
+    const errors: RecordError[] = [];
+    const rows: Row[] = [];
+    const given: number[] = [];
+    const seen = new Map<string, string>();
+    let repeated = 0;
+    for (let i = 0; i < records.length; i++) {
+      const r: RecordResult = validate(records[i], i, ctx);
+      if (!r.ok) {
+        errors.push(r.error);
+        continue;
+      }
+      const key = keyString(keyNames.map((k) => r.row[k]));
+      const content = JSON.stringify(r.row);
+      const before = seen.get(key);
+      if (before !== undefined) {
+        if (before === content) repeated++;
+        else {
+          errors.push({
+            index: i,
+            idempotency_key: r.idempotencyKey,
+            field: 'unique_key',
+            reason: 'conflicting duplicate key in batch',
+          });
+        }
+        continue;
+      }
+      seen.set(key, content);
+      rows.push(r.row);
+      given.push(r.updatedAtGiven ? 1 : 0);
+    }
+
+    const rejected = errors.length;
+    const build = (
+      accepted: number,
+      duplicate: number,
+      pruned: number,
+      extraErrors: RecordError[],
+    ): BatchRecord => ({
+      ...recordHead(meta, req.checksum),
+      status: rejected === 0 ? 'accepted' : accepted + duplicate === 0 ? 'rejected' : 'partial',
+      accepted,
+      rejected,
+      duplicate,
+      pruned,
+      errors: [...errors, ...extraErrors],
+      created_at: receivedAt,
+      processed_at: this.clock().toISOString(),
+    });
+
+    if (rejected > 0 && rejected === records.length) {
+      const result = await this.store.saveRejectedBatch(build(0, 0, 0, []));
+      return this.settle(result, req.checksum);
+    }
+    const skipPrune = full && rejected > 0;
+    const result = await this.store.applyBatch(
+      {
+        batchId: meta.batch_id,
+        dataset,
+        rows,
+        updatedAtGiven: Uint8Array.from(given),
+        prune:
+          full && !skipPrune
+            ? { partitionValue: dataset.partition ? meta.business_date : null, source: meta.source }
+            : null,
+        now: receivedAt,
+      },
+      (o) =>
+        build(
+          o.written,
+          o.unchanged + repeated,
+          o.pruned,
+          skipPrune ? [{ index: null, idempotency_key: null, field: null, reason: PRUNE_SKIPPED }] : [],
+        ),
+    );
+    return this.settle(result, req.checksum);
+  }
+
+  private settle(result: Awaited<ReturnType<Store['applyBatch']>>, checksum: string): IngestOutcome {
+    if (result.kind === 'in_progress') {
+      throw new AppError(4091, undefined, { retryAfter: 1 });
+    }
+    if (result.kind === 'exists') return this.repeat(result.record, checksum);
+    this.events.emit('batch', result.record);
+    return { kind: 'processed', record: result.record };
+  }
+
+  /** A batch_id seen before: the same content is a duplicate, other content a conflict. */
+  private repeat(prior: BatchRecord, checksum: string): IngestOutcome {
+    if (prior.checksum !== checksum) throw new AppError(4090);
+    return { kind: 'duplicate', record: prior };
+  }
+
+  async status(batchId: string): Promise<BatchRecord> {
+    const rec = await this.store.getBatch(batchId);
+    if (!rec) throw new AppError(4040, `batch ${batchId} not found`);
+    return rec;
+  }
+}
+
+function recordHead(meta: BatchMeta, checksum: string) {
+  return {
+    batch_id: meta.batch_id,
+    dataset: meta.dataset,
+    source: meta.source,
+    operation: meta.operation,
+    snapshot_type: meta.snapshot_type,
+    business_date: meta.business_date,
+    source_system: meta.source_system,
+    source_run_id: meta.source_run_id,
+    record_count: meta.record_count,
+    checksum,
+  };
+}

@@ -1,0 +1,131 @@
+import type { Dataset, Field } from '../catalog/catalog.js';
+import type { RecordError, Row, Value } from '../storage/store.js';
+import { isCleanText, isDate, isPlainObject, normalizeTimestamp } from './values.js';
+
+export interface RecordContext {
+  /** Server time for an absent updated_at. */
+  now: string;
+  /** meta.source: fills an absent optional source field. */
+  source: string;
+  /** Full snapshot: the partition every record must belong to. */
+  partition: { value: string; source: string } | null;
+}
+
+export type RecordResult =
+  { ok: true; row: Row; updatedAtGiven: boolean; idempotencyKey: string } | { ok: false; error: RecordError };
+
+const MAX_TEXT = 65_536;
+
+/** Returns the stored value, or the reason the value is refused. */
+function checkValue(f: Field, v: unknown): { value: Value } | { reason: string } {
+  switch (f.type) {
+    case 'string':
+      if (typeof v !== 'string') return { reason: 'must be a string' };
+      if (!isCleanText(v)) return { reason: 'must not contain NUL or unpaired surrogates' };
+      if (v.length > MAX_TEXT) return { reason: `must be at most ${MAX_TEXT} characters` };
+      if (f.pattern && !f.pattern.test(v)) return { reason: `must match ${f.pattern.source}` };
+      break;
+    case 'number':
+      if (typeof v !== 'number' || !Number.isFinite(v)) return { reason: 'must be a finite number' };
+      if (Number.isInteger(v) && !Number.isSafeInteger(v))
+        return { reason: 'is beyond safe integer precision' };
+      break;
+    case 'integer':
+      if (typeof v !== 'number' || !Number.isSafeInteger(v)) return { reason: 'must be an integer' };
+      break;
+    case 'flag':
+      if (v !== 0 && v !== 1) return { reason: 'must be 0 or 1' };
+      break;
+    case 'date':
+      if (!isDate(v)) return { reason: 'must be a real calendar date YYYY-MM-DD' };
+      break;
+    case 'timestamp': {
+      const ts = normalizeTimestamp(v);
+      if (ts === null) return { reason: 'must be an ISO 8601 timestamp with an offset or Z' };
+      return { value: ts };
+    }
+  }
+  if (f.enum && !f.enum.includes(v as string | number)) {
+    return { reason: `must be one of ${f.enum.join(', ')}` };
+  }
+  return { value: v as Value };
+}
+
+/**
+ * Builds the validator of one dataset's records (decisions.md "Records"): types, required
+ * fields, real dates, finite numbers, ISO timestamps, unknown fields refused, unique_key equal
+ * to the dataset's key and agreeing with data, and — for a full snapshot — the partition.
+ */
+export function recordValidator(
+  d: Dataset,
+): (record: unknown, index: number, ctx: RecordContext) => RecordResult {
+  const keyNames = d.key.map((k) => k.name);
+  const sourceName = d.sourceField?.name ?? null;
+  const sourceOptional = d.sourceField !== null && !d.sourceField.required;
+
+  return (record, index, ctx) => {
+    let idem: string | null = null;
+    const fail = (field: string | null, reason: string): RecordResult => ({
+      ok: false,
+      error: { index, idempotency_key: idem, field, reason },
+    });
+    if (!isPlainObject(record)) return fail(null, 'record must be an object');
+    const rawIdem = record.idempotency_key;
+    if (typeof rawIdem === 'string' && rawIdem.length > 0 && isCleanText(rawIdem)) idem = rawIdem;
+    else return fail('idempotency_key', 'must be a non-empty string');
+    for (const k of Object.keys(record)) {
+      if (k !== 'idempotency_key' && k !== 'unique_key' && k !== 'data')
+        return fail(k, 'unknown record field');
+    }
+    const data = record.data;
+    if (!isPlainObject(data)) return fail('data', 'must be an object');
+    const uk = record.unique_key;
+    if (!isPlainObject(uk)) return fail('unique_key', 'must be an object');
+
+    for (const k of Object.keys(data)) {
+      if (!d.fieldByName.has(k)) return fail(k, `unknown field for dataset ${d.name}`);
+    }
+    const row: Row = {};
+    for (const f of d.fields) {
+      const v = data[f.name];
+      if (v === undefined || v === null) {
+        if (f.name === 'updated_at') row[f.name] = ctx.now;
+        else if (f.name === sourceName && sourceOptional) row[f.name] = ctx.source;
+        else if (f.required) return fail(f.name, v === null ? 'must not be null' : 'required field missing');
+        else row[f.name] = null;
+        continue;
+      }
+      const checked = checkValue(f, v);
+      if ('reason' in checked) return fail(f.name, checked.reason);
+      row[f.name] = checked.value;
+    }
+
+    const ukNames = Object.keys(uk);
+    for (const k of ukNames) {
+      if (!keyNames.includes(k))
+        return fail(`unique_key.${k}`, `not a key field; the key is ${keyNames.join(', ')}`);
+    }
+    for (const k of keyNames) {
+      if (!(k in uk)) return fail(`unique_key.${k}`, `missing; the key is ${keyNames.join(', ')}`);
+      if (uk[k] !== data[k]) return fail(`unique_key.${k}`, 'does not agree with data');
+    }
+
+    if (ctx.partition) {
+      if (d.partition && row[d.partition.name] !== ctx.partition.value) {
+        return fail(
+          d.partition.name,
+          `outside the snapshot partition (business_date ${ctx.partition.value})`,
+        );
+      }
+      if (sourceName && row[sourceName] !== ctx.partition.source) {
+        return fail(sourceName, `outside the snapshot partition (source ${ctx.partition.source})`);
+      }
+    }
+    return {
+      ok: true,
+      row,
+      updatedAtGiven: data.updated_at !== undefined && data.updated_at !== null,
+      idempotencyKey: idem,
+    };
+  };
+}

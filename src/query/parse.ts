@@ -1,0 +1,162 @@
+import type { Dataset, Field } from '../catalog/catalog.js';
+import { invalid } from '../errors.js';
+import { isDate, normalizeTimestamp } from '../ingest/values.js';
+import type { Value } from '../storage/store.js';
+
+export const DEFAULT_LIMIT = 100;
+export const MAX_LIMIT = 1000;
+export const FORMATS = ['json', 'csv', 'ndjson'] as const;
+export type Format = (typeof FORMATS)[number];
+
+export interface ParsedQuery {
+  exact: { field: Field; value: Value }[];
+  like: { field: Field; value: string }[];
+  dateFrom: string | null;
+  dateTo: string | null;
+  limit: number;
+  offset: number;
+  sort: Field;
+  order: 'asc' | 'desc';
+  fields: Field[] | null;
+  format: Format;
+}
+
+/** Names a dataset's endpoint accepts, in the order the docs list them. */
+export function allowedParams(d: Dataset): string[] {
+  return [
+    ...d.exact.map((f) => f.apiName),
+    ...d.like.map((f) => f.apiName),
+    ...(d.range ? ['date_from', 'date_to'] : []),
+    'limit',
+    'offset',
+    'sort',
+    'order',
+    'fields',
+    'format',
+  ];
+}
+
+const INT_RE = /^\d+$/;
+
+function nonNegativeInt(name: string, raw: string, min: number): number {
+  const n = INT_RE.test(raw) ? Number(raw) : NaN;
+  if (!Number.isSafeInteger(n) || n < min) {
+    throw invalid(`${name} must be an integer ≥ ${min} (got "${raw}")`, { parameter: name });
+  }
+  return n;
+}
+
+/** An exact filter's text converted to the field's type, so comparisons are typed on every backend. */
+function typedValue(f: Field, raw: string): Value {
+  const bad = (what: string) =>
+    invalid(`${f.apiName} must be ${what} (got "${raw}")`, { parameter: f.apiName });
+  switch (f.type) {
+    case 'string':
+      return raw;
+    case 'number': {
+      const n = raw.trim() === '' ? NaN : Number(raw);
+      if (!Number.isFinite(n)) throw bad('a number');
+      return n;
+    }
+    case 'integer': {
+      const n = /^-?\d+$/.test(raw) ? Number(raw) : NaN;
+      if (!Number.isSafeInteger(n)) throw bad('an integer');
+      return n;
+    }
+    case 'flag':
+      if (raw !== '0' && raw !== '1') throw bad('0 or 1');
+      return Number(raw);
+    case 'date':
+      if (!isDate(raw)) throw bad('a date YYYY-MM-DD');
+      return raw;
+    case 'timestamp': {
+      const ts = normalizeTimestamp(raw);
+      if (ts === null) throw bad('an ISO 8601 timestamp with an offset or Z');
+      return ts;
+    }
+  }
+}
+
+/**
+ * Stage 1 of a query: the raw query string → typed, whitelisted parameters. Anything not in
+ * the catalog for this endpoint is a 400 / 4001 naming what is allowed.
+ */
+export function parseQuery(d: Dataset, raw: Record<string, unknown>): ParsedQuery {
+  const allowed = allowedParams(d);
+  const get = (name: string): string | undefined => {
+    const v = raw[name];
+    if (v === undefined) return undefined;
+    if (typeof v !== 'string') throw invalid(`parameter ${name} must be given once`, { parameter: name });
+    return v;
+  };
+  for (const name of Object.keys(raw)) {
+    if (!allowed.includes(name)) {
+      throw invalid(`unknown parameter "${name}"; allowed: ${allowed.join(', ')}`, {
+        parameter: name,
+        allowed,
+      });
+    }
+    get(name);
+  }
+
+  const limitRaw = get('limit');
+  const limit =
+    limitRaw === undefined ? DEFAULT_LIMIT : Math.min(nonNegativeInt('limit', limitRaw, 1), MAX_LIMIT);
+  const offsetRaw = get('offset');
+  const offset = offsetRaw === undefined ? 0 : nonNegativeInt('offset', offsetRaw, 0);
+
+  const sortable = d.rowFields.map((f) => f.apiName);
+  const sortRaw = get('sort');
+  let sort = d.sort.field;
+  if (sortRaw !== undefined) {
+    const f = d.fieldByApiName.get(sortRaw);
+    if (!f)
+      throw invalid(`sort must be one of: ${sortable.join(', ')}`, { parameter: 'sort', allowed: sortable });
+    sort = f;
+  }
+  const orderRaw = get('order');
+  if (orderRaw !== undefined && orderRaw !== 'asc' && orderRaw !== 'desc') {
+    throw invalid('order must be asc or desc', { parameter: 'order', allowed: ['asc', 'desc'] });
+  }
+  const order = orderRaw ?? (sortRaw === undefined || sort === d.sort.field ? d.sort.order : 'asc');
+
+  const exact: ParsedQuery['exact'] = [];
+  for (const f of d.exact) {
+    const v = get(f.apiName);
+    if (v !== undefined) exact.push({ field: f, value: typedValue(f, v) });
+  }
+  const like: ParsedQuery['like'] = [];
+  for (const f of d.like) {
+    const v = get(f.apiName);
+    if (v !== undefined) like.push({ field: f, value: v });
+  }
+
+  const date = (name: string): string | null => {
+    const v = get(name);
+    if (v === undefined) return null;
+    if (!isDate(v)) throw invalid(`${name} must be a real date YYYY-MM-DD (got "${v}")`, { parameter: name });
+    return v;
+  };
+  const dateFrom = date('date_from');
+  const dateTo = date('date_to');
+
+  let fields: Field[] | null = null;
+  const fieldsRaw = get('fields');
+  if (fieldsRaw !== undefined) {
+    const names = fieldsRaw.split(',').map((s) => s.trim());
+    fields = names.map((n) => {
+      const f = d.fieldByApiName.get(n);
+      if (!f)
+        throw invalid(`fields: unknown field "${n}"; allowed: ${sortable.join(', ')}`, {
+          parameter: 'fields',
+        });
+      return f;
+    });
+    fields = [...new Set(fields)];
+  }
+  const formatRaw = get('format') ?? 'json';
+  if (!(FORMATS as readonly string[]).includes(formatRaw)) {
+    throw invalid(`format must be one of: ${FORMATS.join(', ')}`, { parameter: 'format' });
+  }
+  return { exact, like, dateFrom, dateTo, limit, offset, sort, order, fields, format: formatRaw as Format };
+}

@@ -1,0 +1,60 @@
+import type { Catalog, Dataset, Field } from '../catalog/catalog.js';
+import type { FieldType } from '../catalog/types.js';
+
+/**
+ * Tables and indexes derived from the catalog, independent of the SQL dialect.
+ * Each dataset is one table named after it; columns are its ingest field names plus created_at.
+ */
+
+export interface TableSpec {
+  name: string;
+  columns: { name: string; type: FieldType; notNull: boolean }[];
+  unique: string[];
+  indexes: { name: string; columns: string[] }[];
+}
+
+function indexName(table: string, cols: readonly string[]): string {
+  return `ix_${table}__${cols.join('__')}`;
+}
+
+/**
+ * Indexes so that every exact filter and the date range are served without scanning the
+ * table: the unique key covers filters on its first column; every other exact filter gets an
+ * index on (filter, range field); the range and the default sort get their own when no
+ * index leads with them.
+ */
+export function datasetIndexes(d: Dataset): { name: string; columns: string[] }[] {
+  const keyCols = d.key.map((k) => k.name);
+  const out: { name: string; columns: string[] }[] = [];
+  const leading = new Set<string>([keyCols[0] as string]);
+  const add = (cols: string[]): void => {
+    if (leading.has(cols[0] as string) && cols.length === 1) return;
+    const name = indexName(d.name, cols);
+    if (out.some((i) => i.name === name)) return;
+    out.push({ name, columns: cols });
+    leading.add(cols[0] as string);
+  };
+  const range: Field | null = d.range;
+  for (const f of d.exact) {
+    if (f.name === keyCols[0]) continue;
+    if (range && range.name !== f.name) add([f.name, range.name]);
+    else add([f.name]);
+  }
+  if (range) add([range.name]);
+  if (d.partition && d.partition.name !== range?.name) add([d.partition.name]);
+  add([d.sort.field.name]);
+  return out;
+}
+
+export function datasetTable(d: Dataset): TableSpec {
+  return {
+    name: d.name,
+    columns: d.rowFields.map((f) => ({ name: f.name, type: f.type, notNull: f.required || f.serverSet })),
+    unique: d.key.map((k) => k.name),
+    indexes: datasetIndexes(d),
+  };
+}
+
+export function catalogTables(catalog: Catalog): TableSpec[] {
+  return catalog.datasets.map(datasetTable);
+}

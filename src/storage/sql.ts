@@ -1,0 +1,147 @@
+import type { FieldType } from '../catalog/types.js';
+import type { Dataset } from '../catalog/catalog.js';
+import type { QueryPlan, Value } from './store.js';
+import type { TableSpec } from './schema.js';
+
+/**
+ * Every difference between the SQL dialects lives here; the statements themselves are built
+ * once from the catalog by the functions below. Identifiers are always quoted and come only
+ * from the catalog; values are always bound parameters.
+ */
+export interface Dialect {
+  readonly name: 'sqlite' | 'postgres';
+  columnType(t: FieldType): string;
+  /** Bound parameter number n (1-based). */
+  param(n: number): string;
+  /** "a differs from b" treating NULL as a value. */
+  differs(a: string, b: string): string;
+  /** Table options appended after the column list. */
+  tableSuffix: string;
+  /** "col contains needle" as a plain substring test (needle already lower-cased). */
+  contains(col: string, needle: string): string;
+}
+
+export const SQLITE: Dialect = {
+  name: 'sqlite',
+  columnType: (t) =>
+    ({
+      string: 'TEXT',
+      number: 'REAL',
+      integer: 'INTEGER',
+      date: 'TEXT',
+      timestamp: 'TEXT',
+      flag: 'INTEGER',
+    })[t],
+  param: () => '?',
+  differs: (a, b) => `${a} IS NOT ${b}`,
+  tableSuffix: ' STRICT',
+  contains: (col, needle) => `instr(mds_lower(${col}), ${needle}) > 0`,
+};
+
+export const POSTGRES: Dialect = {
+  name: 'postgres',
+  columnType: (t) =>
+    ({
+      string: 'text',
+      number: 'double precision',
+      integer: 'bigint',
+      date: 'text',
+      timestamp: 'text',
+      flag: 'smallint',
+    })[t],
+  param: (n) => `$${n}`,
+  differs: (a, b) => `${a} IS DISTINCT FROM ${b}`,
+  tableSuffix: '',
+  contains: (col, needle) => `strpos(lower(${col}), ${needle}) > 0`,
+};
+
+export function q(id: string): string {
+  // Identifiers come from the catalog (checked against /^[a-z][a-z0-9_]*$/ at boot); quoting
+  // keeps words such as "window" or "change" usable as column names.
+  return `"${id}"`;
+}
+
+export interface Statement {
+  sql: string;
+  params: Value[];
+}
+
+class Params {
+  readonly values: Value[] = [];
+  constructor(readonly dialect: Dialect) {}
+  add(v: Value): string {
+    this.values.push(v);
+    return this.dialect.param(this.values.length);
+  }
+}
+
+function whereClause(plan: QueryPlan, p: Params): string {
+  if (plan.where.length === 0) return '';
+  const parts = plan.where.map((c) => {
+    const col = q(c.field.name);
+    switch (c.op) {
+      case 'eq':
+        return `${col} = ${p.add(c.value)}`;
+      case 'gte':
+        return `${col} >= ${p.add(c.value)}`;
+      case 'lte':
+        return `${col} <= ${p.add(c.value)}`;
+      case 'like':
+        // strpos/instr on lower(): a plain substring test, so % and _ in the value are literal.
+        return p.dialect.contains(col, p.add(typeof c.value === 'string' ? c.value.toLowerCase() : c.value));
+    }
+  });
+  return ` WHERE ${parts.join(' AND ')}`;
+}
+
+export function selectStatement(plan: QueryPlan, dialect: Dialect, paged = true): Statement {
+  const p = new Params(dialect);
+  const cols = plan.select.map((f) => (f.name === f.apiName ? q(f.name) : `${q(f.name)} AS ${q(f.apiName)}`));
+  const order = plan.orderBy.map((o) => `${q(o.field.name)} ${o.dir === 'asc' ? 'ASC' : 'DESC'}`).join(', ');
+  let sql = `SELECT ${cols.join(', ')} FROM ${q(plan.dataset.name)}${whereClause(plan, p)} ORDER BY ${order}`;
+  if (paged) sql += ` LIMIT ${p.add(plan.limit)} OFFSET ${p.add(plan.offset)}`;
+  return { sql, params: p.values };
+}
+
+export function countStatement(plan: QueryPlan, dialect: Dialect): Statement {
+  const p = new Params(dialect);
+  return {
+    sql: `SELECT count(*) AS n FROM ${q(plan.dataset.name)}${whereClause(plan, p)}`,
+    params: p.values,
+  };
+}
+
+export function createTableStatements(spec: TableSpec, dialect: Dialect): string[] {
+  const cols = spec.columns.map(
+    (c) => `${q(c.name)} ${dialect.columnType(c.type)}${c.notNull ? ' NOT NULL' : ''}`,
+  );
+  return [
+    `CREATE TABLE IF NOT EXISTS ${q(spec.name)} (${cols.join(', ')})${dialect.tableSuffix}`,
+    `CREATE UNIQUE INDEX IF NOT EXISTS ${q(`ux_${spec.name}`)} ON ${q(spec.name)} (${spec.unique.map(q).join(', ')})`,
+    ...spec.indexes.map(
+      (i) => `CREATE INDEX IF NOT EXISTS ${q(i.name)} ON ${q(spec.name)} (${i.columns.map(q).join(', ')})`,
+    ),
+  ];
+}
+
+/** Columns an upsert writes, in order: every ingest field, then created_at. */
+export function upsertColumns(d: Dataset): string[] {
+  return [...d.fields.map((f) => f.name), 'created_at'];
+}
+
+/**
+ * The ON CONFLICT tail shared by both dialects: update every non-key column except
+ * created_at, but only when something differs, so an identical row is left alone (and
+ * counted as a duplicate). `given` is the SQL for "the client sent updated_at".
+ */
+export function upsertConflictClause(d: Dataset, dialect: Dialect, target: string, given: string): string {
+  const keys = new Set(d.key.map((k) => k.name));
+  const updatable = d.fields.filter((f) => !keys.has(f.name));
+  const compared = updatable.filter((f) => f.name !== 'updated_at');
+  const set = updatable.map((f) => `${q(f.name)} = excluded.${q(f.name)}`).join(', ');
+  const changed = compared.map((f) => dialect.differs(`${target}.${q(f.name)}`, `excluded.${q(f.name)}`));
+  changed.push(
+    `(${given} AND ${dialect.differs(`${target}.${q('updated_at')}`, `excluded.${q('updated_at')}`)})`,
+  );
+  return `ON CONFLICT (${d.key.map((k) => q(k.name)).join(', ')}) DO UPDATE SET ${set} WHERE ${changed.join(' OR ')}`;
+}

@@ -1,0 +1,185 @@
+import type { Dataset, Field } from '../catalog/catalog.js';
+
+/**
+ * The one narrow interface between the domain and a database. Implementations:
+ * `sqlite/sqlite-store.ts` (embedded default) and `postgres/postgres-store.ts`.
+ * No SQL exists outside `src/storage`; column names come only from the catalog.
+ */
+
+/** A stored value: strings for text, dates (YYYY-MM-DD) and timestamps (UTC, `Z`); numbers; null. */
+export type Value = string | number | null;
+/** A row keyed by ingest (column) names. */
+export type Row = Record<string, Value>;
+
+export interface RecordError {
+  /** Position in `records`; null for a batch-level entry (a skipped prune). */
+  index: number | null;
+  idempotency_key: string | null;
+  field: string | null;
+  reason: string;
+}
+
+export type BatchStatus = 'accepted' | 'partial' | 'rejected';
+
+/** Spec 2.4, minus `code`/`message` which the HTTP layer adds. */
+export interface BatchRecord {
+  batch_id: string;
+  dataset: string;
+  source: string;
+  operation: string;
+  snapshot_type: string;
+  business_date: string;
+  source_system: string;
+  source_run_id: string;
+  record_count: number;
+  checksum: string;
+  status: BatchStatus;
+  accepted: number;
+  rejected: number;
+  duplicate: number;
+  /** Rows deleted by a full snapshot's prune (0 for incremental batches). */
+  pruned: number;
+  errors: RecordError[];
+  created_at: string;
+  processed_at: string;
+}
+
+export interface WriteBatch {
+  batchId: string;
+  dataset: Dataset;
+  /** Valid, de-duplicated rows; every dataset field present (null when absent). */
+  rows: Row[];
+  /**
+   * Per row: 1 when the client sent `updated_at`. A server-filled `updated_at` does not by
+   * itself make a row "changed" (so a re-push of identical data counts as duplicate).
+   */
+  updatedAtGiven: Uint8Array;
+  /** Full snapshot: delete rows of this partition that the batch does not contain. */
+  prune: { partitionValue: string | null; source: string | null } | null;
+  /** The transaction's time, ISO UTC: created_at of new rows. */
+  now: string;
+}
+
+export interface WriteOutcome {
+  /** Rows inserted or changed. */
+  written: number;
+  /** Rows identical to what was stored (nothing written). */
+  unchanged: number;
+  pruned: number;
+}
+
+export type ApplyResult =
+  | { kind: 'applied'; record: BatchRecord }
+  /** A batch with this id was processed before (status accepted or partial). */
+  | { kind: 'exists'; record: BatchRecord }
+  /** Another request (or instance) is processing this batch_id right now. */
+  | { kind: 'in_progress' };
+
+export type ConditionOp = 'eq' | 'like' | 'gte' | 'lte';
+
+export interface Condition {
+  field: Field;
+  op: ConditionOp;
+  /** For `like`: the raw text to find anywhere, case-insensitively (no wildcards of its own). */
+  value: Value;
+}
+
+/** A query as data: whitelisted fields only, so every column name comes from the catalog. */
+export interface QueryPlan {
+  dataset: Dataset;
+  select: readonly Field[];
+  where: readonly Condition[];
+  orderBy: readonly { field: Field; dir: 'asc' | 'desc' }[];
+  limit: number;
+  offset: number;
+}
+
+export interface QueryResult {
+  rows: Record<string, Value>[];
+  total: number;
+}
+
+export interface DatasetCoverage {
+  dataset: string;
+  rows: number;
+  first_date: string | null;
+  last_date: string | null;
+  last_batch_id: string | null;
+  last_batch_at: string | null;
+}
+
+export type KeyScope = 'query' | 'ingest';
+
+export interface ApiKeyRecord {
+  id: string;
+  name: string;
+  scope: KeyScope;
+  /** Display prefix (the first characters of the key), never the secret. */
+  prefix: string;
+  /** SHA-256 hex of the whole key. */
+  hash: string;
+  rate_per_minute: number | null;
+  daily_quota: number | null;
+  created_at: string;
+  last_used_at: string | null;
+  revoked_at: string | null;
+}
+
+export interface KeyPatch {
+  name?: string;
+  rate_per_minute?: number | null;
+  daily_quota?: number | null;
+}
+
+export interface BatchListFilter {
+  dataset?: string;
+  status?: string;
+  limit: number;
+}
+
+/** Thrown by a store when the database cannot answer now (busy, full, unreachable): a 503. */
+export class StoreUnavailableError extends Error {}
+
+export interface Store {
+  readonly backend: 'sqlite' | 'postgres';
+  /** Creates or upgrades tables and indexes from the catalog. Idempotent. */
+  migrate(): Promise<void>;
+  /** Resolves while the database answers. */
+  ping(): Promise<void>;
+  close(): Promise<void>;
+
+  // Ingest
+  getBatch(batchId: string): Promise<BatchRecord | null>;
+  /**
+   * One transaction: check the registry (a row with status other than "rejected" → exists),
+   * upsert the rows, prune a full snapshot's partition, bump the dataset's version, and save the
+   * record that `finish` builds from the outcome. All or nothing.
+   */
+  applyBatch(batch: WriteBatch, finish: (outcome: WriteOutcome) => BatchRecord): Promise<ApplyResult>;
+  /** Saves the record of a batch whose every record was rejected (nothing else written). */
+  saveRejectedBatch(record: BatchRecord): Promise<ApplyResult>;
+  /** Deletes status records processed before `before` (ISO). Returns how many. */
+  purgeBatches(before: string): Promise<number>;
+  listBatches(filter: BatchListFilter): Promise<BatchRecord[]>;
+
+  // Query
+  query(plan: QueryPlan, withTotal: boolean): Promise<QueryResult>;
+  /** Streams every row of a plan (limit/offset ignored), in pages, bounded memory. */
+  stream(plan: QueryPlan): AsyncIterable<Record<string, Value>[]>;
+  /** A number that changes whenever a batch changes the dataset's rows (ETag, caches). */
+  datasetVersion(dataset: string): Promise<number>;
+  coverage(): Promise<DatasetCoverage[]>;
+
+  // Keys
+  insertKey(key: ApiKeyRecord): Promise<void>;
+  listKeys(): Promise<ApiKeyRecord[]>;
+  getKey(id: string): Promise<ApiKeyRecord | null>;
+  findKeyByHash(hash: string): Promise<ApiKeyRecord | null>;
+  updateKey(id: string, patch: KeyPatch): Promise<ApiKeyRecord | null>;
+  revokeKey(id: string, at: string): Promise<ApiKeyRecord | null>;
+  /** Records last use and adds request counts per key and UTC hour (bucket `YYYY-MM-DDTHH`). */
+  recordUsage(
+    entries: readonly { keyId: string; hour: string; count: number; lastUsed: string }[],
+  ): Promise<void>;
+  usage(since: string): Promise<{ key_id: string; hour: string; count: number }[]>;
+}

@@ -1,0 +1,113 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
+import { buildApp } from '../../src/app.js';
+import { CATALOG } from '../../src/catalog/catalog.js';
+import { loadConfig } from '../../src/config.js';
+import { createStore } from '../../src/storage/create-store.js';
+import type { Store } from '../../src/storage/store.js';
+import type { Limiter } from '../../src/access/limiter.js';
+import { postgresAvailable, createTestDatabase } from './postgres.js';
+
+export const INGEST_KEY = 'test-ingest-key-0123456789';
+export const QUERY_KEY = 'test-query-key-0123456789';
+export const ADMIN_TOKEN = 'test-admin-token-0123456789';
+
+export type Backend = 'sqlite' | 'postgres';
+
+/**
+ * The backends a suite runs on: SQLite always; PostgreSQL when one is reachable (CI: always,
+ * since MDS_REQUIRE_POSTGRES=1 makes an unreachable server a failure rather than a skip).
+ */
+export async function backends(): Promise<Backend[]> {
+  return (await postgresAvailable()) ? ['sqlite', 'postgres'] : ['sqlite'];
+}
+
+export interface Harness {
+  backend: Backend;
+  app: FastifyInstance;
+  store: Store;
+  databaseUrl: string;
+  close(): Promise<void>;
+}
+
+/** A fresh database of the given backend (a temp SQLite file, or a new PostgreSQL database). */
+export async function freshDatabaseUrl(backend: Backend): Promise<{ url: string; drop(): Promise<void> }> {
+  if (backend === 'postgres') return createTestDatabase();
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'mds-test-'));
+  return {
+    url: `sqlite:${path.join(dir, 'test.db')}`,
+    drop: async () => fs.rmSync(dir, { recursive: true, force: true }),
+  };
+}
+
+export async function startApp(
+  backend: Backend,
+  env: Record<string, string> = {},
+  opts: { limiter?: Limiter; databaseUrl?: string } = {},
+): Promise<Harness> {
+  const db = opts.databaseUrl
+    ? { url: opts.databaseUrl, drop: async () => {} }
+    : await freshDatabaseUrl(backend);
+  const config = loadConfig({
+    MDS_INGEST_KEYS: INGEST_KEY,
+    MDS_QUERY_KEYS: QUERY_KEY,
+    MDS_ADMIN_TOKEN: ADMIN_TOKEN,
+    LOG_LEVEL: 'silent',
+    DATABASE_URL: db.url,
+    ...env,
+  });
+  const store = await createStore(config.DATABASE_URL, CATALOG);
+  await store.migrate();
+  const app = await buildApp({ config, store, ...(opts.limiter ? { limiter: opts.limiter } : {}) });
+  await app.ready();
+  return {
+    backend,
+    app,
+    store,
+    databaseUrl: db.url,
+    async close() {
+      await app.close();
+      await store.close();
+      await db.drop();
+    },
+  };
+}
+
+export type Json = Record<string, unknown>;
+
+export async function push(
+  app: FastifyInstance,
+  body: unknown,
+  key = INGEST_KEY,
+): Promise<LightMyRequestResponse> {
+  return app.inject({
+    method: 'POST',
+    url: '/api/v1/upstream/ingest/batches',
+    headers: { 'content-type': 'application/json', 'up-api-key': key },
+    payload: JSON.stringify(body),
+  });
+}
+
+export async function get(
+  app: FastifyInstance,
+  url: string,
+  key: string | null = QUERY_KEY,
+): Promise<LightMyRequestResponse> {
+  return app.inject({ method: 'GET', url, headers: key === null ? {} : { 'q-api-key': key } });
+}
+
+export async function batchStatus(
+  app: FastifyInstance,
+  id: string,
+  key = INGEST_KEY,
+): Promise<LightMyRequestResponse> {
+  return app.inject({
+    method: 'GET',
+    url: `/api/v1/upstream/ingest/batches/${encodeURIComponent(id)}`,
+    headers: { 'up-api-key': key },
+  });
+}
+
+export const json = (res: LightMyRequestResponse): Json => res.json() as Json;
