@@ -15,6 +15,10 @@ import { registerHealthRoute } from './http/health-route.js';
 import { registerIngestRoutes } from './http/ingest-routes.js';
 import { registerQueryRoutes } from './http/query-routes.js';
 import { authHook } from './http/auth-hook.js';
+import { adminAuthHook } from './http/admin-auth.js';
+import { registerAdminKeyRoutes } from './http/admin-key-routes.js';
+import { registerAdminDataRoutes } from './http/admin-data-routes.js';
+import { registerDashboardRoutes } from './http/dashboard-routes.js';
 import { openApiDocument } from './http/openapi.js';
 import { VERSION } from './version.js';
 
@@ -109,6 +113,11 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     services.query,
     authHook('query', { keyring: services.keyring, guard, limiter }),
   );
+
+  const adminAuth = adminAuthHook(config.MDS_ADMIN_TOKEN, guard);
+  registerAdminKeyRoutes(app, services, adminAuth);
+  registerAdminDataRoutes(app, services, adminAuth);
+  registerDashboardRoutes(app);
 
   const doc = openApiDocument(catalog, VERSION);
   app.get('/openapi.json', { schema: { hide: true } }, async () => doc);
