@@ -76,7 +76,10 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const services: Services = {
     catalog,
     store,
-    ingest: new IngestService(catalog, store, { maxRecords: config.MDS_MAX_RECORDS }),
+    ingest: new IngestService(catalog, store, {
+      maxRecords: config.MDS_MAX_RECORDS,
+      pauseBeforeCommitMs: config.MDS_TEST_PAUSE_BEFORE_COMMIT_MS,
+    }),
     query: new QueryService(store),
     keyring: new KeyRing(store, config),
     limiter,

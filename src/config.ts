@@ -37,6 +37,8 @@ const ConfigSchema = Type.Object({
   MDS_WORKERS: Type.Integer({ minimum: 0, default: 1 }),
   /** Trust X-Forwarded-For from a load balancer when set to true. */
   MDS_TRUST_PROXY: Type.Boolean({ default: false }),
+  /** TEST ONLY: block inside the write transaction just before commit, ms (crash tests). */
+  MDS_TEST_PAUSE_BEFORE_COMMIT_MS: Type.Integer({ minimum: 0, default: 0 }),
 });
 
 export type Config = Static<typeof ConfigSchema>;

@@ -14,7 +14,16 @@ export interface IngestOptions {
   maxRecords: number;
   /** Clock, injectable for tests. */
   now?: () => Date;
+  /**
+   * TEST ONLY (MDS_TEST_PAUSE_BEFORE_COMMIT_MS): inside the write transaction, after every row
+   * is written and just before commit, print a marker to stderr and block this long, so a crash
+   * test can SIGKILL the process at exactly that point. 0 (the default) disables it.
+   */
+  pauseBeforeCommitMs?: number;
 }
+
+/** The marker line the test-only pause prints (test/faults-crash.test.ts waits for it). */
+export const PAUSE_MARKER = 'MDS_TEST_PAUSE_BEFORE_COMMIT';
 
 export const PRUNE_SKIPPED =
   'full snapshot prune skipped: some records were rejected, so nothing was deleted';
@@ -134,13 +143,16 @@ export class IngestService {
             : null,
         now: receivedAt,
       },
-      (o) =>
-        build(
+      (o) => {
+        const record = build(
           o.written,
           o.unchanged + repeated,
           o.pruned,
           skipPrune ? [{ index: null, idempotency_key: null, field: null, reason: PRUNE_SKIPPED }] : [],
-        ),
+        );
+        pauseBeforeCommit(this.opts.pauseBeforeCommitMs ?? 0, meta.batch_id);
+        return record;
+      },
     );
     return this.settle(result, req.checksum);
   }
@@ -180,4 +192,12 @@ function recordHead(meta: BatchMeta, checksum: string) {
     record_count: meta.record_count,
     checksum,
   };
+}
+
+/** The test-only pause (see IngestOptions.pauseBeforeCommitMs): synchronous, like the SQLite transaction. */
+function pauseBeforeCommit(ms: number, batchId: string): void {
+  if (ms <= 0) return;
+  // stderr is a pipe in tests, written synchronously on Linux: the marker is out before the wait.
+  process.stderr.write(`${PAUSE_MARKER} ${batchId}\n`);
+  Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
 }

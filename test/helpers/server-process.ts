@@ -1,0 +1,238 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import http from 'node:http';
+import net from 'node:net';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { ADMIN_TOKEN, INGEST_KEY, QUERY_KEY } from './harness.js';
+
+/**
+ * The real server (`node --import tsx src/main.ts`) as a child process on a random loopback
+ * port: for faults that only a separate process can suffer (SIGKILL, SIGTERM, restarts).
+ */
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
+const LISTENING_RE = /Server listening at http:\/\/127\.0\.0\.1:(\d+)/;
+
+export interface ServerProcess {
+  readonly port: number;
+  readonly base: string;
+  readonly child: ChildProcess;
+  /** Everything the process wrote to stdout and stderr so far. */
+  output(): string;
+  /** Resolves when `text` appears in the output (or rejects after `timeoutMs`). */
+  waitForOutput(text: string, timeoutMs?: number): Promise<void>;
+  /** Sends the signal; resolves with the exit code / signal once the process is gone. */
+  kill(signal: NodeJS.Signals): Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+  /** Resolves when the process has exited. */
+  exited(): Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+}
+
+export interface StartOptions {
+  /** DATABASE_URL of the server (required: restarts reuse it). */
+  databaseUrl: string;
+  env?: Record<string, string>;
+  /** How long to wait for /health to answer 200. */
+  readyTimeoutMs?: number;
+}
+
+export async function startServer(opts: StartOptions): Promise<ServerProcess> {
+  const env: Record<string, string> = {
+    PATH: process.env.PATH ?? '',
+    HOME: process.env.HOME ?? '',
+    PORT: '0',
+    HOST: '127.0.0.1',
+    LOG_LEVEL: 'info',
+    DATABASE_URL: opts.databaseUrl,
+    MDS_INGEST_KEYS: INGEST_KEY,
+    MDS_QUERY_KEYS: QUERY_KEY,
+    MDS_ADMIN_TOKEN: ADMIN_TOKEN,
+    MDS_SHUTDOWN_GRACE_MS: '10000',
+    ...opts.env,
+  };
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+    cwd: ROOT,
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  const waiters: { text: string; resolve: () => void }[] = [];
+  const onData = (chunk: Buffer): void => {
+    out += chunk.toString('utf8');
+    for (let i = waiters.length - 1; i >= 0; i--) {
+      const w = waiters[i] as { text: string; resolve: () => void };
+      if (out.includes(w.text)) {
+        waiters.splice(i, 1);
+        w.resolve();
+      }
+    }
+  };
+  child.stdout?.on('data', onData);
+  child.stderr?.on('data', onData);
+  const exit = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => {
+    child.once('exit', (code, signal) => resolve({ code, signal }));
+  });
+
+  const waitForOutput = (text: string, timeoutMs = 30_000): Promise<void> =>
+    new Promise((resolve, reject) => {
+      if (out.includes(text)) return resolve();
+      const timer = setTimeout(
+        () => reject(new Error(`server output never showed "${text}"; output:\n${out.slice(-3000)}`)),
+        timeoutMs,
+      );
+      waiters.push({
+        text,
+        resolve: () => {
+          clearTimeout(timer);
+          resolve();
+        },
+      });
+      void exit.then(() => {
+        clearTimeout(timer);
+        if (!out.includes(text))
+          reject(new Error(`server exited before "${text}"; output:\n${out.slice(-3000)}`));
+      });
+    });
+
+  const readyTimeout = opts.readyTimeoutMs ?? 60_000;
+  let port: number;
+  try {
+    await waitForOutput('Server listening at http://127.0.0.1:', readyTimeout);
+    const m = LISTENING_RE.exec(out);
+    if (!m) throw new Error(`no port in output:\n${out}`);
+    port = Number(m[1]);
+    const deadline = Date.now() + readyTimeout;
+    for (;;) {
+      const status = await httpStatus(port, '/health').catch(() => 0);
+      if (status === 200) break;
+      if (Date.now() > deadline) throw new Error(`server never became healthy; output:\n${out.slice(-3000)}`);
+      await sleep(100);
+    }
+  } catch (err) {
+    child.kill('SIGKILL');
+    await exit;
+    throw err;
+  }
+
+  return {
+    port,
+    base: `http://127.0.0.1:${port}`,
+    child,
+    output: () => out,
+    waitForOutput,
+    async kill(signal) {
+      if (child.exitCode === null && child.signalCode === null) child.kill(signal);
+      return exit;
+    },
+    exited: () => exit,
+  };
+}
+
+export const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+/** GET on a fresh connection; resolves with the status code. */
+export function httpStatus(
+  port: number,
+  urlPath: string,
+  headers: http.OutgoingHttpHeaders = {},
+): Promise<number> {
+  return request(port, { method: 'GET', path: urlPath, headers }).then((r) => r.status);
+}
+
+export interface RawResponse {
+  status: number;
+  headers: http.IncomingHttpHeaders;
+  body: string;
+}
+
+/** One request on a fresh connection (no keep-alive pooling), body sent at once. */
+export function request(
+  port: number,
+  opts: { method: string; path: string; headers?: http.OutgoingHttpHeaders; body?: string | Buffer },
+): Promise<RawResponse> {
+  return new Promise((resolve, reject) => {
+    const req = http.request(
+      {
+        host: '127.0.0.1',
+        port,
+        method: opts.method,
+        path: opts.path,
+        headers: { connection: 'close', ...opts.headers },
+        agent: false,
+      },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () =>
+          resolve({
+            status: res.statusCode ?? 0,
+            headers: res.headers,
+            body: Buffer.concat(chunks).toString('utf8'),
+          }),
+        );
+        res.on('error', reject);
+      },
+    );
+    req.on('error', reject);
+    req.end(opts.body);
+  });
+}
+
+/**
+ * A POST whose body is written in steps the test controls, over a raw socket: so a test can
+ * stop after the headers or half the body and then kill the server.
+ */
+export class StagedPost {
+  private readonly socket: net.Socket;
+  private readonly received: Promise<string>;
+  private sent = 0;
+
+  constructor(
+    port: number,
+    urlPath: string,
+    private readonly body: Buffer,
+    headers: Record<string, string>,
+  ) {
+    this.socket = net.connect({ host: '127.0.0.1', port });
+    this.socket.on('error', () => {});
+    const chunks: Buffer[] = [];
+    this.received = new Promise((resolve) => {
+      this.socket.on('data', (c: Buffer) => chunks.push(c));
+      this.socket.on('close', () => resolve(Buffer.concat(chunks).toString('utf8')));
+    });
+    const head =
+      `POST ${urlPath} HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nConnection: close\r\n` +
+      `Content-Length: ${body.length}\r\n` +
+      Object.entries(headers)
+        .map(([k, v]) => `${k}: ${v}\r\n`)
+        .join('') +
+      '\r\n';
+    this.socket.write(head);
+  }
+
+  /** Writes the body up to `fraction` (0..1) of its length; resolves once flushed to the kernel. */
+  async sendUpTo(fraction: number): Promise<void> {
+    const end = Math.floor(this.body.length * fraction);
+    if (end <= this.sent) return;
+    const part = this.body.subarray(this.sent, end);
+    this.sent = end;
+    await new Promise<void>((resolve) => {
+      if (this.socket.destroyed) return resolve();
+      this.socket.write(part, () => resolve());
+    });
+  }
+
+  /** The raw response text (status line, headers, body) once the connection closes. */
+  response(): Promise<string> {
+    return this.received;
+  }
+
+  destroy(): void {
+    this.socket.destroy();
+  }
+}
+
+/** Status code of a raw HTTP response text, or 0 when there is none. */
+export function rawStatus(raw: string): number {
+  const m = /^HTTP\/1\.1 (\d{3})/.exec(raw);
+  return m ? Number(m[1]) : 0;
+}
