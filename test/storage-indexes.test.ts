@@ -1,0 +1,40 @@
+// Issue 3: every exact filter and date range is served by an index, not a table scan.
+import { it } from 'node:test';
+import assert from 'node:assert/strict';
+import { CATALOG } from '../src/catalog/catalog.js';
+import { SqliteStore } from '../src/storage/sqlite/sqlite-store.js';
+import { SQLITE, countStatement } from '../src/storage/sql.js';
+import type { QueryPlan } from '../src/storage/store.js';
+
+it('SQLite plans every exact filter and every date range with an index', async () => {
+  const store = new SqliteStore(CATALOG, { file: ':memory:' });
+  await store.migrate();
+  for (const d of CATALOG.datasets) {
+    const plans: QueryPlan[] = d.exact.map((f) => ({
+      dataset: d,
+      select: d.rowFields,
+      where: [{ field: f, op: 'eq', value: f.type === 'string' || f.type === 'date' ? 'x' : 1 }],
+      orderBy: [],
+      limit: 1,
+      offset: 0,
+    }));
+    if (d.range) {
+      plans.push({
+        dataset: d,
+        select: d.rowFields,
+        where: [{ field: d.range, op: 'gte', value: '2024-01-01' }],
+        orderBy: [],
+        limit: 1,
+        offset: 0,
+      });
+    }
+    for (const plan of plans) {
+      const { sql, params } = countStatement(plan, SQLITE);
+      const detail = (store.raw.prepare(`EXPLAIN QUERY PLAN ${sql}`).all(...params) as { detail: string }[])
+        .map((r) => r.detail)
+        .join('; ');
+      assert.match(detail, /USING (COVERING )?INDEX/, `${d.name} ${plan.where[0]?.field.name}: ${detail}`);
+    }
+  }
+  await store.close();
+});
