@@ -1,0 +1,7 @@
+// Writes docs/endpoints.md from the catalog.
+import { writeFileSync } from 'node:fs';
+import { CATALOG } from '../src/catalog/catalog.js';
+import { endpointDocs } from '../src/catalog/endpoint-docs.js';
+
+writeFileSync(new URL('../docs/endpoints.md', import.meta.url), endpointDocs(CATALOG));
+console.log('wrote docs/endpoints.md');
