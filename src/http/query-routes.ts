@@ -59,7 +59,13 @@ function registerDataset(
       code: 0,
       message: 'ok',
       data: page.rows,
-      meta: { total: page.total, limit: page.limit, offset: page.offset, has_more: page.hasMore },
+      meta: {
+        total: page.total,
+        limit: page.limit,
+        offset: page.offset,
+        has_more: page.hasMore,
+        next_cursor: page.nextCursor,
+      },
     };
   });
 }

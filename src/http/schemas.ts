@@ -43,6 +43,10 @@ export const metaSchema: JsonSchema = {
     limit: { type: 'integer', description: 'page size applied (1..1000)' },
     offset: { type: 'integer' },
     has_more: { type: 'boolean', description: 'offset + data.length < total' },
+    next_cursor: {
+      type: ['string', 'null'],
+      description: 'opaque keyset cursor of the next page (pass as cursor=); null on the last page',
+    },
   },
 };
 

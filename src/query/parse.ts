@@ -19,6 +19,8 @@ export interface ParsedQuery {
   order: 'asc' | 'desc';
   fields: Field[] | null;
   format: Format;
+  /** Keyset pagination: an opaque meta.next_cursor of a previous page (decoded by the service). */
+  cursor: string | null;
 }
 
 /** Names a dataset's endpoint accepts, in the order the docs list them. */
@@ -33,6 +35,7 @@ export function allowedParams(d: Dataset): string[] {
     'order',
     'fields',
     'format',
+    'cursor',
   ];
 }
 
@@ -158,5 +161,18 @@ export function parseQuery(d: Dataset, raw: Record<string, unknown>): ParsedQuer
   if (!(FORMATS as readonly string[]).includes(formatRaw)) {
     throw invalid(`format must be one of: ${FORMATS.join(', ')}`, { parameter: 'format' });
   }
-  return { exact, like, dateFrom, dateTo, limit, offset, sort, order, fields, format: formatRaw as Format };
+  const cursor = get('cursor') ?? null;
+  return {
+    exact,
+    like,
+    dateFrom,
+    dateTo,
+    limit,
+    offset,
+    sort,
+    order,
+    fields,
+    format: formatRaw as Format,
+    cursor,
+  };
 }

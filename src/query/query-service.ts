@@ -2,6 +2,7 @@ import type { Dataset } from '../catalog/catalog.js';
 import type { QueryPlan, Store, Value } from '../storage/store.js';
 import { parseQuery, type ParsedQuery } from './parse.js';
 import { filterKey, planQuery } from './plan.js';
+import { decodeCursor, encodeCursor } from './cursor.js';
 
 export interface QueryPage {
   rows: Record<string, Value>[];
@@ -9,6 +10,8 @@ export interface QueryPage {
   limit: number;
   offset: number;
   hasMore: boolean;
+  /** Keyset cursor for the page after this one; null on the last page. */
+  nextCursor: string | null;
   version: number;
 }
 
@@ -25,7 +28,9 @@ export class QueryService {
 
   parse(d: Dataset, raw: Record<string, unknown>): { parsed: ParsedQuery; plan: QueryPlan } {
     const parsed = parseQuery(d, raw);
-    return { parsed, plan: planQuery(d, parsed) };
+    const plan = planQuery(d, parsed);
+    if (parsed.cursor !== null) plan.after = decodeCursor(plan, parsed.cursor);
+    return { parsed, plan };
   }
 
   version(d: Dataset): Promise<number> {
@@ -36,20 +41,29 @@ export class QueryService {
     const key = filterKey(plan);
     const cached = this.totals.get(key);
     const hit = cached !== undefined && cached.version === version;
-    const result = await this.store.query(plan, !hit);
+    // The next cursor needs the sort and key values of the last row, selected or not.
+    const extra = plan.orderBy.map((o) => o.field).filter((f) => !plan.select.includes(f));
+    const keyset = plan.after !== undefined;
+    const result = await this.store.query(
+      // After a cursor, one row more than the page tells whether another page follows.
+      { ...plan, select: [...plan.select, ...extra], limit: keyset ? plan.limit + 1 : plan.limit },
+      !hit,
+    );
     const total = hit ? cached.total : result.total;
     if (!hit) {
       if (this.totals.size >= TOTAL_CACHE_SIZE) this.totals.delete(this.totals.keys().next().value as string);
       this.totals.set(key, { version, total });
     }
-    return {
-      rows: result.rows,
-      total,
-      limit: plan.limit,
-      offset: plan.offset,
-      hasMore: plan.offset + result.rows.length < total,
-      version,
-    };
+    let rows = result.rows;
+    const hasMore = keyset ? rows.length > plan.limit : plan.offset + rows.length < total;
+    if (rows.length > plan.limit) rows = rows.slice(0, plan.limit);
+    const last = rows[rows.length - 1];
+    const nextCursor =
+      hasMore && last ? encodeCursor(plan, plan.orderBy.map((o) => last[o.field.apiName] ?? null)) : null;
+    if (extra.length > 0) {
+      for (const r of rows) for (const f of extra) delete r[f.apiName];
+    }
+    return { rows, total, limit: plan.limit, offset: plan.offset, hasMore, nextCursor, version };
   }
 
   stream(plan: QueryPlan): AsyncIterable<Record<string, Value>[]> {

@@ -19,6 +19,8 @@ export interface Dialect {
   tableSuffix: string;
   /** "col contains needle" as a plain substring test (needle already lower-cased). */
   contains(col: string, needle: string): string;
+  /** Suffix of a nullable index column, so the index serves ORDER BY's NULLS FIRST (asc). */
+  indexNullsFirst: string;
 }
 
 export const SQLITE: Dialect = {
@@ -36,23 +38,27 @@ export const SQLITE: Dialect = {
   differs: (a, b) => `${a} IS NOT ${b}`,
   tableSuffix: ' STRICT',
   contains: (col, needle) => `instr(mds_lower(${col}), ${needle}) > 0`,
+  indexNullsFirst: '',
 };
 
+// Text sorts and compares by code point (COLLATE "C"), as in SQLite, whatever the database's
+// locale; lower() uses the database's ctype so non-ASCII letters fold as in JavaScript.
 export const POSTGRES: Dialect = {
   name: 'postgres',
   columnType: (t) =>
     ({
-      string: 'text',
+      string: 'text COLLATE "C"',
       number: 'double precision',
       integer: 'bigint',
-      date: 'text',
-      timestamp: 'text',
+      date: 'text COLLATE "C"',
+      timestamp: 'text COLLATE "C"',
       flag: 'smallint',
     })[t],
   param: (n) => `$${n}`,
   differs: (a, b) => `${a} IS DISTINCT FROM ${b}`,
   tableSuffix: '',
-  contains: (col, needle) => `strpos(lower(${col}), ${needle}) > 0`,
+  contains: (col, needle) => `strpos(lower(${col} COLLATE "default"), ${needle}) > 0`,
+  indexNullsFirst: ' NULLS FIRST',
 };
 
 export function q(id: string): string {
@@ -94,11 +100,52 @@ function whereClause(plan: QueryPlan, p: Params): string {
   return ` WHERE ${parts.join(' AND ')}`;
 }
 
+/** A nullable column's NULLs sort as the smallest value on both dialects (SQLite's own rule). */
+function orderTerm(o: QueryPlan['orderBy'][number]): string {
+  const nullable = !o.field.required && !o.field.serverSet;
+  const dir = o.dir === 'asc' ? 'ASC' : 'DESC';
+  return `${q(o.field.name)} ${dir}${nullable ? (o.dir === 'asc' ? ' NULLS FIRST' : ' NULLS LAST') : ''}`;
+}
+
+/**
+ * "The row comes after `plan.after` in `plan.orderBy`", expanded into nested ORs so mixed
+ * asc/desc orders work on both dialects (a row-value comparison cannot mix directions), with
+ * a redundant leading bound so an index on the first sort column is range-scanned.
+ */
+function keysetPredicate(plan: QueryPlan, p: Params): string | null {
+  const after = plan.after;
+  if (!after) return null;
+  const build = (i: number): string => {
+    const o = plan.orderBy[i];
+    if (!o) return 'FALSE';
+    const col = q(o.field.name);
+    const v = after[i] ?? null;
+    const nullable = !o.field.required && !o.field.serverSet;
+    let beyond: string;
+    if (v === null) beyond = o.dir === 'asc' ? `${col} IS NOT NULL` : 'FALSE';
+    else if (o.dir === 'asc') beyond = `${col} > ${p.add(v)}`;
+    else beyond = nullable ? `(${col} < ${p.add(v)} OR ${col} IS NULL)` : `${col} < ${p.add(v)}`;
+    if (i === plan.orderBy.length - 1) return beyond;
+    const same = v === null ? `${col} IS NULL` : `${col} = ${p.add(v)}`;
+    return `(${beyond} OR (${same} AND ${build(i + 1)}))`;
+  };
+  const first = plan.orderBy[0];
+  const v0 = after[0] ?? null;
+  let lead = '';
+  if (first && v0 !== null && (first.field.required || first.field.serverSet)) {
+    lead = `${q(first.field.name)} ${first.dir === 'asc' ? '>=' : '<='} ${p.add(v0)} AND `;
+  }
+  return `${lead}${build(0)}`;
+}
+
 export function selectStatement(plan: QueryPlan, dialect: Dialect, paged = true): Statement {
   const p = new Params(dialect);
   const cols = plan.select.map((f) => (f.name === f.apiName ? q(f.name) : `${q(f.name)} AS ${q(f.apiName)}`));
-  const order = plan.orderBy.map((o) => `${q(o.field.name)} ${o.dir === 'asc' ? 'ASC' : 'DESC'}`).join(', ');
-  let sql = `SELECT ${cols.join(', ')} FROM ${q(plan.dataset.name)}${whereClause(plan, p)} ORDER BY ${order}`;
+  const order = plan.orderBy.map(orderTerm).join(', ');
+  let where = whereClause(plan, p);
+  const keyset = keysetPredicate(plan, p);
+  if (keyset) where = where ? `${where} AND (${keyset})` : ` WHERE ${keyset}`;
+  let sql = `SELECT ${cols.join(', ')} FROM ${q(plan.dataset.name)}${where} ORDER BY ${order}`;
   if (paged) sql += ` LIMIT ${p.add(plan.limit)} OFFSET ${p.add(plan.offset)}`;
   return { sql, params: p.values };
 }
@@ -115,11 +162,14 @@ export function createTableStatements(spec: TableSpec, dialect: Dialect): string
   const cols = spec.columns.map(
     (c) => `${q(c.name)} ${dialect.columnType(c.type)}${c.notNull ? ' NOT NULL' : ''}`,
   );
+  const nullable = new Set(spec.columns.filter((c) => !c.notNull).map((c) => c.name));
+  const ixCol = (c: string): string => `${q(c)}${nullable.has(c) ? dialect.indexNullsFirst : ''}`;
   return [
     `CREATE TABLE IF NOT EXISTS ${q(spec.name)} (${cols.join(', ')})${dialect.tableSuffix}`,
     `CREATE UNIQUE INDEX IF NOT EXISTS ${q(`ux_${spec.name}`)} ON ${q(spec.name)} (${spec.unique.map(q).join(', ')})`,
     ...spec.indexes.map(
-      (i) => `CREATE INDEX IF NOT EXISTS ${q(i.name)} ON ${q(spec.name)} (${i.columns.map(q).join(', ')})`,
+      (i) =>
+        `CREATE INDEX IF NOT EXISTS ${q(i.name)} ON ${q(spec.name)} (${i.columns.map(ixCol).join(', ')})`,
     ),
   ];
 }

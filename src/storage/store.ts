@@ -92,6 +92,11 @@ export interface QueryPlan {
   orderBy: readonly { field: Field; dir: 'asc' | 'desc' }[];
   limit: number;
   offset: number;
+  /**
+   * Keyset pagination: values of `orderBy`'s fields (same order) of the last row already seen;
+   * only rows after it are selected. Not applied to the count.
+   */
+  after?: readonly Value[];
 }
 
 export interface QueryResult {
