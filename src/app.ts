@@ -8,7 +8,10 @@ import { IngestService } from './ingest/ingest-service.js';
 import { QueryService } from './query/query-service.js';
 import { KeyRing } from './access/keyring.js';
 import { AuthFailureGuard } from './access/auth-failures.js';
-import { UNLIMITED, type Limiter } from './access/limiter.js';
+import type { Limiter } from './access/limiter.js';
+import { createLimiter } from './access/create-limiter.js';
+import { KeyService, keyDefaults } from './access/key-service.js';
+import { UsageRecorder, metered } from './access/usage-recorder.js';
 import { AppError } from './errors.js';
 import { registerErrorHandling } from './http/error-handler.js';
 import { registerHealthRoute } from './http/health-route.js';
@@ -38,6 +41,8 @@ export interface Services {
   query: QueryService;
   keyring: KeyRing;
   limiter: Limiter;
+  keys: KeyService;
+  usage: UsageRecorder;
 }
 
 declare module 'fastify' {
@@ -72,7 +77,14 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   app.server.headersTimeout = config.MDS_HEADERS_TIMEOUT_MS;
   if (config.MDS_MAX_CONNECTIONS > 0) app.server.maxConnections = config.MDS_MAX_CONNECTIONS;
 
-  const limiter = deps.limiter ?? UNLIMITED;
+  // Counters from REDIS_URL (else memory) unless the caller brings its own (and then closes it).
+  const baseLimiter = deps.limiter ?? (await createLimiter(config, app.log));
+  const usage = new UsageRecorder(store, { log: app.log });
+  const limiter = metered(baseLimiter, usage);
+  app.addHook('onClose', async () => {
+    await usage.close();
+    if (!deps.limiter) await baseLimiter.close();
+  });
   const services: Services = {
     catalog,
     store,
@@ -83,6 +95,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     query: new QueryService(store),
     keyring: new KeyRing(store, config),
     limiter,
+    keys: new KeyService(store, keyDefaults(config)),
+    usage,
   };
   app.decorate('services', services);
 

@@ -12,6 +12,9 @@ const ConfigSchema = Type.Object({
   MDS_ADMIN_TOKEN: Type.Optional(Type.String()),
   MDS_STATIC_RATE_PER_MINUTE: Type.Optional(Type.Integer({ minimum: 1 })),
   MDS_STATIC_DAILY_QUOTA: Type.Optional(Type.Integer({ minimum: 1 })),
+  /** Limits a new managed query key gets when it names none (0 = no limit). */
+  MDS_DEFAULT_RATE_PER_MINUTE: Type.Integer({ minimum: 0, default: 600 }),
+  MDS_DEFAULT_DAILY_QUOTA: Type.Integer({ minimum: 0, default: 0 }),
   LOG_LEVEL: Type.Union(
     ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((l) => Type.Literal(l)),
     { default: 'info' },

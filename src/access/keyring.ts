@@ -13,6 +13,9 @@ export interface Principal {
   dailyQuota: number | null;
 }
 
+/** Keys from the environment have no row in the store (no usage statistics, no last_used_at). */
+export const isStaticKey = (p: Principal): boolean => p.id.startsWith('static:');
+
 /** How long a key lookup is trusted: revocations and limit changes apply within this (decisions: 2 s). */
 const CACHE_TTL_MS = 1000;
 const CACHE_MAX = 50_000;

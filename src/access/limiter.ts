@@ -1,4 +1,4 @@
-import type { Principal } from './keyring.js';
+import { isStaticKey, type Principal } from './keyring.js';
 
 /** The outcome of counting one request against a key's rate and daily quota. */
 export interface LimitDecision {
@@ -14,6 +14,8 @@ export interface LimitDecision {
 export interface Limiter {
   /** Counts one request of this principal and says whether it may proceed. */
   consume(p: Principal): Promise<LimitDecision>;
+  /** Requests counted in the current minute per key id (keys never seen are absent). */
+  peek?(keyIds: readonly string[]): Promise<Map<string, number>>;
   close(): Promise<void>;
 }
 
@@ -22,3 +24,68 @@ export const UNLIMITED: Limiter = {
   consume: async () => ({ allowed: true, code: null, retryAfter: null, headers: {} }),
   close: async () => {},
 };
+
+export const NO_LIMIT: LimitDecision = { allowed: true, code: null, retryAfter: null, headers: {} };
+
+/** Static keys without configured limits: nothing to count, nothing to advertise (the hot path). */
+export const needsCounting = (p: Principal): boolean =>
+  p.ratePerMinute !== null || p.dailyQuota !== null || !isStaticKey(p);
+
+/**
+ * Fixed windows on the UTC clock: the minute (epoch minute) and the day (YYYY-MM-DD). Every
+ * instance derives the same window names from the time, so counters in Redis are shared.
+ */
+export interface Windows {
+  minute: number;
+  day: string;
+  /** Seconds until the minute / the UTC day ends (1..60, 1..86400). */
+  minuteReset: number;
+  dayReset: number;
+}
+
+export function windowsAt(now: number): Windows {
+  const minute = Math.floor(now / 60_000);
+  const dayStart = Math.floor(now / 86_400_000) * 86_400_000;
+  return {
+    minute,
+    day: new Date(dayStart).toISOString().slice(0, 10),
+    minuteReset: Math.max(1, Math.ceil(((minute + 1) * 60_000 - now) / 1000)),
+    dayReset: Math.max(1, Math.ceil((dayStart + 86_400_000 - now) / 1000)),
+  };
+}
+
+/** Which limit refuses the next request, given the counts before it: the quota first (it lasts longer). */
+export function refusal(p: Principal, minuteCount: number, dayCount: number): 4030 | 4031 | null {
+  if (p.dailyQuota !== null && dayCount >= p.dailyQuota) return 4031;
+  if (p.ratePerMinute !== null && minuteCount >= p.ratePerMinute) return 4030;
+  return null;
+}
+
+/**
+ * The decision and its headers, in the syntax of draft-ietf-httpapi-ratelimit-headers-10:
+ *   RateLimit-Policy: "minute";q=5;w=60, "day";q=1000;w=86400
+ *   RateLimit: "minute";r=4;t=37, "day";r=999;t=43237
+ * `minuteCount` / `dayCount` are the counts after this request (before it, when refused).
+ */
+export function decision(
+  p: Principal,
+  code: 4030 | 4031 | null,
+  minuteCount: number,
+  dayCount: number,
+  w: Windows,
+): LimitDecision {
+  const policy: string[] = [];
+  const state: string[] = [];
+  if (p.ratePerMinute !== null) {
+    policy.push(`"minute";q=${p.ratePerMinute};w=60`);
+    state.push(`"minute";r=${Math.max(0, p.ratePerMinute - minuteCount)};t=${w.minuteReset}`);
+  }
+  if (p.dailyQuota !== null) {
+    policy.push(`"day";q=${p.dailyQuota};w=86400`);
+    state.push(`"day";r=${Math.max(0, p.dailyQuota - dayCount)};t=${w.dayReset}`);
+  }
+  const headers: Record<string, string> =
+    policy.length > 0 ? { 'RateLimit-Policy': policy.join(', '), RateLimit: state.join(', ') } : {};
+  if (code === null) return { allowed: true, code: null, retryAfter: null, headers };
+  return { allowed: false, code, retryAfter: code === 4030 ? w.minuteReset : w.dayReset, headers };
+}

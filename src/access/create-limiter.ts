@@ -1,0 +1,21 @@
+import type { Config } from '../config.js';
+import type { Limiter } from './limiter.js';
+import { MemoryLimiter } from './memory-limiter.js';
+import { RedisLimiter, type LimiterLog } from './redis-limiter.js';
+
+/**
+ * The limiter the configuration asks for: counters in this process, or in Redis when
+ * REDIS_URL is set (shared by every instance). An unreachable Redis does not stop the start:
+ * the limiter counts in memory until Redis answers (see RedisLimiter).
+ */
+export async function createLimiter(config: Pick<Config, 'REDIS_URL'>, log: LimiterLog): Promise<Limiter> {
+  if (!config.REDIS_URL) return new MemoryLimiter();
+  const limiter = new RedisLimiter({ url: config.REDIS_URL, log });
+  try {
+    await limiter.ready(2000);
+    log.info({}, 'rate-limit counters in Redis');
+  } catch {
+    // RedisLimiter has logged the outage; it keeps reconnecting.
+  }
+  return limiter;
+}

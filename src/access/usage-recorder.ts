@@ -1,0 +1,80 @@
+import type { Store } from '../storage/store.js';
+import { isStaticKey, type Principal } from './keyring.js';
+import type { LimitDecision, Limiter } from './limiter.js';
+import type { LimiterLog } from './redis-limiter.js';
+
+/** The usage bucket of a time: its UTC hour, `YYYY-MM-DDTHH`. */
+export const hourOf = (t: number): string => new Date(t).toISOString().slice(0, 13);
+
+/**
+ * Counts served requests of managed keys per UTC hour and writes them to the store in one
+ * transaction every few seconds (and on close), instead of one write per request. Also keeps
+ * `last_used_at`. A crash loses at most one interval of usage statistics, never a limit.
+ */
+export class UsageRecorder {
+  private pending = new Map<string, { keyId: string; hour: string; count: number; lastUsed: string }>();
+  private readonly timer: NodeJS.Timeout;
+  private flushing: Promise<void> = Promise.resolve();
+  private readonly log: LimiterLog | undefined;
+
+  constructor(
+    private readonly store: Store,
+    opts: { intervalMs?: number; log?: LimiterLog } = {},
+  ) {
+    this.log = opts.log;
+    this.timer = setInterval(() => void this.flush(), opts.intervalMs ?? 2000);
+    this.timer.unref();
+  }
+
+  count(keyId: string, now = Date.now()): void {
+    const hour = hourOf(now);
+    const id = `${keyId}\n${hour}`;
+    const lastUsed = new Date(now).toISOString();
+    const e = this.pending.get(id);
+    if (e) {
+      e.count++;
+      e.lastUsed = lastUsed;
+    } else this.pending.set(id, { keyId, hour, count: 1, lastUsed });
+  }
+
+  /** Writes what was counted so far; resolves when it is stored (flushes never overlap). */
+  flush(): Promise<void> {
+    this.flushing = this.flushing.then(async () => {
+      if (this.pending.size === 0) return;
+      const batch = [...this.pending.values()];
+      this.pending = new Map();
+      try {
+        await this.store.recordUsage(batch);
+      } catch (err) {
+        // Put the counts back: the next flush tries again.
+        for (const e of batch) {
+          const id = `${e.keyId}\n${e.hour}`;
+          const cur = this.pending.get(id);
+          if (cur) cur.count += e.count;
+          else this.pending.set(id, e);
+        }
+        this.log?.warn({ err: err instanceof Error ? err.message : String(err) }, 'usage flush failed');
+      }
+    });
+    return this.flushing;
+  }
+
+  async close(): Promise<void> {
+    clearInterval(this.timer);
+    await this.flush();
+  }
+}
+
+/** A limiter that also records every request it lets through for a managed (stored) key. */
+export function metered(inner: Limiter, recorder: UsageRecorder): Limiter {
+  const out: Limiter = {
+    async consume(p: Principal): Promise<LimitDecision> {
+      const d = await inner.consume(p);
+      if (d.allowed && !isStaticKey(p)) recorder.count(p.id);
+      return d;
+    },
+    close: () => inner.close(),
+  };
+  if (inner.peek) out.peek = inner.peek.bind(inner);
+  return out;
+}
