@@ -9,7 +9,7 @@ export async function createStore(databaseUrl: string, catalog: Catalog): Promis
   }
   if (/^postgres(ql)?:\/\//.test(databaseUrl)) {
     const { PostgresStore } = await import('./postgres/postgres-store.js');
-    return new PostgresStore(catalog, { connectionString: databaseUrl }) as unknown as Store;
+    return new PostgresStore(catalog, { connectionString: databaseUrl });
   }
   throw new Error(
     `DATABASE_URL must start with sqlite: or postgres:// (got "${databaseUrl.split(':')[0]}:…")`,
