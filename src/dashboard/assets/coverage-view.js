@@ -1,0 +1,160 @@
+// Coverage: every dataset's rows, date span and last change, so stale data stands out.
+
+import { h, clear, table, emptyState, errorBox, loading, code, num, timeCell, badge } from './dom.js';
+
+const DAY = 86_400_000;
+/** Freshness of a dataset by the age of the last batch that changed it. */
+export function freshness(c, now = Date.now()) {
+  if (c.rows === 0) return { kind: 'empty', text: 'no data' };
+  if (!c.last_batch_at) return { kind: 'unknown', text: 'unknown' };
+  const age = now - Date.parse(c.last_batch_at);
+  if (age < 2 * DAY) return { kind: 'fresh', text: 'fresh' };
+  if (age < 7 * DAY) return { kind: 'aging', text: 'aging' };
+  return { kind: 'stale', text: 'stale' };
+}
+
+export function mountCoverage(root, { api, navigate }) {
+  let coverage = null;
+  let failure = null;
+  let text = '';
+  const body = h('div', {}, loading());
+  const tableSlot = h('div');
+
+  const reload = async () => {
+    try {
+      coverage = await api('coverage');
+      failure = null;
+    } catch (err) {
+      failure = err;
+    }
+    render();
+  };
+
+  const search = h('input', {
+    type: 'search',
+    id: 'coverage-filter',
+    placeholder: 'Filter datasets or endpoints',
+    'aria-label': 'Filter datasets',
+    oninput: (e) => {
+      text = e.target.value.trim().toLowerCase();
+      renderTable();
+    },
+  });
+
+  function row(c) {
+    const f = freshness(c);
+    return h(
+      'tr',
+      { dataset: { dataset: c.dataset }, class: c.rows === 0 ? 'empty-row' : '' },
+      h(
+        'td',
+        {},
+        h('a', {
+          href: `#ingest?dataset=${encodeURIComponent(c.dataset)}`,
+          text: c.dataset,
+          title: 'Batches of this dataset',
+        }),
+      ),
+      h('td', { class: 'mono small', text: c.endpoint }),
+      h('td', { class: 'num', text: num(c.rows) }),
+      h('td', { class: 'nowrap', text: c.first_date ?? '—' }),
+      h('td', { class: 'nowrap', text: c.last_date ?? '—' }),
+      timeCell(c.last_batch_at),
+      h(
+        'td',
+        { class: 'mono small' },
+        c.last_batch_id
+          ? h('a', {
+              href: '#',
+              text: c.last_batch_id,
+              onclick: (e) => {
+                e.preventDefault();
+                navigate('ingest', { dataset: c.dataset, batch: c.last_batch_id });
+              },
+            })
+          : '—',
+      ),
+      h('td', {}, badge(f.text, f.kind)),
+    );
+  }
+
+  function renderTable() {
+    const shown = coverage.filter((c) => !text || c.dataset.includes(text) || c.endpoint.includes(text));
+    clear(tableSlot).append(
+      table(
+        ['Dataset', 'Endpoint', 'Rows', 'First date', 'Last date', 'Last change', 'Last batch', 'Freshness'],
+        shown.map(row),
+        {
+          id: 'coverage-table',
+        },
+      ),
+    );
+  }
+
+  function render() {
+    clear(body);
+    if (failure) {
+      body.append(h('section', { class: 'card' }, errorBox('Could not load coverage', failure)));
+      return;
+    }
+    if (!coverage) return;
+    const withData = coverage.filter((c) => c.rows > 0);
+    const stale = coverage.filter((c) => freshness(c).kind === 'stale').length;
+    const totalRows = coverage.reduce((n, c) => n + c.rows, 0);
+    body.append(
+      h(
+        'section',
+        { class: 'card' },
+        h(
+          'div',
+          { class: 'stats' },
+          h(
+            'div',
+            { class: 'stat' },
+            h('div', {
+              class: 'stat-value',
+              id: 'cov-with-data',
+              text: `${withData.length} / ${coverage.length}`,
+            }),
+            h('div', { class: 'muted small', text: 'datasets holding data' }),
+          ),
+          h(
+            'div',
+            { class: 'stat' },
+            h('div', { class: 'stat-value', text: num(totalRows) }),
+            h('div', { class: 'muted small', text: 'rows in all' }),
+          ),
+          h(
+            'div',
+            { class: 'stat' },
+            h('div', { class: `stat-value${stale ? ' bad' : ''}`, text: num(stale) }),
+            h('div', { class: 'muted small', text: 'stale (unchanged ≥ 7 days)' }),
+          ),
+        ),
+      ),
+      h(
+        'section',
+        { class: 'card' },
+        h('div', { class: 'section-head' }, h('h2', { text: 'Datasets' }), search),
+        withData.length === 0
+          ? emptyState(
+              'The service holds no data yet.',
+              'Every dataset below is empty. Push batches to ',
+              code('POST /api/v1/upstream/ingest/batches'),
+              ' and their rows, date span and last change appear here.',
+            )
+          : null,
+        tableSlot,
+        h(
+          'p',
+          { class: 'muted small' },
+          'Dates are the span of each dataset’s date field (none for snapshot datasets). “Last change” is the last batch that wrote or deleted rows; freshness: fresh < 2 days, aging < 7 days, stale after.',
+        ),
+      ),
+    );
+    renderTable();
+  }
+
+  root.append(body);
+  return { refresh: reload };
+}
