@@ -1,4 +1,6 @@
 #!/usr/bin/env node
+import cluster from 'node:cluster';
+import os from 'node:os';
 import { loadConfig } from './config.js';
 import { CATALOG } from './catalog/catalog.js';
 import { createStore } from './storage/create-store.js';
@@ -59,7 +61,41 @@ async function main(): Promise<void> {
   process.on('SIGINT', () => void shutdown('SIGINT'));
 }
 
-main().catch((err: unknown) => {
-  console.error(err);
-  process.exit(1);
-});
+/**
+ * MDS_WORKERS > 1 (0 = one per core): this process forks the workers, which share the port
+ * (node:cluster), restarts one that dies, and passes SIGTERM/SIGINT on. Workers are stateless,
+ * so this is N instances on one machine; limits need REDIS_URL to be shared between them.
+ */
+function primary(workers: number): void {
+  let stopping = false;
+  const fork = (): void => void cluster.fork();
+  cluster.on('exit', (worker, code, signal) => {
+    if (stopping) {
+      if (Object.keys(cluster.workers ?? {}).length === 0) process.exit(0);
+      return;
+    }
+    console.error(`worker ${worker.process.pid} exited (${signal ?? code}); starting another in 1 s`);
+    setTimeout(fork, 1000);
+  });
+  const stop = (signal: NodeJS.Signals): void => {
+    if (stopping) return;
+    stopping = true;
+    const live = Object.values(cluster.workers ?? {});
+    if (live.length === 0) process.exit(0);
+    for (const w of live) w?.process.kill(signal);
+  };
+  process.on('SIGTERM', () => stop('SIGTERM'));
+  process.on('SIGINT', () => stop('SIGINT'));
+  for (let i = 0; i < workers; i++) fork();
+}
+
+const requested = cluster.isPrimary ? loadConfig().MDS_WORKERS : 1;
+const workers = requested === 0 ? os.availableParallelism() : requested;
+if (cluster.isPrimary && workers > 1) {
+  primary(workers);
+} else {
+  main().catch((err: unknown) => {
+    console.error(err);
+    process.exit(1);
+  });
+}
