@@ -79,13 +79,13 @@ function createForm(onCreate) {
       'label',
       {},
       'Requests / minute',
-      h('input', { name: 'rate', id: 'new-rate', inputmode: 'numeric', placeholder: 'unlimited' }),
+      h('input', { name: 'rate', id: 'new-rate', inputmode: 'numeric', placeholder: 'service default' }),
     ),
     h(
       'label',
       {},
       'Requests / day (UTC)',
-      h('input', { name: 'quota', id: 'new-quota', inputmode: 'numeric', placeholder: 'unlimited' }),
+      h('input', { name: 'quota', id: 'new-quota', inputmode: 'numeric', placeholder: 'service default' }),
     ),
     h('button', { type: 'submit', class: 'primary', text: 'Create key' }),
   );
@@ -109,7 +109,22 @@ function createForm(onCreate) {
       error.hidden = false;
     }
   });
-  return h('section', { class: 'card' }, h('h2', { text: 'Create a key' }), form, error);
+  return h(
+    'section',
+    { class: 'card' },
+    h('h2', { text: 'Create a key' }),
+    form,
+    error,
+    h(
+      'p',
+      { class: 'muted small' },
+      'Empty limits take the service defaults (',
+      code('MDS_DEFAULT_RATE_PER_MINUTE'),
+      ', ',
+      code('MDS_DEFAULT_DAILY_QUOTA'),
+      '); change them any time with Limits….',
+    ),
+  );
 }
 
 function limitsForm(key) {
