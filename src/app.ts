@@ -22,6 +22,8 @@ import { adminAuthHook } from './http/admin-auth.js';
 import { registerAdminKeyRoutes } from './http/admin-key-routes.js';
 import { registerAdminDataRoutes } from './http/admin-data-routes.js';
 import { registerDashboardRoutes } from './http/dashboard-routes.js';
+import { registerMetricsRoutes } from './http/metrics-routes.js';
+import { registerEventsRoutes, type EventsOptions } from './http/events-routes.js';
 import { openApiDocument } from './http/openapi.js';
 import { VERSION } from './version.js';
 
@@ -32,6 +34,8 @@ export interface AppDeps {
   limiter?: Limiter;
   /** False until the database is migrated and reachable (health 503, requests 503). */
   ready?: () => boolean;
+  /** Server-sent events tuning (tests shorten the heartbeat). */
+  events?: Pick<EventsOptions, 'heartbeatMs' | 'maxBufferedBytes'>;
 }
 
 export interface Services {
@@ -115,6 +119,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   });
 
   registerErrorHandling(app);
+  // Before the routes, so its hooks see every request.
+  const metrics = registerMetricsRoutes(app, services.ingest);
   registerHealthRoute(app, store, ready);
 
   const guard = new AuthFailureGuard(config.MDS_AUTH_FAILURES_PER_MINUTE);
@@ -123,6 +129,13 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     services.ingest,
     authHook('ingest', { keyring: services.keyring, guard, limiter: null }),
     config.MDS_BODY_LIMIT,
+  );
+  registerEventsRoutes(
+    app,
+    catalog,
+    services.ingest,
+    authHook('ingest', { keyring: services.keyring, guard, limiter: null }),
+    { ...deps.events, gauge: metrics.sseClients },
   );
   registerQueryRoutes(
     app,

@@ -268,21 +268,28 @@ export async function runPush(opts: PushOptions, io: Io = STD_IO): Promise<PushS
       result,
     });
     const counts =
-      body.status !== undefined
-        ? `accepted ${body.accepted ?? 0}, duplicate ${body.duplicate ?? 0}, rejected ${body.rejected ?? 0}` +
-          (body.pruned ? `, pruned ${body.pruned}` : '')
-        : body.message;
+      body.status === 'duplicate'
+        ? 'already processed: nothing written'
+        : body.status !== undefined
+          ? `accepted ${body.accepted ?? 0}, duplicate ${body.duplicate ?? 0}, rejected ${body.rejected ?? 0}` +
+            (body.pruned ? `, pruned ${body.pruned}` : '')
+          : body.message;
     io.err(
       `[${i + 1}/${batches.length}] ${b.meta.batch_id}: ${b.records.length} records → HTTP ${result.httpStatus} ${status} (${counts})`,
     );
     io.out(
       `${b.meta.batch_id}\t${b.records.length} records\tHTTP ${result.httpStatus}\t${status}\t${counts}`,
     );
-    summary.accepted += body.accepted ?? 0;
-    summary.duplicate += body.duplicate ?? 0;
-    summary.rejected += body.rejected ?? 0;
+    if (body.status === 'duplicate') {
+      // The answer repeats the original batch's counts; this push wrote nothing.
+      summary.duplicate += b.records.length;
+    } else {
+      summary.accepted += body.accepted ?? 0;
+      summary.duplicate += body.duplicate ?? 0;
+      summary.rejected += body.rejected ?? 0;
+    }
     if (body.status !== 'accepted' && body.status !== 'duplicate') summary.ok = false;
-    for (const e of body.errors ?? []) {
+    for (const e of body.status === 'duplicate' ? [] : (body.errors ?? [])) {
       const where = e.index === null ? 'batch' : file.lineOf(offset + e.index);
       io.out(
         `  rejected: ${where}${e.idempotency_key ? ` (${e.idempotency_key})` : ''}${e.field ? ` field ${e.field}` : ''}: ${e.reason}`,

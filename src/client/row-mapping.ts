@@ -176,10 +176,14 @@ export function mapRows(
   );
   if (missing.length > 0) {
     const names = missing.map((f) => (f.apiName !== f.name ? `${f.name} (or ${f.apiName})` : f.name));
-    const hint =
-      src && missing.includes(src)
-        ? ` (give --source to fill ${src.name})`
-        : '; add the column, rename one with --map column=field, or give a constant with --set field=value';
+    const hints = [];
+    if (missing.some((f) => f !== src)) {
+      hints.push(
+        'add the column, rename one with --map column=field, or give a constant with --set field=value',
+      );
+    }
+    if (src && missing.includes(src)) hints.push(`give --source to fill ${src.name}`);
+    const hint = `; ${hints.join('; ')}`;
     throw new MappingError(`missing required field(s) for dataset ${d.name}: ${names.join(', ')}${hint}`);
   }
 

@@ -1,0 +1,98 @@
+import type { FastifyInstance } from 'fastify';
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { AppError } from '../errors.js';
+import type { IngestService } from '../ingest/ingest-service.js';
+import type { BatchRecord } from '../storage/store.js';
+
+/**
+ * GET /metrics in the Prometheus text format. One registry per app (not prom-client's global
+ * one), so several apps in one process (tests, cluster workers' own endpoints) never mix
+ * counts. Labels come only from bounded sets: route patterns, status codes, catalog datasets.
+ */
+
+export interface Metrics {
+  readonly registry: Registry;
+  /** Open server-sent-event streams (maintained by the events route). */
+  readonly sseClients: Gauge;
+}
+
+const LATENCY_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
+
+export function registerMetricsRoutes(app: FastifyInstance, ingest: IngestService): Metrics {
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry, prefix: 'mds_' });
+
+  const requests = new Counter({
+    name: 'mds_http_requests_total',
+    help: 'HTTP requests answered, by route pattern, method and status',
+    labelNames: ['route', 'method', 'status'] as const,
+    registers: [registry],
+  });
+  const latency = new Histogram({
+    name: 'mds_http_request_duration_seconds',
+    help: 'Time to answer an HTTP request, by route pattern and method',
+    labelNames: ['route', 'method'] as const,
+    buckets: LATENCY_BUCKETS,
+    registers: [registry],
+  });
+  const batches = new Counter({
+    name: 'mds_ingest_batches_total',
+    help: 'Ingest batches processed, by dataset and status (accepted, partial, rejected)',
+    labelNames: ['dataset', 'status'] as const,
+    registers: [registry],
+  });
+  const records = new Counter({
+    name: 'mds_ingest_records_total',
+    help: 'Records of processed batches, by dataset and outcome (accepted, duplicate, rejected)',
+    labelNames: ['dataset', 'outcome'] as const,
+    registers: [registry],
+  });
+  const pruned = new Counter({
+    name: 'mds_ingest_pruned_rows_total',
+    help: 'Rows deleted by full snapshots, by dataset',
+    labelNames: ['dataset'] as const,
+    registers: [registry],
+  });
+  const refusals = new Counter({
+    name: 'mds_rate_limit_refusals_total',
+    help: 'Requests refused by a key limit: code 4030 (rate), 4031 (daily quota), 4290 (failed-auth guard)',
+    labelNames: ['code'] as const,
+    registers: [registry],
+  });
+  const sseClients = new Gauge({
+    name: 'mds_ingest_event_streams',
+    help: 'Open server-sent-event streams on /api/v1/upstream/ingest/events',
+    registers: [registry],
+  });
+
+  const onBatch = (rec: BatchRecord): void => {
+    batches.inc({ dataset: rec.dataset, status: rec.status });
+    records.inc({ dataset: rec.dataset, outcome: 'accepted' }, rec.accepted);
+    records.inc({ dataset: rec.dataset, outcome: 'duplicate' }, rec.duplicate);
+    records.inc({ dataset: rec.dataset, outcome: 'rejected' }, rec.rejected);
+    if (rec.pruned > 0) pruned.inc({ dataset: rec.dataset }, rec.pruned);
+  };
+  ingest.events.on('batch', onBatch);
+  app.addHook('onClose', async () => {
+    ingest.events.off('batch', onBatch);
+  });
+
+  app.addHook('onResponse', async (req, reply) => {
+    // Route patterns, never raw URLs: unknown paths share one label.
+    const route = req.routeOptions.url ?? 'unmatched';
+    if (route === '/metrics') return;
+    requests.inc({ route, method: req.method, status: String(reply.statusCode) });
+    latency.observe({ route, method: req.method }, reply.elapsedTime / 1000);
+  });
+  app.addHook('onError', async (_req, _reply, err: unknown) => {
+    const code = err instanceof AppError ? err.code : null;
+    if (code === 4030 || code === 4031 || code === 4290) refusals.inc({ code: String(code) });
+  });
+  for (const code of ['4030', '4031', '4290']) refusals.inc({ code }, 0);
+
+  app.get('/metrics', { schema: { hide: true } }, async (_req, reply) => {
+    const text = await registry.metrics();
+    return reply.type(registry.contentType).send(text);
+  });
+  return { registry, sseClients };
+}
