@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import net from 'node:net';
 import pg from 'pg';
 
 /** PostgreSQL for tests: each caller gets a database of its own, dropped afterwards. */
@@ -46,3 +47,93 @@ export async function createTestDatabase(): Promise<{ url: string; drop(): Promi
     },
   };
 }
+
+/** `url` with its host and port replaced: to reach the same database through a proxy. */
+export function viaPort(url: string, port: number): string {
+  const u = new URL(url);
+  u.hostname = '127.0.0.1';
+  u.port = String(port);
+  return u.toString();
+}
+
+/**
+ * A TCP proxy in front of the test PostgreSQL, so a test can make "the database" unreachable
+ * or drop every connection at once (as a restart does) without touching the shared server.
+ */
+export interface PgProxy {
+  readonly port: number;
+  /** Starts accepting connections on `port` (again). */
+  start(): Promise<void>;
+  /** Stops accepting and cuts every open connection: PostgreSQL "down". */
+  stop(): Promise<void>;
+  /** Connections currently proxied. */
+  readonly open: number;
+}
+
+/** A proxy on a free port, not yet accepting: nothing listens there until start(). */
+export async function pgProxy(): Promise<PgProxy> {
+  const target = new URL(PG_ADMIN_URL);
+  const sockets = new Set<net.Socket>();
+  const server = net.createServer((client) => {
+    const upstream = net.connect(Number(target.port || 5432), target.hostname);
+    sockets.add(client).add(upstream);
+    const cut = (): void => {
+      client.destroy();
+      upstream.destroy();
+      sockets.delete(client);
+      sockets.delete(upstream);
+    };
+    client.on('error', cut).on('close', cut);
+    upstream.on('error', cut).on('close', cut);
+    client.pipe(upstream).pipe(client);
+  });
+  // A free port: bind to 0, note the port, release it; start() binds it again.
+  const port = await new Promise<number>((resolve, reject) => {
+    const probe = net.createServer();
+    probe.once('error', reject);
+    probe.listen(0, '127.0.0.1', () => {
+      const p = (probe.address() as net.AddressInfo).port;
+      probe.close(() => resolve(p));
+    });
+  });
+  return {
+    port,
+    get open() {
+      return sockets.size / 2;
+    },
+    start: () =>
+      new Promise<void>((resolve, reject) => {
+        if (server.listening) return resolve();
+        server.once('error', reject);
+        server.listen(port, '127.0.0.1', () => {
+          server.off('error', reject);
+          resolve();
+        });
+      }),
+    stop: () =>
+      new Promise<void>((resolve) => {
+        for (const s of sockets) s.destroy();
+        sockets.clear();
+        if (!server.listening) return resolve();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+/** Terminates every other session on database `name`; returns how many. */
+export async function terminateSessions(name: string): Promise<number> {
+  const c = new pg.Client({ connectionString: PG_ADMIN_URL });
+  await c.connect();
+  try {
+    const r = await c.query(
+      'SELECT count(*) FILTER (WHERE pg_terminate_backend(pid)) AS n FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()',
+      [name],
+    );
+    return Number((r.rows[0] as { n: string }).n);
+  } finally {
+    await c.end();
+  }
+}
+
+/** The database name of a postgres:// URL. */
+export const databaseName = (url: string): string => new URL(url).pathname.slice(1);
