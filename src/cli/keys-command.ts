@@ -5,9 +5,9 @@ import { createStore } from '../storage/create-store.js';
 import type { Store } from '../storage/store.js';
 import { KeyService, keyDefaults, type KeyView } from '../access/key-service.js';
 
-/** `none` (or `unlimited`) clears a limit; otherwise a positive integer. */
-function limitArg(v: string): number | null {
-  if (v === 'none' || v === 'unlimited') return null;
+/** `none` (or `unlimited`) clears a limit; otherwise a positive integer. (Commander turns a null into '', hence the word.) */
+function limitArg(v: string): number | 'none' {
+  if (v === 'none' || v === 'unlimited') return 'none';
   if (!/^\d+$/.test(v) || Number(v) < 1)
     throw new InvalidArgumentError('expected a positive integer or "none"');
   return Number(v);
@@ -57,15 +57,16 @@ async function resolveId(store: Store, id: string): Promise<string> {
 
 interface LimitOpts {
   name?: string;
-  ratePerMinute?: number | null;
-  dailyQuota?: number | null;
+  ratePerMinute?: number | 'none';
+  dailyQuota?: number | 'none';
 }
 
 function limitFields(o: LimitOpts): Record<string, unknown> {
   const body: Record<string, unknown> = {};
   if (o.name !== undefined) body.name = o.name;
-  if (o.ratePerMinute !== undefined) body.rate_per_minute = o.ratePerMinute;
-  if (o.dailyQuota !== undefined) body.daily_quota = o.dailyQuota;
+  if (o.ratePerMinute !== undefined)
+    body.rate_per_minute = o.ratePerMinute === 'none' ? null : o.ratePerMinute;
+  if (o.dailyQuota !== undefined) body.daily_quota = o.dailyQuota === 'none' ? null : o.dailyQuota;
   return body;
 }
 

@@ -20,6 +20,8 @@ export function registerAdminKeyRoutes(
   const ok = <T>(data: T) => ({ code: 0, message: 'ok', data });
 
   app.get('/admin/api/keys', { onRequest: auth }, async () => {
+    // This instance's pending counts first, so last_used_at and usage are current.
+    await services.usage.flush();
     const list = await keys.list();
     const usage = await keys.usage(
       list.map((k) => k.id),
@@ -32,6 +34,7 @@ export function registerAdminKeyRoutes(
   });
 
   app.get<{ Params: { id: string } }>('/admin/api/keys/:id', { onRequest: auth }, async (req) => {
+    await services.usage.flush();
     const key = await keys.get(req.params.id);
     const usage = await keys.usage([key.id], services.limiter, services.usage);
     return ok({ ...key, usage: usage.get(key.id) });
