@@ -340,10 +340,10 @@ for (const backend of await backends()) {
         });
       }
       it('rejects NUL and unpaired surrogates in strings', async () => {
-        const nul = { ...record('etf_daily', etfBar('510315', '2024-01-03')), idempotency_key: 'k1' };
+        const nul: Json = { ...record('etf_daily', etfBar('510315', '2024-01-03')), idempotency_key: 'k1' };
         (nul.data as Json).source = 'east\u0000money';
         (nul.unique_key as Json).source = 'east\u0000money';
-        const lone = { ...record('etf_daily', etfBar('510315', '2024-01-04')), idempotency_key: 'k2' };
+        const lone: Json = { ...record('etf_daily', etfBar('510315', '2024-01-04')), idempotency_key: 'k2' };
         (lone.data as Json).symbol = '510\ud800';
         (lone.unique_key as Json).symbol = '510\ud800';
         const res = await push(

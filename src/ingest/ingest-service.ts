@@ -80,7 +80,7 @@ export class IngestService {
     const errors: RecordError[] = [];
     const rows: Row[] = [];
     const given: number[] = [];
-    const seen = new Map<string, string>();
+    const seen = new Map<string, number>();
     let repeated = 0;
     for (let i = 0; i < records.length; i++) {
       const r: RecordResult = validate(records[i], i, ctx);
@@ -89,10 +89,10 @@ export class IngestService {
         continue;
       }
       const key = keyString(keyNames.map((k) => r.row[k]));
-      const content = JSON.stringify(r.row);
       const before = seen.get(key);
       if (before !== undefined) {
-        if (before === content) repeated++;
+        // Rows are built in catalog field order, so equal content means equal JSON.
+        if (JSON.stringify(rows[before]) === JSON.stringify(r.row)) repeated++;
         else {
           errors.push({
             index: i,
@@ -103,7 +103,7 @@ export class IngestService {
         }
         continue;
       }
-      seen.set(key, content);
+      seen.set(key, rows.length);
       rows.push(r.row);
       given.push(r.updatedAtGiven ? 1 : 0);
     }
