@@ -2,8 +2,8 @@
 
 import { s, num } from './dom.js';
 
-const W = 720;
-const H = 180;
+const W = 1160;
+const H = 220;
 const PAD = { top: 12, right: 8, bottom: 24, left: 44 };
 
 /** A round axis maximum ≥ max: 1, 2, 5 × 10^n. */

@@ -55,14 +55,14 @@ export function mountCoverage(root, { api, navigate }) {
           title: 'Batches of this dataset',
         }),
       ),
-      h('td', { class: 'mono small', text: c.endpoint }),
+      h('td', { class: 'mono small nowrap', text: c.endpoint }),
       h('td', { class: 'num', text: num(c.rows) }),
       h('td', { class: 'nowrap', text: c.first_date ?? '—' }),
       h('td', { class: 'nowrap', text: c.last_date ?? '—' }),
       timeCell(c.last_batch_at),
       h(
         'td',
-        { class: 'mono small' },
+        { class: 'mono small nowrap' },
         c.last_batch_id
           ? h('a', {
               href: '#',

@@ -114,9 +114,18 @@ export function ago(iso, now = Date.now()) {
   return `${Math.round(sec / 86400)} d ago`;
 }
 
-/** A time shown relative, with the exact UTC timestamp on hover. */
-export function timeCell(iso) {
-  return h('td', { class: 'nowrap', title: iso ?? '', text: iso ? `${localTime(iso)} · ${ago(iso)}` : '—' });
+/** A time as local date and relative age ('both'), or one of them; the exact UTC value on hover. */
+export function timeCell(iso, show = 'both') {
+  const text = !iso
+    ? show === 'ago'
+      ? 'never'
+      : '—'
+    : show === 'ago'
+      ? ago(iso)
+      : show === 'local'
+        ? localTime(iso)
+        : `${localTime(iso)} · ${ago(iso)}`;
+  return h('td', { class: 'nowrap', title: iso ?? '', text });
 }
 
 export function badge(text, kind = text) {

@@ -221,14 +221,14 @@ export function mountKeys(root, { api, dialog }) {
     return h(
       'tr',
       { class: revoked ? 'revoked' : '', dataset: { keyId: k.id } },
-      h('td', {}, h('strong', { text: k.name }), h('div', { class: 'muted small mono', text: k.id })),
+      h('td', { class: 'key-name', title: `id ${k.id}` }, h('strong', { text: k.name })),
       h('td', {}, badge(k.scope)),
       h('td', { class: 'mono', text: `${k.prefix}…` }),
       h('td', { class: 'num', text: limitText(k.rate_per_minute, '/ min') }),
       h('td', { class: 'num', text: limitText(k.daily_quota, '/ day') }),
       h('td', { class: 'num usage-today', text: num(k.usage?.today ?? 0) }),
-      timeCell(k.created_at),
-      timeCell(k.last_used_at),
+      timeCell(k.created_at, 'local'),
+      timeCell(k.last_used_at, 'ago'),
       h('td', {}, revoked ? badge(`revoked`, 'rejected') : badge('active', 'accepted')),
       h(
         'td',
