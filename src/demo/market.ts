@@ -1,4 +1,4 @@
-import { Random, round } from './random.js';
+import { type Random, round } from './random.js';
 
 /** Price paths: geometric random walks with plausible OHLC, volume and derived statistics. */
 
