@@ -42,7 +42,10 @@ test('a key with 5 requests per minute gets 5 answers, then 403 / 4030 with Retr
     const r = await get(h.app, URL, secret);
     assert.equal(r.statusCode, 403);
     assert.equal(code(r), 4030);
-    assert.equal(json(r).message, 'rate limit exceeded');
+    assert.match(
+      json(r).message as string,
+      /^rate limit exceeded: this key may make 5 requests per minute; retry in 30 s$/,
+    );
     assert.deepEqual(json(r).data, []);
     assert.equal(r.headers['retry-after'], '30');
     assert.equal(r.headers['ratelimit-policy'], '"minute";q=5;w=60');
@@ -74,7 +77,10 @@ test('a key with a daily quota of 3 gets 403 / 4031 on the fourth request, until
     const r = await get(h.app, URL, secret);
     assert.equal(r.statusCode, 403);
     assert.equal(code(r), 4031);
-    assert.equal(json(r).message, 'daily quota exhausted');
+    assert.match(
+      json(r).message as string,
+      /^daily quota exhausted: this key may make 3 requests per UTC day/,
+    );
     assert.equal(r.headers['retry-after'], '43170');
     // A new minute does not help; a new UTC day does.
     clock.now += 60_000;

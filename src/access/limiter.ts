@@ -7,6 +7,8 @@ export interface LimitDecision {
   code: 4030 | 4031 | null;
   /** Seconds until the refused request could succeed. */
   retryAfter: number | null;
+  /** For a refusal: which limit, and when to come back. */
+  message?: string;
   /** `RateLimit` / `RateLimit-Policy` (IETF draft) for every response. */
   headers: Record<string, string>;
 }
@@ -87,5 +89,10 @@ export function decision(
   const headers: Record<string, string> =
     policy.length > 0 ? { 'RateLimit-Policy': policy.join(', '), RateLimit: state.join(', ') } : {};
   if (code === null) return { allowed: true, code: null, retryAfter: null, headers };
-  return { allowed: false, code, retryAfter: code === 4030 ? w.minuteReset : w.dayReset, headers };
+  const retryAfter = code === 4030 ? w.minuteReset : w.dayReset;
+  const message =
+    code === 4030
+      ? `rate limit exceeded: this key may make ${p.ratePerMinute} requests per minute; retry in ${retryAfter} s`
+      : `daily quota exhausted: this key may make ${p.dailyQuota} requests per UTC day; retry in ${retryAfter} s (00:00 UTC)`;
+  return { allowed: false, code, retryAfter, headers, message };
 }

@@ -35,7 +35,7 @@ export function authHook(
       const d = await deps.limiter.consume(principal);
       for (const [k, v] of Object.entries(d.headers)) reply.header(k, v);
       if (!d.allowed && d.code !== null) {
-        throw new AppError(d.code, undefined, d.retryAfter !== null ? { retryAfter: d.retryAfter } : {});
+        throw new AppError(d.code, d.message, d.retryAfter !== null ? { retryAfter: d.retryAfter } : {});
       }
     }
   };
