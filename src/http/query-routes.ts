@@ -6,6 +6,10 @@ import type { Catalog, Dataset } from '../catalog/catalog.js';
 import type { QueryService } from '../query/query-service.js';
 import type { QueryPlan } from '../storage/store.js';
 import { envelopeSchema, rowSchema } from './schemas.js';
+import { ResponseCache } from './response-cache.js';
+
+/** What Fastify sends for a serialised object; a cached body is sent with the same type. */
+const JSON_TYPE = 'application/json; charset=utf-8';
 
 const CONTENT_TYPES = {
   csv: 'text/csv; charset=utf-8',
@@ -33,7 +37,8 @@ export function registerQueryRoutes(
   query: QueryService,
   auth: onRequestAsyncHookHandler,
 ): void {
-  for (const d of catalog.datasets) registerDataset(app, d, query, auth);
+  const cache = new ResponseCache();
+  for (const d of catalog.datasets) registerDataset(app, d, query, auth, cache);
 }
 
 function registerDataset(
@@ -41,12 +46,21 @@ function registerDataset(
   d: Dataset,
   query: QueryService,
   auth: onRequestAsyncHookHandler,
+  cache: ResponseCache,
 ): void {
   // A response schema gives fast-json-stringify serialisation of the rows.
   const schema: FastifySchema = { response: { 200: envelopeSchema(rowSchema(d)) } };
   app.get(d.endpoint, { onRequest: auth, schema }, async (req, reply) => {
+    // A polled URL is answered from the cache while its dataset's version is unchanged.
+    const cached = cache.get(req.url);
+    const current = cached ? await query.version(d) : null;
+    if (cached && cached.version === current) {
+      reply.header('ETag', cached.etag).header('Cache-Control', 'private, no-cache');
+      if (req.headers['if-none-match'] === cached.etag) return reply.code(304).send();
+      return reply.type(JSON_TYPE).send(cached.body);
+    }
     const { parsed, plan } = query.parse(d, req.query as Record<string, unknown>);
-    const version = await query.version(d);
+    const version = current ?? (await query.version(d));
     // Changes exactly when a batch changes the dataset (the version) or the request changes.
     const etag = `W/"${version}-${createHash('sha1').update(req.url).digest('base64url').slice(0, 16)}"`;
     reply.header('ETag', etag).header('Cache-Control', 'private, no-cache');
@@ -55,7 +69,7 @@ function registerDataset(
       return reply.type(CONTENT_TYPES[parsed.format]).send(exportStream(query, plan, parsed.format));
     }
     const page = await query.page(plan, version);
-    return {
+    const envelope = {
       code: 0,
       message: 'ok',
       data: page.rows,
@@ -67,5 +81,9 @@ function registerDataset(
         next_cursor: page.nextCursor,
       },
     };
+    if (!cache.admit(req.url, version)) return envelope;
+    const body = reply.serialize(envelope) as string;
+    cache.set(req.url, { version, etag, body });
+    return reply.type(JSON_TYPE).send(body);
   });
 }

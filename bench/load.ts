@@ -1,0 +1,58 @@
+import fs from 'node:fs';
+import autocannon from 'autocannon';
+
+/**
+ * The load generator, run as its own process so it never shares an event loop with a server.
+ * Input: a JSON file {url, paths, headers, connections, durationSec}; each request takes a
+ * random path of `paths`. Output: one JSON line {requests, rps, p50, p99, statuses, errors}.
+ */
+export interface LoadSpec {
+  url: string;
+  paths: string[];
+  headers: Record<string, string>;
+  connections: number;
+  durationSec: number;
+}
+
+export interface LoadResult {
+  rps: number;
+  p50: number;
+  p99: number;
+  requests: number;
+  statuses: Record<string, number>;
+  errors: number;
+}
+
+const spec = JSON.parse(fs.readFileSync(process.argv[2] as string, 'utf8')) as LoadSpec;
+const paths = spec.paths;
+let seed = 12345;
+const pick = (): string => {
+  // xorshift: cheap, so the generator spends its time on HTTP.
+  seed ^= seed << 13;
+  seed ^= seed >>> 17;
+  seed ^= seed << 5;
+  return paths[(seed >>> 0) % paths.length] as string;
+};
+
+const result = await autocannon({
+  url: spec.url,
+  connections: spec.connections,
+  duration: spec.durationSec,
+  headers: spec.headers,
+  requests: [
+    {
+      method: 'GET',
+      setupRequest: (req) => ({ ...req, path: paths.length === 1 ? (paths[0] as string) : pick() }),
+    },
+  ],
+});
+
+const out: LoadResult = {
+  rps: result.requests.total / spec.durationSec,
+  p50: result.latency.p50,
+  p99: result.latency.p99,
+  requests: result.requests.total,
+  statuses: { '2xx': result['2xx'], '3xx': result['3xx'], '4xx': result['4xx'], '5xx': result['5xx'] },
+  errors: result.errors + result.timeouts,
+};
+process.stdout.write(JSON.stringify(out) + '\n');

@@ -1,0 +1,190 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { LoadResult, LoadSpec } from './load.js';
+
+/** Child processes of the bench: servers, the load generator, and their memory. */
+
+export const BENCH_DIR = path.dirname(fileURLToPath(import.meta.url));
+export const ROOT = path.resolve(BENCH_DIR, '..');
+const TSX = ['--import', 'tsx'];
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = net.createServer();
+    s.once('error', reject);
+    s.listen(0, '127.0.0.1', () => {
+      const port = (s.address() as net.AddressInfo).port;
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+export interface Server {
+  name: string;
+  pid: number;
+  port: number;
+  url: string;
+  stop(): Promise<void>;
+}
+
+async function waitFor(
+  url: string,
+  child: ChildProcess,
+  log: () => string,
+  timeoutMs = 120_000,
+): Promise<void> {
+  const until = Date.now() + timeoutMs;
+  while (Date.now() < until) {
+    if (child.exitCode !== null) throw new Error(`server exited (${child.exitCode}):\n${log()}`);
+    try {
+      const r = await fetch(url);
+      if (r.status < 500) return;
+    } catch {
+      // not listening yet
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`server not ready at ${url}:\n${log()}`);
+}
+
+/** Starts `node <args>` with `env`, waits until `readyPath` answers below 500. */
+export async function startServer(
+  name: string,
+  args: string[],
+  env: Record<string, string>,
+  port: number,
+  readyPath: string,
+): Promise<Server> {
+  const child = spawn(process.execPath, args, {
+    cwd: ROOT,
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  const keep = (b: Buffer): void => {
+    output = (output + b.toString()).slice(-4000);
+  };
+  child.stdout?.on('data', keep);
+  child.stderr?.on('data', keep);
+  const url = `http://127.0.0.1:${port}`;
+  await waitFor(url + readyPath, child, () => output);
+  return {
+    name,
+    pid: child.pid as number,
+    port,
+    url,
+    stop: async () => {
+      if (child.exitCode !== null) return;
+      const exited = new Promise((r) => child.once('exit', r));
+      child.kill('SIGTERM');
+      const timer = setTimeout(() => child.kill('SIGKILL'), 15_000);
+      await exited;
+      clearTimeout(timer);
+    },
+  };
+}
+
+export const tsxArgs = (file: string, ...rest: string[]): string[] => [
+  ...TSX,
+  path.join(BENCH_DIR, file),
+  ...rest,
+];
+
+function comm(pid: number): string {
+  try {
+    return fs.readFileSync(`/proc/${pid}/comm`, 'utf8').trim();
+  } catch {
+    return '';
+  }
+}
+
+/** The process and all its descendants (cluster workers), by scanning /proc. */
+export function processTree(root: number): number[] {
+  const parents = new Map<number, number[]>();
+  for (const entry of fs.readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = fs.readFileSync(`/proc/${entry}/stat`, 'utf8');
+      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+      const list = parents.get(ppid) ?? [];
+      list.push(Number(entry));
+      parents.set(ppid, list);
+    } catch {
+      // the process ended while we looked
+    }
+  }
+  const out: number[] = [];
+  const walk = (p: number): void => {
+    // tsx's esbuild helper is not part of the service.
+    if (p !== root && comm(p) === 'esbuild') return;
+    out.push(p);
+    for (const c of parents.get(p) ?? []) walk(c);
+  };
+  walk(root);
+  return out;
+}
+
+function statusKb(pid: number, field: string): number {
+  try {
+    const m = new RegExp(`${field}:\\s+(\\d+) kB`).exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'));
+    return m ? Number(m[1]) : 0;
+  } catch {
+    return 0;
+  }
+}
+
+/**
+ * Peak RSS per phase: `start()` resets each process's high-water mark (clear_refs 5, Linux ≥ 4.0)
+ * and also samples VmRSS every 50 ms in case the reset is not allowed; `stop()` returns the
+ * larger figure, in MB, summed over the process tree.
+ */
+export function rssMeter(root: number): { stop(): number } {
+  const pids = processTree(root);
+  for (const p of pids) {
+    try {
+      fs.writeFileSync(`/proc/${p}/clear_refs`, '5');
+    } catch {
+      // sampling below still measures
+    }
+  }
+  let sampled = 0;
+  const sample = (): void => {
+    sampled = Math.max(
+      sampled,
+      processTree(root).reduce((s, p) => s + statusKb(p, 'VmRSS'), 0),
+    );
+  };
+  sample();
+  const timer = setInterval(sample, 50);
+  return {
+    stop: () => {
+      clearInterval(timer);
+      sample();
+      const hwm = processTree(root).reduce((s, p) => s + statusKb(p, 'VmHWM'), 0);
+      return Math.max(hwm, sampled) / 1024;
+    },
+  };
+}
+
+/** Runs the load generator in its own process and returns its figures. */
+export async function runLoad(spec: LoadSpec): Promise<LoadResult> {
+  const file = path.join(os.tmpdir(), `mds-bench-load-${process.pid}-${Date.now()}.json`);
+  fs.writeFileSync(file, JSON.stringify(spec));
+  try {
+    const child = spawn(process.execPath, tsxArgs('load.ts', file), {
+      cwd: ROOT,
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    let out = '';
+    child.stdout.on('data', (b: Buffer) => (out += b.toString()));
+    const code = await new Promise<number | null>((r) => child.once('exit', r));
+    if (code !== 0) throw new Error(`load generator failed (${code})`);
+    return JSON.parse(out.trim().split('\n').pop() as string) as LoadResult;
+  } finally {
+    fs.rmSync(file, { force: true });
+  }
+}

@@ -1,0 +1,380 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { buildQueryDatabase, code, ingestBatches, tradingDays, yearAfter } from './data.js';
+import { rawUpsertCeiling, pushBatches, pushOne } from './ingest.js';
+import type { LoadResult } from './load.js';
+import { ROOT, freePort, processTree, rssMeter, runLoad, startServer, tsxArgs, type Server } from './proc.js';
+import { postgresPhase } from './postgres.js';
+import { printTable, type Row } from './table.js';
+
+/**
+ * `npm run bench`: builds its own data, starts each server as its own process on 127.0.0.1,
+ * loads it from another process, and prints one table of side-by-side figures and goal ratios.
+ * BENCH_QUICK=1: a small data set and 3 s loads (a smoke run, not for the docs).
+ */
+const QUICK = process.env.BENCH_QUICK === '1';
+const CFG = QUICK
+  ? {
+      codes: 300,
+      days: 1000,
+      durationSec: 3,
+      batches: 5,
+      bigBatch: 20_000,
+      deepOffset: 100_000,
+      deepRuns: 10,
+    }
+  : {
+      codes: 1500,
+      days: 2000,
+      durationSec: 10,
+      batches: 20,
+      bigBatch: 100_000,
+      deepOffset: 100_000,
+      deepRuns: 20,
+    };
+const CONNECTIONS = 32;
+const BATCH_SIZE = 10_000;
+const QUERY_KEY = 'bench-query-key-0123456789abcdef';
+const INGEST_KEY = 'bench-ingest-key-0123456789abcdef';
+const DATA_DIR = process.env.BENCH_DATA_DIR ?? path.join(os.tmpdir(), 'mds-bench-data');
+const WORKERS = Math.max(2, os.cpus().length);
+/** BENCH_PHASES=query,ingest,pg picks phases (all by default); BENCH_WORKERS=1 skips the cluster run. */
+const PHASES = new Set((process.env.BENCH_PHASES ?? 'query,ingest,pg').split(','));
+const ONLY_ONE_WORKER = process.env.BENCH_WORKERS === '1';
+
+const started = Date.now();
+const log = (s: string): void => {
+  process.stderr.write(`[bench ${((Date.now() - started) / 1000).toFixed(0).padStart(4)} s] ${s}\n`);
+};
+
+/** One-year windows of random codes: the random pages every query server is loaded with. */
+function randomPaths(n: number): string[] {
+  const days = tradingDays(CFG.days);
+  const out: string[] = [];
+  let s = 42;
+  const rand = (k: number): number => {
+    s = (Math.imul(s, 1103515245) + 12345) >>> 0;
+    return s % k;
+  };
+  for (let i = 0; i < n; i++) {
+    const from = days[rand(days.length - 260)] as string;
+    const to = yearAfter(from);
+    out.push(
+      `/api/v1/etf/kline?code=${code(rand(CFG.codes))}&date_from=${from}&date_to=${to}&limit=100&offset=${rand(2) * 100}`,
+    );
+  }
+  return out;
+}
+
+const REPEATED = `/api/v1/etf/kline?code=${code(7)}&date_from=2017-03-01&date_to=2018-02-28&limit=100`;
+
+/** The service as a real process: tsx on src/ (BENCH_DIST=1: node dist/main.js after `npm run build`). */
+async function startService(
+  file: string,
+  workers: number,
+  extra: Record<string, string> = {},
+): Promise<Server> {
+  const port = await freePort();
+  const entry =
+    process.env.BENCH_DIST === '1' ? [path.join(ROOT, 'dist/main.js')] : ['--import', 'tsx', 'src/main.ts'];
+  return startServer(
+    workers > 1 ? `service (${workers} workers)` : 'service',
+    entry,
+    {
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      DATABASE_URL: file.startsWith('postgres') ? file : `sqlite:${file}`,
+      MDS_QUERY_KEYS: QUERY_KEY,
+      MDS_INGEST_KEYS: INGEST_KEY,
+      // Limits are on (counted per request) but high enough never to refuse the bench.
+      MDS_STATIC_RATE_PER_MINUTE: '1000000000',
+      MDS_STATIC_DAILY_QUOTA: '1000000000000',
+      MDS_WORKERS: String(workers),
+      LOG_LEVEL: 'warn',
+      ...extra,
+    },
+    port,
+    '/health',
+  );
+}
+
+async function startBaseline(mode: 'naive' | 'ceiling', file: string): Promise<Server> {
+  const port = await freePort();
+  return startServer(
+    mode,
+    tsxArgs('baseline-server.ts', mode, String(port), file),
+    {},
+    port,
+    '/api/v1/etf/kline',
+  );
+}
+
+interface Measured {
+  load: LoadResult;
+  rssMb: number;
+}
+
+async function measure(
+  server: Server,
+  paths: string[],
+  headers: Record<string, string> = {},
+): Promise<Measured> {
+  // A short warm-up (JIT, page cache) outside the measured window.
+  await runLoad({ url: server.url, paths, headers, connections: CONNECTIONS, durationSec: 1 });
+  const meter = rssMeter(server.pid);
+  const load = await runLoad({
+    url: server.url,
+    paths,
+    headers,
+    connections: CONNECTIONS,
+    durationSec: CFG.durationSec,
+  });
+  const rssMb = meter.stop();
+  const ok = load.statuses['2xx']! + load.statuses['3xx']!;
+  if (ok < load.requests * 0.99 || load.errors > 0) {
+    throw new Error(
+      `${server.name}: ${JSON.stringify(load.statuses)}, ${load.errors} errors — not a valid run`,
+    );
+  }
+  log(
+    `${server.name}: ${load.rps.toFixed(0)} req/s p50 ${load.p50} ms p99 ${load.p99} ms rss ${rssMb.toFixed(0)} MB`,
+  );
+  return { load, rssMb };
+}
+
+const queryRow = (phase: string, server: string, m: Measured, extra: Partial<Row> = {}): Row => ({
+  phase,
+  server,
+  rate: m.load.rps,
+  unit: 'req/s',
+  p50: m.load.p50,
+  p99: m.load.p99,
+  rssMb: m.rssMb,
+  ...extra,
+});
+
+/** Median wall time (ms) of sequential requests to one path. */
+async function medianMs(server: Server, p: string, runs: number): Promise<{ ms: number; body: unknown }> {
+  const times: number[] = [];
+  let body: unknown = null;
+  for (let i = 0; i < runs; i++) {
+    const t = performance.now();
+    const r = await fetch(server.url + p, { headers: { 'Q-API-KEY': QUERY_KEY } });
+    body = await r.json();
+    if (r.status !== 200) throw new Error(`${p}: ${r.status} ${JSON.stringify(body)}`);
+    times.push(performance.now() - t);
+  }
+  times.sort((a, b) => a - b);
+  return { ms: times[Math.floor(times.length / 2)] as number, body };
+}
+
+async function queryPhases(rows: Row[], file: string): Promise<void> {
+  const paths = randomPaths(20_000);
+  const auth = { 'Q-API-KEY': QUERY_KEY };
+
+  const ceilingServer = await startBaseline('ceiling', file);
+  const ceiling = await measure(ceilingServer, paths);
+  await ceilingServer.stop();
+  rows.push(queryRow('random pages', 'HTTP ceiling (pre-serialised page)', ceiling));
+
+  const naiveServer = await startBaseline('naive', file);
+  const naive = await measure(naiveServer, paths);
+  await naiveServer.stop();
+  rows.push(queryRow('random pages', 'naive (Fastify + better-sqlite3)', naive));
+
+  for (const workers of ONLY_ONE_WORKER ? [1] : [1, WORKERS]) {
+    const svc = await startService(file, workers);
+    try {
+      if (workers > 1 && processTree(svc.pid).length < 2) {
+        rows.push({
+          phase: 'random pages',
+          server: `${svc.name}: MDS_WORKERS not supported by this build`,
+          rate: null,
+        });
+        continue;
+      }
+      const random = await measure(svc, paths, auth);
+      const p99ok = random.load.p99 <= naive.load.p99;
+      rows.push(
+        queryRow('random pages', svc.name, random, {
+          ratio: random.load.rps / naive.load.rps,
+          vs: 'naive',
+          goal: '≥ 2.0× naive, p99 ≤ naive',
+          met: random.load.rps >= 2 * naive.load.rps && p99ok,
+        }),
+      );
+      const repeated = await measure(svc, [REPEATED], auth);
+      rows.push(
+        queryRow('repeated URL', svc.name, repeated, {
+          ratio: repeated.load.rps / ceiling.load.rps,
+          vs: 'ceiling',
+          goal: '≥ 0.6× ceiling',
+          met: repeated.load.rps >= 0.6 * ceiling.load.rps,
+        }),
+      );
+      const first = await fetch(svc.url + REPEATED, { headers: auth });
+      const etag = first.headers.get('etag');
+      if (etag) {
+        const notModified = await measure(svc, [REPEATED], { ...auth, 'If-None-Match': etag });
+        rows.push(
+          queryRow('repeated URL, If-None-Match → 304', svc.name, notModified, {
+            ratio: notModified.load.rps / ceiling.load.rps,
+            vs: 'ceiling',
+          }),
+        );
+      }
+      if (workers === 1) await deepPages(rows, svc);
+    } finally {
+      await svc.stop();
+    }
+  }
+}
+
+async function deepPages(rows: Row[], svc: Server): Promise<void> {
+  const base = '/api/v1/etf/kline?limit=100';
+  await medianMs(svc, base, 2); // the first request counts the table once (cached per version)
+  const shallow = await medianMs(svc, `${base}&offset=0`, CFG.deepRuns);
+  const deep = await medianMs(svc, `${base}&offset=${CFG.deepOffset}`, CFG.deepRuns);
+  const push = (server: string, ms: number, extra: Partial<Row> = {}): void => {
+    rows.push({
+      phase: 'deep page (unfiltered, sequential)',
+      server,
+      rate: 1000 / ms,
+      unit: 'req/s',
+      p50: ms,
+      ...extra,
+    });
+  };
+  push('service, offset 0', shallow.ms);
+  push(`service, offset ${CFG.deepOffset}`, deep.ms, {
+    ratio: deep.ms / shallow.ms,
+    vs: 'time ÷ offset 0',
+    goal: '< 10× offset 0 (or cursor)',
+    met: deep.ms < 10 * shallow.ms,
+  });
+  // Keyset paging, when the service offers it: the cursor from the page just before the deep one.
+  const meta = (deep.body as { meta?: { next_cursor?: string | null } }).meta;
+  const cursor = meta?.next_cursor;
+  if (cursor) {
+    const viaCursor = await medianMs(svc, `${base}&cursor=${encodeURIComponent(cursor)}`, CFG.deepRuns);
+    push(`service, cursor at row ${CFG.deepOffset + 100}`, viaCursor.ms, {
+      ratio: viaCursor.ms / shallow.ms,
+      vs: 'time ÷ offset 0',
+      goal: '< 10× offset 0',
+      met: viaCursor.ms < 10 * shallow.ms,
+    });
+  }
+}
+
+async function ingestPhases(rows: Row[]): Promise<void> {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'mds-bench-ingest-'));
+  try {
+    log(`ingest: building ${CFG.batches} × ${BATCH_SIZE} records and one ${CFG.bigBatch}-record batch`);
+    const batches = ingestBatches('7', CFG.batches, BATCH_SIZE);
+    const ceiling = await rawUpsertCeiling(path.join(dir, 'raw.db'), batches);
+    log(`ingest raw ceiling: ${ceiling.toFixed(0)} records/s`);
+    rows.push({
+      phase: 'ingest 10k-record batches',
+      server: 'raw upsert ceiling (1 statement, 1 tx per batch)',
+      rate: ceiling,
+      unit: 'rec/s',
+    });
+
+    const svc = await startService(path.join(dir, 'service.db'), 1);
+    try {
+      const meter = rssMeter(svc.pid);
+      const rate = await pushBatches(svc.url, INGEST_KEY, batches);
+      const rssMb = meter.stop();
+      log(`ingest service: ${rate.toFixed(0)} records/s rss ${rssMb.toFixed(0)} MB`);
+      rows.push({
+        phase: 'ingest 10k-record batches',
+        server: 'service over HTTP (end to end)',
+        rate,
+        unit: 'rec/s',
+        rssMb,
+        ratio: rate / ceiling,
+        vs: 'raw ceiling',
+        goal: '≥ 0.4× raw ceiling',
+        met: rate >= 0.4 * ceiling,
+      });
+      batches.length = 0;
+      const big = ingestBatches('8', 1, CFG.bigBatch)[0]!;
+      const bigMeter = rssMeter(svc.pid);
+      const bigRate = await pushOne(svc.url, INGEST_KEY, big);
+      const bigRss = bigMeter.stop();
+      log(
+        `ingest one ${CFG.bigBatch}-record batch: ${bigRate.toFixed(0)} records/s rss ${bigRss.toFixed(0)} MB`,
+      );
+      rows.push({
+        phase: `ingest one ${CFG.bigBatch.toLocaleString('en')}-record batch`,
+        server: 'service over HTTP',
+        rate: bigRate,
+        unit: 'rec/s',
+        rssMb: bigRss,
+        goal: 'peak RSS ≤ 1 GB',
+        met: bigRss <= 1024,
+      });
+    } finally {
+      await svc.stop();
+    }
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+async function main(): Promise<void> {
+  log(
+    `mode ${QUICK ? 'quick' : 'full'}: ${CFG.codes} codes × ${CFG.days} days, ${CFG.durationSec} s loads, ${CONNECTIONS} connections`,
+  );
+  const rows: Row[] = [];
+  const file = await buildQueryDatabase(
+    DATA_DIR,
+    CFG.codes,
+    CFG.days,
+    process.env.BENCH_REBUILD === '1',
+    log,
+  );
+  if (PHASES.has('query')) await queryPhases(rows, file);
+  const qRss = rows.filter((r) => r.phase === 'random pages' && r.server.startsWith('service') && r.rssMb);
+  for (const r of qRss) {
+    rows.push({
+      phase: 'memory under query load',
+      server: r.server,
+      rate: null,
+      rssMb: r.rssMb,
+      goal: 'RSS ≤ 250 MB per process',
+      met: (r.rssMb ?? 0) <= 250 * (r.server.includes('workers') ? WORKERS + 1 : 1),
+    });
+  }
+  if (PHASES.has('ingest')) await ingestPhases(rows);
+  if (!PHASES.has('pg')) {
+    // not asked for
+  } else if (process.env.DATABASE_URL?.startsWith('postgres')) {
+    await postgresPhase(rows, process.env.DATABASE_URL, {
+      startService,
+      log,
+      batches: CFG.batches,
+      batchSize: BATCH_SIZE,
+      INGEST_KEY,
+    });
+  } else {
+    log('PostgreSQL: skipped (DATABASE_URL does not point at one)');
+    rows.push({ phase: 'PostgreSQL', server: 'skipped: DATABASE_URL not set to postgres://…', rate: null });
+  }
+  printTable(rows, {
+    mode: QUICK ? 'quick' : 'full',
+    rows: CFG.codes * CFG.days,
+    durationSec: CFG.durationSec,
+    connections: CONNECTIONS,
+    cpus: os.cpus().length,
+    node: process.version,
+    loadGenerator: 'autocannon 8 (own process)',
+  });
+  log(`done in ${((Date.now() - started) / 1000).toFixed(0)} s`);
+}
+
+main().catch((err: unknown) => {
+  console.error(err);
+  process.exit(1);
+});
