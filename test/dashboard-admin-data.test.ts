@@ -26,7 +26,12 @@ for (const backend of await backends()) {
     after(async () => h.close());
 
     it('refuses every route without the admin token (401 / 4010) or with a wrong one (401 / 4012)', async () => {
-      for (const url of ['/admin/api/batches', '/admin/api/batches/x', '/admin/api/coverage']) {
+      for (const url of [
+        '/admin/api/batches',
+        '/admin/api/batches/x',
+        '/admin/api/coverage',
+        '/admin/api/datasets',
+      ]) {
         const none = await admin(h, url, null);
         assert.equal(none.statusCode, 401, url);
         assert.equal((none.json() as Json).code, 4010);
@@ -35,6 +40,19 @@ for (const backend of await backends()) {
         assert.equal((wrong.json() as Json).code, 4012);
         assert.ok(!JSON.stringify(wrong.json()).includes('data'), 'no data leaks on 401');
       }
+    });
+
+    it('lists the catalog’s datasets for pickers', async () => {
+      const res = await admin(h, '/admin/api/datasets');
+      assert.equal(res.statusCode, 200);
+      const list = data(res);
+      assert.equal(list.length, 32);
+      assert.deepEqual(list[0], {
+        name: 'etf_daily',
+        endpoint: '/api/v1/etf/kline',
+        layer: CATALOG.byName.get('etf_daily')?.layer,
+        description: CATALOG.byName.get('etf_daily')?.description,
+      });
     });
 
     it('on a fresh install: no batches, and coverage lists all 32 datasets as empty', async () => {

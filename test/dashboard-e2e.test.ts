@@ -1,10 +1,12 @@
 // Issue 7: the dashboard end to end, in real headless Chromium (Debian's /usr/bin/chromium driven
 // by playwright-core) against the app on a real port: sign in, create and use a key, watch its
 // usage, revoke it, see pushed batches and their errors, and the coverage of all 32 datasets.
-// Saves docs/dashboard-{keys,usage,ingest,coverage}.png for the README.
+// Saves docs/dashboard-{keys,usage,ingest,coverage}.png for the README (MDS_UPDATE_SCREENSHOTS=1).
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { ADMIN_TOKEN, INGEST_KEY, startApp, type Harness } from './helpers/harness.js';
@@ -19,7 +21,12 @@ const ARGS = [
   '--disable-sync',
   '--no-first-run',
 ];
-const DOCS = fileURLToPath(new URL('../docs/', import.meta.url));
+// Screenshots go to docs/ only when asked (MDS_UPDATE_SCREENSHOTS=1), so a test run never
+// changes tracked files; otherwise to a temporary folder (still taken: they exercise rendering).
+const DOCS =
+  process.env.MDS_UPDATE_SCREENSHOTS === '1'
+    ? fileURLToPath(new URL('../docs/', import.meta.url))
+    : `${fs.mkdtempSync(path.join(os.tmpdir(), 'mds-dashboard-'))}/`;
 
 const haveChromium = fs.existsSync(CHROMIUM);
 if (!haveChromium) {
@@ -83,6 +90,7 @@ describe(
     after(async () => {
       await browser?.close();
       await h?.close();
+      if (process.env.MDS_UPDATE_SCREENSHOTS !== '1') fs.rmSync(DOCS, { recursive: true, force: true });
     });
 
     it('shows only the sign-in form without a token, refuses a wrong one, signs in with the right one', async (t) => {
@@ -218,6 +226,17 @@ describe(
       assert.ok(bars >= 2, `bars drawn: ${bars}`);
       assert.match((await page.textContent('#stat-hour')) ?? '', /\d/);
       await shot('usage');
+
+      // A week, and one key's requests alone.
+      await page.selectOption('#usage-period', '168');
+      await countIs('svg.chart .bar', 168);
+      await page.selectOption('#usage-key', keyId);
+      await page.locator('#view h2', { hasText: 'research notebook' }).waitFor();
+      const only = await page.$$eval(
+        'svg.chart .bar rect',
+        (rects) => rects.filter((r) => Number(r.getAttribute('height')) > 0).length,
+      );
+      assert.equal(only, 1, 'one key, one busy hour');
     });
 
     it('changes a key’s limits and revokes it; the revoked key is refused', async () => {

@@ -70,7 +70,7 @@ function listLimit(raw: string | undefined): number {
   return Math.min(Number(raw), MAX_BATCH_LIST);
 }
 
-/** Admin API for the dashboard's Ingest and Coverage views: recent batches and data coverage. */
+/** Admin API for the dashboard's Ingest and Coverage views: recent batches, datasets, coverage. */
 export function registerAdminDataRoutes(
   app: FastifyInstance,
   services: Services,
@@ -117,6 +117,19 @@ export function registerAdminDataRoutes(
       return { code: 0, message: 'ok', data: rec };
     },
   );
+
+  // The catalog's datasets, for pickers: no database work.
+  const datasets = catalog.datasets.map((d) => ({
+    name: d.name,
+    endpoint: d.endpoint,
+    layer: d.layer,
+    description: d.description,
+  }));
+  app.get('/admin/api/datasets', { onRequest: auth }, async () => ({
+    code: 0,
+    message: 'ok',
+    data: datasets,
+  }));
 
   app.get('/admin/api/coverage', { onRequest: auth }, async () => ({
     code: 0,

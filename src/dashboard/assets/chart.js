@@ -15,7 +15,7 @@ function niceMax(max) {
 }
 
 /**
- * points: [{ label, title, value }] in time order. Returns an <svg>; each bar has a <title>
+ * points: [{ label, title, value }] in time order ('' label: none under that bar). Returns an <svg>; each bar has a <title>
  * (the browser's tooltip) so exact numbers are a hover away.
  */
 export function barChart(points, { caption = 'Requests per hour' } = {}) {
@@ -36,8 +36,6 @@ export function barChart(points, { caption = 'Requests per hour' } = {}) {
     );
   });
 
-  // At most ~12 x labels, whatever the period.
-  const every = Math.max(1, Math.ceil(points.length / 12));
   const bars = points.map((p, i) => {
     const x = PAD.left + i * step + (step - bw) / 2;
     const top = y(p.value);
@@ -49,7 +47,7 @@ export function barChart(points, { caption = 'Requests per hour' } = {}) {
         { x, y: top, width: bw, height: Math.max(0, PAD.top + ih - top), rx: 1.5 },
         s('title', { text: `${p.title}: ${num(p.value)} request${p.value === 1 ? '' : 's'}` }),
       ),
-      i % every === 0
+      p.label
         ? s('text', { class: 'xlabel', x: x + bw / 2, y: H - 6, 'text-anchor': 'middle', text: p.label })
         : null,
     );

@@ -72,10 +72,12 @@ function detail(b) {
   );
 }
 
+/** Dataset names for the filter; the catalog does not change while the page is open. */
+let datasetNames = null;
+
 export function mountIngest(root, { api, navigate, params }) {
   const filter = { dataset: params.get('dataset') ?? '', status: params.get('status') ?? '' };
   let open = params.get('batch') ?? null; // batch_id whose detail is expanded
-  let datasets = null;
   let batches = null;
   let failure = null;
   const details = new Map(); // batch_id → full record (or Error)
@@ -97,12 +99,12 @@ export function mountIngest(root, { api, navigate, params }) {
 
   const reload = async () => {
     try {
-      const [list, coverage] = await Promise.all([
+      const [list, catalog] = await Promise.all([
         api('batches', { query: { dataset: filter.dataset, status: filter.status, limit: LIMIT } }),
-        datasets ? null : api('coverage').catch(() => null),
+        datasetNames ? null : api('datasets').catch(() => null),
       ]);
       batches = list;
-      if (coverage) datasets = coverage.map((c) => c.dataset);
+      if (catalog) datasetNames = catalog.map((d) => d.name);
       failure = null;
       details.clear();
       if (open) await loadDetail(open);
@@ -130,7 +132,7 @@ export function mountIngest(root, { api, navigate, params }) {
           'select',
           { id: 'filter-dataset', onchange: (e) => setFilter('dataset', e.target.value) },
           h('option', { value: '', text: 'All datasets' }),
-          (datasets ?? (filter.dataset ? [filter.dataset] : [])).map((d) =>
+          (datasetNames ?? (filter.dataset ? [filter.dataset] : [])).map((d) =>
             h('option', { value: d, text: d, selected: d === filter.dataset }),
           ),
         ),

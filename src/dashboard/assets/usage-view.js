@@ -25,7 +25,15 @@ function hourlySeries(usage, hours, keyId) {
     const d = new Date(now - i * 3_600_000);
     const local = `${pad(d.getHours())}:00`;
     points.push({
-      label: hours > 48 ? `${pad(d.getMonth() + 1)}-${pad(d.getDate())}` : local,
+      // Every other hour for a day; each local midnight, as a date, for a week.
+      label:
+        hours > 48
+          ? d.getHours() === 0
+            ? `${pad(d.getMonth() + 1)}-${pad(d.getDate())}`
+            : ''
+          : d.getHours() % 2 === 0
+            ? local
+            : '',
       title: `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())} ${local}`,
       value: counts.get(bucketOf(d)) ?? 0,
     });
