@@ -11,7 +11,6 @@ import { ADMIN_TOKEN, INGEST_KEY, QUERY_KEY } from './harness.js';
  */
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
-const LISTENING_RE = /Server listening at http:\/\/127\.0\.0\.1:(\d+)/;
 
 export interface ServerProcess {
   readonly port: number;
@@ -39,7 +38,7 @@ export async function startServer(opts: StartOptions): Promise<ServerProcess> {
   const env: Record<string, string> = {
     PATH: process.env.PATH ?? '',
     HOME: process.env.HOME ?? '',
-    PORT: '0',
+    PORT: String(await freePort()),
     HOST: '127.0.0.1',
     LOG_LEVEL: 'info',
     DATABASE_URL: opts.databaseUrl,
@@ -94,16 +93,15 @@ export async function startServer(opts: StartOptions): Promise<ServerProcess> {
     });
 
   const readyTimeout = opts.readyTimeoutMs ?? 60_000;
-  let port: number;
+  const port = Number(env.PORT);
   try {
-    await waitForOutput('Server listening at http://127.0.0.1:', readyTimeout);
-    const m = LISTENING_RE.exec(out);
-    if (!m) throw new Error(`no port in output:\n${out}`);
-    port = Number(m[1]);
     const deadline = Date.now() + readyTimeout;
     for (;;) {
       const status = await httpStatus(port, '/health').catch(() => 0);
       if (status === 200) break;
+      if (child.exitCode !== null || child.signalCode !== null) {
+        throw new Error(`server exited during start; output:\n${out.slice(-3000)}`);
+      }
       if (Date.now() > deadline) throw new Error(`server never became healthy; output:\n${out.slice(-3000)}`);
       await sleep(100);
     }
@@ -125,6 +123,18 @@ export async function startServer(opts: StartOptions): Promise<ServerProcess> {
     },
     exited: () => exit,
   };
+}
+
+/** A port free right now on 127.0.0.1 (the kernel's pick, released for the child to bind). */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = net.createServer();
+    srv.once('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const { port } = srv.address() as net.AddressInfo;
+      srv.close(() => resolve(port));
+    });
+  });
 }
 
 export const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));

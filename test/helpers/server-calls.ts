@@ -1,0 +1,41 @@
+import { INGEST_KEY, QUERY_KEY } from './harness.js';
+import { request, type RawResponse } from './server-process.js';
+
+/** Calls on a server listening on a loopback port (a child process or an in-process listener). */
+
+export function pushBatch(port: number, body: Buffer | string, key = INGEST_KEY): Promise<RawResponse> {
+  return request(port, {
+    method: 'POST',
+    path: '/api/v1/upstream/ingest/batches',
+    headers: { 'content-type': 'application/json', 'up-api-key': key },
+    body,
+  });
+}
+
+export interface BatchState {
+  status: number;
+  code: number;
+  batchStatus: string | null;
+  accepted: number | null;
+}
+
+export async function batchState(port: number, batchId: string): Promise<BatchState> {
+  const r = await request(port, {
+    method: 'GET',
+    path: `/api/v1/upstream/ingest/batches/${encodeURIComponent(batchId)}`,
+    headers: { 'up-api-key': INGEST_KEY },
+  });
+  const b = JSON.parse(r.body) as { code: number; status?: string; accepted?: number };
+  return { status: r.status, code: b.code, batchStatus: b.status ?? null, accepted: b.accepted ?? null };
+}
+
+/** meta.total of etf_daily rows of one source (the kline endpoint's `source` filter). */
+export async function rowCount(port: number, source: string): Promise<number> {
+  const r = await request(port, {
+    method: 'GET',
+    path: `/api/v1/etf/kline?source=${encodeURIComponent(source)}&limit=1`,
+    headers: { 'q-api-key': QUERY_KEY },
+  });
+  if (r.status !== 200) throw new Error(`row count: ${r.status} ${r.body}`);
+  return (JSON.parse(r.body) as { meta: { total: number } }).meta.total;
+}
