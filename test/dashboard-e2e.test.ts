@@ -170,7 +170,19 @@ describe(
       assert.match(text, /5,000 \/ day/);
       assert.ok(!text.includes(secret), 'the list never shows the secret');
 
-      // A second key, made through the admin API, with earlier traffic for the chart.
+      // A second key, made through the admin API, with earlier traffic for the chart and a
+      // daily quota it has used 85 % of (so the screenshot shows a meter near its limit).
+      const now = Date.now();
+      const traffic = Array.from({ length: 23 }, (_, i) => {
+        const at = new Date(now - (23 - i) * 3_600_000);
+        return {
+          hour: at.toISOString().slice(0, 13),
+          count: 40 + Math.round(30 * Math.sin(i / 3)) + i * 3,
+          lastUsed: at.toISOString(),
+        };
+      });
+      const today = new Date(now).toISOString().slice(0, 10);
+      const usedToday = traffic.filter((u) => u.hour.startsWith(today)).reduce((n, u) => n + u.count, 0);
       const res = await api('/admin/api/keys', {
         method: 'POST',
         headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' },
@@ -178,23 +190,12 @@ describe(
           scope: 'query',
           name: 'mobile app backend',
           rate_per_minute: 600,
-          daily_quota: 2000,
+          daily_quota: Math.max(10, Math.ceil(usedToday / 0.85)),
         }),
       });
       assert.equal(res.status, 201);
       const other = ((await res.json()) as { data: { id: string } }).data;
-      const now = Date.now();
-      await h.store.recordUsage(
-        Array.from({ length: 23 }, (_, i) => {
-          const at = new Date(now - (23 - i) * 3_600_000);
-          return {
-            keyId: other.id,
-            hour: at.toISOString().slice(0, 13),
-            count: 40 + Math.round(30 * Math.sin(i / 3)) + i * 3,
-            lastUsed: at.toISOString(),
-          };
-        }),
-      );
+      await h.store.recordUsage(traffic.map((u) => ({ keyId: other.id, ...u })));
       await page.click('#refresh');
       await page.locator('#keys-table tbody tr', { hasText: 'mobile app backend' }).waitFor();
       await shot('keys');
