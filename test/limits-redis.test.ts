@@ -5,7 +5,9 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { RedisLimiter } from '../src/access/redis-limiter.js';
 import { KeyService } from '../src/access/key-service.js';
 import type { Principal } from '../src/access/keyring.js';
-import { freshDatabaseUrl, get, json, startApp, type Harness } from './helpers/harness.js';
+import { Redis } from 'ioredis';
+import { ADMIN_TOKEN, freshDatabaseUrl, get, json, startApp, type Harness } from './helpers/harness.js';
+import { request, startServer } from './helpers/server-process.js';
 import { REDIS_URL, redisAvailable, redisPrefix } from './helpers/redis.js';
 
 /**
@@ -196,5 +198,47 @@ test('Redis goes away and comes back: memory meanwhile, shared counters again af
   } finally {
     await limiter.close();
     server?.kill('SIGKILL');
+  }
+});
+
+test('two server processes (main.ts) with one REDIS_URL share one budget', async (t) => {
+  if (!available) return t.skip('no Redis');
+  const db = await freshDatabaseUrl('sqlite');
+  const env = { REDIS_URL, MDS_ADMIN_TOKEN: ADMIN_TOKEN };
+  const a = await startServer({ databaseUrl: db.url, env });
+  const b = await startServer({ databaseUrl: db.url, env });
+  let keyId = '';
+  try {
+    await a.waitForOutput('rate-limit counters in Redis');
+    await b.waitForOutput('rate-limit counters in Redis');
+    const created = await request(a.port, {
+      method: 'POST',
+      path: '/admin/api/keys',
+      headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ scope: 'query', rate_per_minute: 3, daily_quota: 1000 }),
+    });
+    const k = (JSON.parse(created.body) as { data: { id: string; secret: string } }).data;
+    keyId = k.id;
+    // These servers use the real clock: start well inside a minute so all six share one window.
+    const sec = new Date().getUTCSeconds();
+    if (sec >= 50) await new Promise((r) => setTimeout(r, (61 - sec) * 1000));
+    const statuses: number[] = [];
+    for (let i = 0; i < 6; i++) {
+      const r = await request(i % 2 ? b.port : a.port, {
+        method: 'GET',
+        path: URL,
+        headers: { 'q-api-key': k.secret },
+      });
+      statuses.push(r.status);
+    }
+    assert.deepEqual(statuses, [200, 200, 200, 403, 403, 403]);
+  } finally {
+    await a.kill('SIGTERM');
+    await b.kill('SIGTERM');
+    const r = new Redis(REDIS_URL);
+    const keys = keyId ? await r.keys(`mds:rl:{${keyId}}:*`) : [];
+    if (keys.length > 0) await r.del(...keys);
+    r.disconnect();
+    await db.drop();
   }
 });
