@@ -89,8 +89,10 @@ export function convertCell(f: Field, raw: unknown): string | number | undefined
   }
 }
 
+/** An ingestible field by ingest or row name (created_at is a row field the server sets). */
 function resolveField(d: Dataset, name: string): Field | undefined {
-  return d.fieldByName.get(name) ?? d.fieldByApiName.get(name);
+  const f = d.fieldByName.get(name) ?? d.fieldByApiName.get(name);
+  return f && !f.serverSet ? f : undefined;
 }
 
 export function fieldList(d: Dataset): string {
