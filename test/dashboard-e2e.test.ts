@@ -371,15 +371,16 @@ describe(
           tds.map((td) => td.textContent ?? ''),
         );
       const etf = await cells('etf_daily');
-      assert.equal(etf[1], '/api/v1/etf/kline');
+      assert.equal(etf[7], '/api/v1/etf/kline');
       assert.equal(etf[2], '11'); // 10 bars + 1 accepted record of the partial batch
       assert.equal(etf[3], '2024-01-02');
       assert.equal(etf[4], '2024-01-08');
       assert.match(etf[6] ?? '', /etf-partial/);
-      assert.equal(etf[7], 'fresh');
+      assert.equal(etf[1], 'fresh');
+      assert.equal(etf[5], 'just now');
       const basic = await cells('etf_basic');
       assert.equal(basic[2], '0');
-      assert.equal(basic[7], 'no data');
+      assert.equal(basic[1], 'no data');
       assert.equal(await page.locator('#view .empty').count(), 0);
       await shot('coverage');
 

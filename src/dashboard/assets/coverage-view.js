@@ -55,14 +55,14 @@ export function mountCoverage(root, { api, navigate }) {
           title: 'Batches of this dataset',
         }),
       ),
-      h('td', { class: 'mono small nowrap', text: c.endpoint }),
+      h('td', {}, badge(f.text, f.kind)),
       h('td', { class: 'num', text: num(c.rows) }),
       h('td', { class: 'nowrap', text: c.first_date ?? '—' }),
       h('td', { class: 'nowrap', text: c.last_date ?? '—' }),
-      timeCell(c.last_batch_at),
+      timeCell(c.last_batch_at, 'ago'),
       h(
         'td',
-        { class: 'mono small nowrap' },
+        { class: 'mono small nowrap clip', title: c.last_batch_id ?? '' },
         c.last_batch_id
           ? h('a', {
               href: '#',
@@ -74,7 +74,7 @@ export function mountCoverage(root, { api, navigate }) {
             })
           : '—',
       ),
-      h('td', {}, badge(f.text, f.kind)),
+      h('td', { class: 'mono small nowrap', text: c.endpoint }),
     );
   }
 
@@ -82,7 +82,7 @@ export function mountCoverage(root, { api, navigate }) {
     const shown = coverage.filter((c) => !text || c.dataset.includes(text) || c.endpoint.includes(text));
     clear(tableSlot).append(
       table(
-        ['Dataset', 'Endpoint', 'Rows', 'First date', 'Last date', 'Last change', 'Last batch', 'Freshness'],
+        ['Dataset', 'Freshness', 'Rows', 'First date', 'Last date', 'Last change', 'Last batch', 'Endpoint'],
         shown.map(row),
         {
           id: 'coverage-table',

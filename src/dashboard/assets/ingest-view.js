@@ -168,8 +168,8 @@ export function mountIngest(root, { api, navigate, params }) {
           }
         },
       },
-      timeCell(b.processed_at),
-      h('td', { class: 'mono nowrap', text: b.batch_id }),
+      timeCell(b.processed_at, 'local'),
+      h('td', { class: 'mono nowrap clip', title: b.batch_id, text: b.batch_id }),
       h('td', { text: b.dataset }),
       h('td', {
         class: 'nowrap',
