@@ -82,7 +82,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   if (config.MDS_MAX_CONNECTIONS > 0) app.server.maxConnections = config.MDS_MAX_CONNECTIONS;
 
   // Counters from REDIS_URL (else memory) unless the caller brings its own (and then closes it).
-  const baseLimiter = deps.limiter ?? (await createLimiter(config, app.log));
+  const baseLimiter = deps.limiter ?? (await createLimiter(config, app.log, store));
   const usage = new UsageRecorder(store, { log: app.log });
   const limiter = metered(baseLimiter, usage);
   app.addHook('onClose', async () => {

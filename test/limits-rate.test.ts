@@ -167,3 +167,37 @@ test('windows: the minute and the UTC day, reset times never 0', () => {
   assert.equal(w2.minuteReset, 60);
   assert.equal(w2.dayReset, 86400);
 });
+
+test('a restart does not renew a daily quota: the day count starts from the stored usage', async () => {
+  const first = await startApp('sqlite');
+  const { secret } = await new KeyService(first.store).create({ scope: 'query', daily_quota: 3 });
+  assert.equal((await get(first.app, URL, secret)).statusCode, 200);
+  assert.equal((await get(first.app, URL, secret)).statusCode, 200);
+  await first.app.close(); // flushes the usage statistics
+  await first.store.close();
+  const second = await startApp('sqlite', {}, { databaseUrl: first.databaseUrl });
+  try {
+    const r = await get(second.app, URL, secret);
+    assert.equal(r.statusCode, 200);
+    assert.match(r.headers.ratelimit as string, /"day";r=0;/);
+    assert.equal(json(await get(second.app, URL, secret)).code, 4031);
+  } finally {
+    await second.close();
+    await first.close().catch(() => {});
+  }
+});
+
+test('failed authentication is limited per client address: 429 / 4290 with Retry-After', async () => {
+  await withApp(
+    async (h) => {
+      for (let i = 0; i < 3; i++) assert.equal((await get(h.app, URL, `wrong-key-${i}`)).statusCode, 401);
+      const r = await get(h.app, URL, 'wrong-key-again');
+      assert.equal(r.statusCode, 429);
+      assert.equal(code(r), 4290);
+      assert.ok(Number(r.headers['retry-after']) >= 1);
+      // While blocked, the address is refused even with a good key: guessing gains nothing.
+      assert.equal((await get(h.app, URL, QUERY_KEY)).statusCode, 429);
+    },
+    { MDS_AUTH_FAILURES_PER_MINUTE: '3' },
+  );
+});

@@ -1,4 +1,5 @@
 import type { Config } from '../config.js';
+import type { Store } from '../storage/store.js';
 import type { Limiter } from './limiter.js';
 import { MemoryLimiter } from './memory-limiter.js';
 import { RedisLimiter, type LimiterLog } from './redis-limiter.js';
@@ -8,8 +9,24 @@ import { RedisLimiter, type LimiterLog } from './redis-limiter.js';
  * REDIS_URL is set (shared by every instance). An unreachable Redis does not stop the start:
  * the limiter counts in memory until Redis answers (see RedisLimiter).
  */
-export async function createLimiter(config: Pick<Config, 'REDIS_URL'>, log: LimiterLog): Promise<Limiter> {
-  if (!config.REDIS_URL) return new MemoryLimiter();
+export async function createLimiter(
+  config: Pick<Config, 'REDIS_URL'>,
+  log: LimiterLog,
+  store?: Store,
+): Promise<Limiter> {
+  if (!config.REDIS_URL) {
+    // Today's stored usage starts each key's day count, so a restart does not renew a quota.
+    return new MemoryLimiter(
+      store
+        ? {
+            seed: async (keyId, day) =>
+              (await store.usage(`${day}T00`))
+                .filter((u) => u.key_id === keyId && u.hour.startsWith(day))
+                .reduce((n, u) => n + u.count, 0),
+          }
+        : {},
+    );
+  }
   const limiter = new RedisLimiter({ url: config.REDIS_URL, log });
   try {
     await limiter.ready(2000);

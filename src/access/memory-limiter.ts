@@ -1,4 +1,4 @@
-import type { Principal } from './keyring.js';
+import { isStaticKey, type Principal } from './keyring.js';
 import {
   NO_LIMIT,
   decision,
@@ -17,20 +17,55 @@ interface Counts {
 }
 
 /**
+ * Requests a key has already made today, from the stored usage statistics: so a restart does
+ * not hand out a fresh daily quota.
+ */
+export type DaySeed = (keyId: string, day: string) => Promise<number>;
+
+/**
  * Per-process counters (the default, and the fallback while Redis is unreachable). One entry
  * per key seen today; JavaScript runs one callback at a time, so check-and-count is atomic.
  */
 export class MemoryLimiter implements Limiter {
   private readonly counts = new Map<string, Counts>();
   private readonly now: () => number;
+  private readonly seed: DaySeed | undefined;
+  /** Keys whose day count was read from the store, per day; and reads in flight. */
+  private seeded = { day: '', ids: new Set<string>() };
+  private readonly seeding = new Map<string, Promise<number>>();
 
-  constructor(opts: { now?: () => number } = {}) {
+  constructor(opts: { now?: () => number; seed?: DaySeed } = {}) {
     this.now = opts.now ?? Date.now;
+    this.seed = opts.seed;
   }
 
   async consume(p: Principal): Promise<LimitDecision> {
     if (!needsCounting(p)) return NO_LIMIT;
+    if (this.seed && p.dailyQuota !== null && !isStaticKey(p)) await this.seedDay(p.id);
     return this.consumeSync(p);
+  }
+
+  private async seedDay(id: string): Promise<void> {
+    const { day, minute } = windowsAt(this.now());
+    if (this.seeded.day !== day) this.seeded = { day, ids: new Set() };
+    if (this.seeded.ids.has(id)) return;
+    const key = `${day}\n${id}`;
+    let pending = this.seeding.get(key);
+    if (!pending) {
+      // Concurrent first requests share one read.
+      pending = (this.seed as DaySeed)(id, day).catch(() => 0);
+      this.seeding.set(key, pending);
+    }
+    try {
+      const stored = await pending;
+      if (!this.seeded.ids.has(id) && this.seeded.day === day) {
+        this.seeded.ids.add(id);
+        const c = this.current(id, minute, day);
+        c.dayCount = Math.max(c.dayCount, stored);
+      }
+    } finally {
+      this.seeding.delete(key);
+    }
   }
 
   consumeSync(p: Principal): LimitDecision {
