@@ -181,13 +181,12 @@ export function mountUsage(root, { api }) {
                 ? 'Create a query key on the Keys tab; its requests are counted here.'
                 : 'Requests made with managed keys are counted here, per hour (static keys are not).',
             )
-          : null,
-        h(
-          'figure',
-          { class: 'chart-wrap' },
-          barChart(points),
-          h('figcaption', { class: 'muted small', text: `${num(total)} requests · hours in local time` }),
-        ),
+          : h(
+              'figure',
+              { class: 'chart-wrap' },
+              barChart(points),
+              h('figcaption', { class: 'muted small', text: `${num(total)} requests · hours in local time` }),
+            ),
       ),
     );
 
