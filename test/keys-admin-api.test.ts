@@ -4,6 +4,7 @@ import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
 import {
   ADMIN_TOKEN,
   backends,
+  batchStatus,
   get,
   json,
   startApp,
@@ -215,6 +216,10 @@ function suite(backend: Backend): void {
     };
     const secret = ingest.secret as string;
     assert.equal(managedKeyScope(secret), 'ingest');
+    // Accepted on the ingest interface (an unknown batch: 404 / 4040, past authentication).
+    const status = await batchStatus(h.app, 'no-such-batch', secret);
+    assert.equal(status.statusCode, 404);
+    assert.equal(json(status).code, 4040);
     const r = await get(h.app, URL, secret);
     assert.equal(r.statusCode, 401);
     assert.equal(json(r).code, 4012);
