@@ -64,6 +64,12 @@ function queryParameters(d: Dataset): Obj[] {
       schema: { type: 'string', enum: [...FORMATS], default: 'json' },
       description: 'csv and ndjson stream the whole result (no pagination)',
     },
+    {
+      name: 'cursor',
+      in: 'query',
+      schema: { type: 'string' },
+      description: 'keyset pagination: meta.next_cursor of the previous page of the same query',
+    },
   );
   return params;
 }

@@ -1,0 +1,1577 @@
+// Generated from the OpenAPI document by src/client/generate-types.ts. Do not edit:
+// run `npx tsx src/client/generate-types.ts` after changing the catalog.
+
+/** A row of /api/v1/etf/kline (dataset etf_daily). */
+export interface EtfDailyRow {
+  code: string;
+  /** YYYY-MM-DD */
+  date: string;
+  open: number | null;
+  high: number | null;
+  low: number | null;
+  close: number;
+  pre_close: number | null;
+  change: number | null;
+  pct_chg: number | null;
+  volume: number;
+  amount: number | null;
+  turnover_rate: number | null;
+  source: string;
+  /** ISO 8601 UTC timestamp */
+  updated_at: string;
+  /** ISO 8601 UTC timestamp; when the row was first stored (set by the server) */
+  created_at: string;
+}
+
+/** Filters and options of /api/v1/etf/kline. */
+export interface EtfDailyParams {
+  /** exact match */
+  code?: string | number;
+  /** exact match */
+  date?: string;
+  /** exact match */
+  source?: string | number;
+  /** inclusive bound on date */
+  date_from?: string;
+  /** inclusive bound on date */
+  date_to?: string;
+  /** rows per page; values above 1000 are clamped to 1000 */
+  limit?: number;
+  offset?: number;
+  sort?: keyof EtfDailyRow;
+  order?: 'asc' | 'desc';
+  /** comma-separated subset of: code, date, open, high, low, close, pre_close, change, pct_chg, volume, amount, turnover_rate, source, updated_at, created_at */
+  fields?: readonly (keyof EtfDailyRow)[];
+  /** keyset pagination: meta.next_cursor of the previous page of the same query */
+  cursor?: string;
+}
+
+/** A row of /api/v1/index/price (dataset index_daily). */
+export interface IndexDailyRow {
+  index_code: string;
+  /** YYYY-MM-DD */
+  trade_date: string;
+  open: number | null;
+  high: number | null;
+  low: number | null;
+  close: number;
+  pre_close: number | null;
+  change: number | null;
+  /** daily return, percent */
+  pct_chg: number | null;
+  volume: number | null;
+  amount: number | null;
+  source: string;
+  /** ISO 8601 UTC timestamp */
+  updated_at: string | null;
+  /** ISO 8601 UTC timestamp; when the row was first stored (set by the server) */
+  created_at: string;
+}
+
+/** Filters and options of /api/v1/index/price. */
+export interface IndexDailyParams {
+  /** exact match */
+  index_code?: string | number;
+  /** exact match */
+  trade_date?: string;
+  /** exact match */
+  source?: string | number;
+  /** inclusive bound on trade_date */
+  date_from?: string;
+  /** inclusive bound on trade_date */
+  date_to?: string;
+  /** rows per page; values above 1000 are clamped to 1000 */
+  limit?: number;
+  offset?: number;
+  sort?: keyof IndexDailyRow;
+  order?: 'asc' | 'desc';
+  /** comma-separated subset of: index_code, trade_date, open, high, low, close, pre_close, change, pct_chg, volume, amount, source, updated_at, created_at */
+  fields?: readonly (keyof IndexDailyRow)[];
+  /** keyset pagination: meta.next_cursor of the previous page of the same query */
+  cursor?: string;
+}
+
+/** A row of /api/v1/market/fx (dataset fx). */
+export interface FxRow {
+  /** currency pair, e.g. USDCNY */
+  code: string;
+  /** YYYY-MM-DD */
+  date: string;
+  open: number | null;
+  high: number | null;
+  low: number | null;
+  close: number;
+  bid: number | null;
+  ask: number | null;
+  source: string;
+  /** ISO 8601 UTC timestamp */
+  updated_at: string | null;
+  /** ISO 8601 UTC timestamp; when the row was first stored (set by the server) */
+  created_at: string;
+}
+
+/** Filters and options of /api/v1/market/fx. */
+export interface FxParams {
+  /** exact match */
+  code?: string | number;
+  /** exact match */
+  date?: string;
+  /** exact match */
+  source?: string | number;
+  /** inclusive bound on date */
+  date_from?: string;
+  /** inclusive bound on date */
+  date_to?: string;
+  /** rows per page; values above 1000 are clamped to 1000 */
+  limit?: number;
+  offset?: number;
+  sort?: keyof FxRow;
+  order?: 'asc' | 'desc';
+  /** comma-separated subset of: code, date, open, high, low, close, bid, ask, source, updated_at, created_at */
+  fields?: readonly (keyof FxRow)[];
+  /** keyset pagination: meta.next_cursor of the previous page of the same query */
+  cursor?: string;
+}
+
+/** A row of /api/v1/etf/qdii-nav (dataset qdii_nav). */
+export interface QdiiNavRow {
+  code: string;
+  /** YYYY-MM-DD */
+  date: string;
+  nav: number;
+  acc_nav: number | null;
+  estimated_nav: number | null;
+  premium_pct: number | null;
+  currency: string | null;
+  purchase_status: string | null;
+  redemption_status: string | null;
+  source: string;
+  /** ISO 8601 UTC timestamp */
+  updated_at: string | null;
+  /** ISO 8601 UTC timestamp; when the row was first stored (set by the server) */
+  created_at: string;
+}
+
+/** Filters and options of /api/v1/etf/qdii-nav. */
+export interface QdiiNavParams {
+  /** exact match */
+  code?: string | number;
+  /** exact match */
+  date?: string;
+  /** exact match */
+  source?: string | number;
+  /** inclusive bound on date */
+  date_from?: string;
+  /** inclusive bound on date */
+  date_to?: string;
+  /** rows per page; values above 1000 are clamped to 1000 */
+  limit?: number;
+  offset?: number;
+  sort?: keyof QdiiNavRow;
+  order?: 'asc' | 'desc';
+  /** comma-separated subset of: code, date, nav, acc_nav, estimated_nav, premium_pct, currency, purchase_status, redemption_status, source, updated_at, created_at */
+  fields?: readonly (keyof QdiiNavRow)[];
+  /** keyset pagination: meta.next_cursor of the previous page of the same query */
+  cursor?: string;
+}
+
+/** A row of /api/v1/stock/industry-sw (dataset industry_sw). */
+export interface IndustrySwRow {
+  code: string;
+  /** stock name */
+  name: string | null;
+  industry_code: string;
+  industry_name: string | null;
+  level: 1 | 2 | 3 | null;
+  l1_code: string | null;
+  l1_name: string | null;
+  l2_code: string | null;
+  l2_name: string | null;
+  l3_code: string | null;
+  l3_name: string | null;
+  /** YYYY-MM-DD */
+  in_date: string | null;
+  /** YYYY-MM-DD */
+  out_date: string | null;
+  source: string;
+  /** ISO 8601 UTC timestamp */
+  updated_at: string | null;
+  /** ISO 8601 UTC timestamp; when the row was first stored (set by the server) */
+  created_at: string;
+}
+
+/** Filters and options of /api/v1/stock/industry-sw. */
+export interface IndustrySwParams {
+  /** exact match */
+  code?: string | number;
+  /** exact match */
+  industry_code?: string | number;
+  /** exact match */
+  source?: string | number;
+  /** contains, case-insensitive (% and _ are literal) */
+  name?: string;
+  /** rows per page; values above 1000 are clamped to 1000 */
+  limit?: number;
+  offset?: number;
+  sort?: keyof IndustrySwRow;
+  order?: 'asc' | 'desc';
+  /** comma-separated subset of: code, name, industry_code, industry_name, level, l1_code, l1_name, l2_code, l2_name, l3_code, l3_name, in_date, out_date, source, updated_at, created_at */
+  fields?: readonly (keyof IndustrySwRow)[];
+  /** keyset pagination: meta.next_cursor of the previous page of the same query */
+  cursor?: string;
+}
+
+/** A row of /api/v1/stock/daily (dataset stock_daily). */
+export interface StockDailyRow {
+  code: string;
+  /** YYYY-MM-DD */
+  date: string;
+  open: number | null;
+  high: number | null;
+  low: number | null;
+  close: number;
+  pre_close: number | null;
+  change: number | null;
+  pct_chg: number | null;
+  volume: number;
+  amount: number | null;
+  turnover_rate: number | null;
+  pe_ttm: number | null;
+  pb: number | null;
+  total_mv: number | null;
+  circ_mv: number | null;
+  is_suspended: 0 | 1 | null;
+  source: string;
+  /** ISO 8601 UTC timestamp */
+  updated_at: string | null;
+  /** ISO 8601 UTC timestamp; when the row was first stored (set by the server) */
+  created_at: string;
+}
+
+/** Filters and options of /api/v1/stock/daily. */
+export interface StockDailyParams {
+  /** exact match */
+  code?: string | number;
+  /** exact match */
+  date?: string;
+  /** exact match */
+  source?: string | number;
+  /** inclusive bound on date */
+  date_from?: string;
+  /** inclusive bound on date */
+  date_to?: string;
+  /** rows per page; values above 1000 are clamped to 1000 */
+  limit?: number;
+  offset?: number;
+  sort?: keyof StockDailyRow;
+  order?: 'asc' | 'desc';
+  /** comma-separated subset of: code, date, open, high, low, close, pre_close, change, pct_chg, volume, amount, turnover_rate, pe_ttm, pb, total_mv, circ_mv, is_suspended, source, updated_at, created_at */
+  fields?: readonly (keyof StockDailyRow)[];
+  /** keyset pagination: meta.next_cursor of the previous page of the same query */
+  cursor?: string;
+}
+
+/** A row of /api/v1/features/etf-daily (dataset etf_daily_features). */
+export interface EtfDailyFeaturesRow {
+  code: string;
+  /** YYYY-MM-DD */
+  date: string;
+  ret_1d: number | null;
+  ret_5d: number | null;
+  ret_20d: number | null;
+  ret_60d: number | null;
+  ma_5: number | null;
+  ma_10: number | null;
+  ma_20: number | null;
+  ma_60: number | null;
+  rsi_14: number | null;
+  macd: number | null;
+  macd_signal: number | null;
+  macd_hist: number | null;
+  vol_20d: number | null;
+  amount_ma_20: number | null;
+  premium_pct: number | null;
+  source: string;
+  /** ISO 8601 UTC timestamp */
+  updated_at: string | null;
+  /** ISO 8601 UTC timestamp; when the row was first stored (set by the server) */
+  created_at: string;
+}
+
+/** Filters and options of /api/v1/features/etf-daily. */
+export interface EtfDailyFeaturesParams {
+  /** exact match */
+  code?: string | number;
+  /** exact match */
+  date?: string;
+  /** exact match */
+  source?: string | number;
+  /** inclusive bound on date */
+  date_from?: string;
+  /** inclusive bound on date */
+  date_to?: string;
+  /** rows per page; values above 1000 are clamped to 1000 */
+  limit?: number;
+  offset?: number;
+  sort?: keyof EtfDailyFeaturesRow;
+  order?: 'asc' | 'desc';
+  /** comma-separated subset of: code, date, ret_1d, ret_5d, ret_20d, ret_60d, ma_5, ma_10, ma_20, ma_60, rsi_14, macd, macd_signal, macd_hist, vol_20d, amount_ma_20, premium_pct, source, updated_at, created_at */
+  fields?: readonly (keyof EtfDailyFeaturesRow)[];
+  /** keyset pagination: meta.next_cursor of the previous page of the same query */
+  cursor?: string;
+}
+
+/** A row of /api/v1/features/etf-risk (dataset etf_risk_features). */
+export interface EtfRiskFeaturesRow {
+  code: string;
+  /** YYYY-MM-DD */
+  date: string;
+  /** window length in trading days */
+  window: number;
+  volatility: number | null;
+  downside_vol: number | null;
+  max_drawdown: number | null;
+  var_95: number | null;
+  cvar_95: number | null;
+  beta: number | null;
+  sharpe: number | null;
+  sortino: number | null;
+  calmar: number | null;
+  tracking_error: number | null;
+  benchmark_code: string | null;
+  source: string;
+  /** ISO 8601 UTC timestamp */
+  updated_at: string | null;
+  /** ISO 8601 UTC timestamp; when the row was first stored (set by the server) */
+  created_at: string;
+}
+
+/** Filters and options of /api/v1/features/etf-risk. */
+export interface EtfRiskFeaturesParams {
+  /** exact match */
+  code?: string | number;
+  /** exact match */
+  date?: string;
+  /** exact match */
+  window?: string | number;
+  /** exact match */
+  source?: string | number;
+  /** inclusive bound on date */
+  date_from?: string;
+  /** inclusive bound on date */
+  date_to?: string;
+  /** rows per page; values above 1000 are clamped to 1000 */
+  limit?: number;
+  offset?: number;
+  sort?: keyof EtfRiskFeaturesRow;
+  order?: 'asc' | 'desc';
+  /** comma-separated subset of: code, date, window, volatility, downside_vol, max_drawdown, var_95, cvar_95, beta, sharpe, sortino, calmar, tracking_error, benchmark_code, source, updated_at, created_at */
+  fields?: readonly (keyof EtfRiskFeaturesRow)[];
+  /** keyset pagination: meta.next_cursor of the previous page of the same query */
+  cursor?: string;
+}
+
+/** A row of /api/v1/features/etf-cross-border (dataset etf_cross_border_features). */
+export interface EtfCrossBorderFeaturesRow {
+  code: string;
+  /** YYYY-MM-DD */
+  date: string;
+  region: string | null;
+  overseas_ticker: string | null;
+  underlying_index_code: string | null;
+  underlying_ret_1d: number | null;
+  fx_pair: string | null;
+  fx_rate: number | null;
+  fx_ret_1d: number | null;
+  nav_lag_days: number | null;
+  estimated_nav: number | null;
+  premium_pct: number | null;
+  premium_pctile_252d: number | null;
+  source: string;
+  /** ISO 8601 UTC timestamp */
+  updated_at: string | null;
+  /** ISO 8601 UTC timestamp; when the row was first stored (set by the server) */
+  created_at: string;
+}
+
+/** Filters and options of /api/v1/features/etf-cross-border. */
+export interface EtfCrossBorderFeaturesParams {
+  /** exact match */
+  code?: string | number;
+  /** exact match */
+  date?: string;
+  /** exact match */
+  source?: string | number;
+  /** inclusive bound on date */
+  date_from?: string;
+  /** inclusive bound on date */
+  date_to?: string;
+  /** rows per page; values above 1000 are clamped to 1000 */
+  limit?: number;
+  offset?: number;
+  sort?: keyof EtfCrossBorderFeaturesRow;
+  order?: 'asc' | 'desc';
+  /** comma-separated subset of: code, date, region, overseas_ticker, underlying_index_code, underlying_ret_1d, fx_pair, fx_rate, fx_ret_1d, nav_lag_days, estimated_nav, premium_pct, premium_pctile_252d, source, updated_at, created_at */
+  fields?: readonly (keyof EtfCrossBorderFeaturesRow)[];
+  /** keyset pagination: meta.next_cursor of the previous page of the same query */
+  cursor?: string;
+}
+
+/** A row of /api/v1/features/index-daily (dataset index_daily_features). */
+export interface IndexDailyFeaturesRow {
+  index_code: string;
+  /** YYYY-MM-DD */
+  date: string;
+  ret_1d: number | null;
+  ret_5d: number | null;
+  ret_20d: number | null;
+  ret_60d: number | null;
+  ret_252d: number | null;
+  vol_20d: number | null;
+  vol_60d: number | null;
+  max_drawdown_252d: number | null;
+  pe_ttm: number | null;
+  pb: number | null;
+  dividend_yield: number | null;
+  pe_pctile_5y: number | null;
+  pb_pctile_5y: number | null;
+  source: string;
+  /** ISO 8601 UTC timestamp */
+  updated_at: string | null;
+  /** ISO 8601 UTC timestamp; when the row was first stored (set by the server) */
+  created_at: string;
+}
+
+/** Filters and options of /api/v1/features/index-daily. */
+export interface IndexDailyFeaturesParams {
+  /** exact match */
+  index_code?: string | number;
+  /** exact match */
+  date?: string;
+  /** exact match */
+  source?: string | number;
+  /** inclusive bound on date */
+  date_from?: string;
+  /** inclusive bound on date */
+  date_to?: string;
+  /** rows per page; values above 1000 are clamped to 1000 */
+  limit?: number;
+  offset?: number;
+  sort?: keyof IndexDailyFeaturesRow;
+  order?: 'asc' | 'desc';
+  /** comma-separated subset of: index_code, date, ret_1d, ret_5d, ret_20d, ret_60d, ret_252d, vol_20d, vol_60d, max_drawdown_252d, pe_ttm, pb, dividend_yield, pe_pctile_5y, pb_pctile_5y, source, updated_at, created_at */
+  fields?: readonly (keyof IndexDailyFeaturesRow)[];
+  /** keyset pagination: meta.next_cursor of the previous page of the same query */
+  cursor?: string;
+}
+
+/** A row of /api/v1/etf/basic (dataset etf_basic). */
+export interface EtfBasicRow {
+  /** fund code */
+  code: string;
+  name: string;
+  category: string | null;
+  asset_class: string | null;
+  tracking_index: string | null;
+  tracking_index_code: string | null;
+  fund_company: string | null;
+  exchange: 'SH' | 'SZ' | null;
+  management_fee: number | null;
+  custodian_fee: number | null;
+  total_fee: number | null;
+  aum_billion: number | null;
+  avg_daily_amount_million: number | null;
+  premium_pct: number | null;
+  latest_price: number | null;
+  latest_nav: number | null;
+  /** YYYY-MM-DD */
+  listing_date: string | null;
+  is_connected: 0 | 1 | null;
+  /** ISO 8601 UTC timestamp */
+  updated_at: string | null;
+  /** ISO 8601 UTC timestamp; when the row was first stored (set by the server) */
+  created_at: string;
+}
+
+/** Filters and options of /api/v1/etf/basic. */
+export interface EtfBasicParams {
+  /** exact match */
+  code?: string | number;
+  /** exact match */
+  category?: string | number;
+  /** exact match */
+  asset_class?: string | number;
+  /** exact match */
+  exchange?: 'SH' | 'SZ';
+  /** contains, case-insensitive (% and _ are literal) */
+  name?: string;
+  /** contains, case-insensitive (% and _ are literal) */
+  fund_company?: string;
+  /** rows per page; values above 1000 are clamped to 1000 */
+  limit?: number;
+  offset?: number;
+  sort?: keyof EtfBasicRow;
+  order?: 'asc' | 'desc';
+  /** comma-separated subset of: code, name, category, asset_class, tracking_index, tracking_index_code, fund_company, exchange, management_fee, custodian_fee, total_fee, aum_billion, avg_daily_amount_million, premium_pct, latest_price, latest_nav, listing_date, is_connected, updated_at, created_at */
+  fields?: readonly (keyof EtfBasicRow)[];
+  /** keyset pagination: meta.next_cursor of the previous page of the same query */
+  cursor?: string;
+}
+
+/** A row of /api/v1/etf/nav (dataset etf_nav). */
+export interface EtfNavRow {
+  code: string;
+  /** YYYY-MM-DD */
+  trade_date: string;
+  nav: number;
+  acc_nav: number | null;
+  adj_nav: number | null;
+  daily_return_pct: number | null;
+  source: string;
+  /** ISO 8601 UTC timestamp */
+  updated_at: string | null;
+  /** ISO 8601 UTC timestamp; when the row was first stored (set by the server) */
+  created_at: string;
+}
+
+/** Filters and options of /api/v1/etf/nav. */
+export interface EtfNavParams {
+  /** exact match */
+  code?: string | number;
+  /** exact match */
+  trade_date?: string;
+  /** exact match */
+  source?: string | number;
+  /** inclusive bound on trade_date */
+  date_from?: string;
+  /** inclusive bound on trade_date */
+  date_to?: string;
+  /** rows per page; values above 1000 are clamped to 1000 */
+  limit?: number;
+  offset?: number;
+  sort?: keyof EtfNavRow;
+  order?: 'asc' | 'desc';
+  /** comma-separated subset of: code, trade_date, nav, acc_nav, adj_nav, daily_return_pct, source, updated_at, created_at */
+  fields?: readonly (keyof EtfNavRow)[];
+  /** keyset pagination: meta.next_cursor of the previous page of the same query */
+  cursor?: string;
+}
+
+/** A row of /api/v1/etf/price (dataset etf_price). */
+export interface EtfPriceRow {
+  code: string;
+  name: string | null;
+  price: number;
+  open: number | null;
+  high: number | null;
+  low: number | null;
+  pre_close: number | null;
+  change: number | null;
+  pct_chg: number | null;
+  volume: number | null;
+  amount: number | null;
+  iopv: number | null;
+  nav: number | null;
+  premium_pct: number | null;
+  /** ISO 8601 UTC timestamp */
+  trade_time: string | null;
+  source: string;
+  /** ISO 8601 UTC timestamp */
+  updated_at: string | null;
+  /** ISO 8601 UTC timestamp; when the row was first stored (set by the server) */
+  created_at: string;
+}
+
+/** Filters and options of /api/v1/etf/price. */
+export interface EtfPriceParams {
+  /** exact match */
+  code?: string | number;
+  /** exact match */
+  source?: string | number;
+  /** rows per page; values above 1000 are clamped to 1000 */
+  limit?: number;
+  offset?: number;
+  sort?: keyof EtfPriceRow;
+  order?: 'asc' | 'desc';
+  /** comma-separated subset of: code, name, price, open, high, low, pre_close, change, pct_chg, volume, amount, iopv, nav, premium_pct, trade_time, source, updated_at, created_at */
+  fields?: readonly (keyof EtfPriceRow)[];
+  /** keyset pagination: meta.next_cursor of the previous page of the same query */
+  cursor?: string;
+}
+
+/** A row of /api/v1/etf/size (dataset etf_size). */
+export interface EtfSizeRow {
+  code: string;
+  /** YYYY-MM-DD */
+  trade_date: string;
+  shares: number | null;
+  shares_change: number | null;
+  aum: number | null;
+  nav: number | null;
+  source: string;
+  /** ISO 8601 UTC timestamp */
+  updated_at: string | null;
+  /** ISO 8601 UTC timestamp; when the row was first stored (set by the server) */
+  created_at: string;
+}
+
+/** Filters and options of /api/v1/etf/size. */
+export interface EtfSizeParams {
+  /** exact match */
+  code?: string | number;
+  /** exact match */
+  trade_date?: string;
+  /** exact match */
+  source?: string | number;
+  /** inclusive bound on trade_date */
+  date_from?: string;
+  /** inclusive bound on trade_date */
+  date_to?: string;
+  /** rows per page; values above 1000 are clamped to 1000 */
+  limit?: number;
+  offset?: number;
+  sort?: keyof EtfSizeRow;
+  order?: 'asc' | 'desc';
+  /** comma-separated subset of: code, trade_date, shares, shares_change, aum, nav, source, updated_at, created_at */
+  fields?: readonly (keyof EtfSizeRow)[];
+  /** keyset pagination: meta.next_cursor of the previous page of the same query */
+  cursor?: string;
+}
+
+/** A row of /api/v1/etf/flow (dataset etf_flow). */
+export interface EtfFlowRow {
+  code: string;
+  /** YYYY-MM-DD */
+  trade_date: string;
+  /** e.g. 1d, 5d, 20d */
+  period: string;
+  /** e.g. share_change, order_flow */
+  estimation_method: string;
+  net_inflow: number;
+  inflow: number | null;
+  outflow: number | null;
+  shares_change: number | null;
+  source: string;
+  /** ISO 8601 UTC timestamp */
+  updated_at: string | null;
+  /** ISO 8601 UTC timestamp; when the row was first stored (set by the server) */
+  created_at: string;
+}
+
+/** Filters and options of /api/v1/etf/flow. */
+export interface EtfFlowParams {
+  /** exact match */
+  code?: string | number;
+  /** exact match */
+  period?: string | number;
+  /** exact match */
+  estimation_method?: string | number;
+  /** exact match */
+  source?: string | number;
+  /** inclusive bound on trade_date */
+  date_from?: string;
+  /** inclusive bound on trade_date */
+  date_to?: string;
+  /** rows per page; values above 1000 are clamped to 1000 */
+  limit?: number;
+  offset?: number;
+  sort?: keyof EtfFlowRow;
+  order?: 'asc' | 'desc';
+  /** comma-separated subset of: code, trade_date, period, estimation_method, net_inflow, inflow, outflow, shares_change, source, updated_at, created_at */
+  fields?: readonly (keyof EtfFlowRow)[];
+  /** keyset pagination: meta.next_cursor of the previous page of the same query */
+  cursor?: string;
+}
+
+/** A row of /api/v1/etf/holdings (dataset etf_holdings). */
+export interface EtfHoldingsRow {
+  code: string;
+  /** YYYY-MM-DD; the period's last day */
+  report_period: string;
+  holding_code: string;
+  holding_name: string | null;
+  shares: number | null;
+  market_value: number | null;
+  weight_pct: number | null;
+  rank: number | null;
+  source: string;
+  /** ISO 8601 UTC timestamp */
+  updated_at: string | null;
+  /** ISO 8601 UTC timestamp; when the row was first stored (set by the server) */
+  created_at: string;
+}
+
+/** Filters and options of /api/v1/etf/holdings. */
+export interface EtfHoldingsParams {
+  /** exact match */
+  code?: string | number;
+  /** exact match */
+  report_period?: string;
+  /** exact match */
+  holding_code?: string | number;
+  /** exact match */
+  source?: string | number;
+  /** rows per page; values above 1000 are clamped to 1000 */
+  limit?: number;
+  offset?: number;
+  sort?: keyof EtfHoldingsRow;
+  order?: 'asc' | 'desc';
+  /** comma-separated subset of: code, report_period, holding_code, holding_name, shares, market_value, weight_pct, rank, source, updated_at, created_at */
+  fields?: readonly (keyof EtfHoldingsRow)[];
+  /** keyset pagination: meta.next_cursor of the previous page of the same query */
+  cursor?: string;
+}
+
+/** A row of /api/v1/etf/pcf (dataset etf_pcf). */
+export interface EtfPcfRow {
+  fund_code: string;
+  /** YYYY-MM-DD */
+  trade_date: string;
+  component_code: string;
+  component_name: string | null;
+  quantity: number | null;
+  substitution_flag: string | null;
+  premium_ratio: number | null;
+  discount_ratio: number | null;
+  substitution_amount: number | null;
+  creation_unit: number | null;
+  estimated_cash: number | null;
+  nav_per_unit: number | null;
+  source_type: string;
+  /** ISO 8601 UTC timestamp */
+  updated_at: string | null;
+  /** ISO 8601 UTC timestamp; when the row was first stored (set by the server) */
+  created_at: string;
+}
+
+/** Filters and options of /api/v1/etf/pcf. */
+export interface EtfPcfParams {
+  /** exact match */
+  fund_code?: string | number;
+  /** exact match */
+  trade_date?: string;
+  /** exact match */
+  component_code?: string | number;
+  /** exact match */
+  source_type?: string | number;
+  /** inclusive bound on trade_date */
+  date_from?: string;
+  /** inclusive bound on trade_date */
+  date_to?: string;
+  /** rows per page; values above 1000 are clamped to 1000 */
+  limit?: number;
+  offset?: number;
+  sort?: keyof EtfPcfRow;
+  order?: 'asc' | 'desc';
+  /** comma-separated subset of: fund_code, trade_date, component_code, component_name, quantity, substitution_flag, premium_ratio, discount_ratio, substitution_amount, creation_unit, estimated_cash, nav_per_unit, source_type, updated_at, created_at */
+  fields?: readonly (keyof EtfPcfRow)[];
+  /** keyset pagination: meta.next_cursor of the previous page of the same query */
+  cursor?: string;
+}
+
+/** A row of /api/v1/etf/holders (dataset etf_holders). */
+export interface EtfHoldersRow {
+  code: string;
+  /** YYYY-MM-DD */
+  report_period: string;
+  holder_count: number | null;
+  institutional_pct: number | null;
+  individual_pct: number | null;
+  internal_pct: number | null;
+  total_shares: number | null;
+  source: string;
+  /** ISO 8601 UTC timestamp */
+  updated_at: string | null;
+  /** ISO 8601 UTC timestamp; when the row was first stored (set by the server) */
+  created_at: string;
+}
+
+/** Filters and options of /api/v1/etf/holders. */
+export interface EtfHoldersParams {
+  /** exact match */
+  code?: string | number;
+  /** exact match */
+  report_period?: string;
+  /** exact match */
+  source?: string | number;
+  /** rows per page; values above 1000 are clamped to 1000 */
+  limit?: number;
+  offset?: number;
+  sort?: keyof EtfHoldersRow;
+  order?: 'asc' | 'desc';
+  /** comma-separated subset of: code, report_period, holder_count, institutional_pct, individual_pct, internal_pct, total_shares, source, updated_at, created_at */
+  fields?: readonly (keyof EtfHoldersRow)[];
+  /** keyset pagination: meta.next_cursor of the previous page of the same query */
+  cursor?: string;
+}
+
+/** A row of /api/v1/etf/dividend (dataset etf_dividend). */
+export interface EtfDividendRow {
+  code: string;
+  /** YYYY-MM-DD */
+  ex_date: string;
+  dividend_per_unit: number;
+  /** YYYY-MM-DD */
+  announce_date: string | null;
+  /** YYYY-MM-DD */
+  record_date: string | null;
+  /** YYYY-MM-DD */
+  pay_date: string | null;
+  source: string;
+  /** ISO 8601 UTC timestamp */
+  updated_at: string | null;
+  /** ISO 8601 UTC timestamp; when the row was first stored (set by the server) */
+  created_at: string;
+}
+
+/** Filters and options of /api/v1/etf/dividend. */
+export interface EtfDividendParams {
+  /** exact match */
+  code?: string | number;
+  /** exact match */
+  ex_date?: string;
+  /** exact match */
+  source?: string | number;
+  /** inclusive bound on ex_date */
+  date_from?: string;
+  /** inclusive bound on ex_date */
+  date_to?: string;
+  /** rows per page; values above 1000 are clamped to 1000 */
+  limit?: number;
+  offset?: number;
+  sort?: keyof EtfDividendRow;
+  order?: 'asc' | 'desc';
+  /** comma-separated subset of: code, ex_date, dividend_per_unit, announce_date, record_date, pay_date, source, updated_at, created_at */
+  fields?: readonly (keyof EtfDividendRow)[];
+  /** keyset pagination: meta.next_cursor of the previous page of the same query */
+  cursor?: string;
+}
+
+/** A row of /api/v1/etf/cross-border (dataset etf_cross_border). */
+export interface EtfCrossBorderRow {
+  code: string;
+  name: string | null;
+  overseas_ticker: string;
+  overseas_exchange: string | null;
+  overseas_price: number | null;
+  overseas_currency: string | null;
+  fx_rate: number | null;
+  price: number | null;
+  nav: number | null;
+  iopv: number | null;
+  premium_pct: number | null;
+  /** YYYY-MM-DD */
+  trade_date: string | null;
+  source: string;
+  /** ISO 8601 UTC timestamp */
+  updated_at: string | null;
+  /** ISO 8601 UTC timestamp; when the row was first stored (set by the server) */
+  created_at: string;
+}
+
+/** Filters and options of /api/v1/etf/cross-border. */
+export interface EtfCrossBorderParams {
+  /** exact match */
+  code?: string | number;
+  /** exact match */
+  overseas_ticker?: string | number;
+  /** exact match */
+  source?: string | number;
+  /** rows per page; values above 1000 are clamped to 1000 */
+  limit?: number;
+  offset?: number;
+  sort?: keyof EtfCrossBorderRow;
+  order?: 'asc' | 'desc';
+  /** comma-separated subset of: code, name, overseas_ticker, overseas_exchange, overseas_price, overseas_currency, fx_rate, price, nav, iopv, premium_pct, trade_date, source, updated_at, created_at */
+  fields?: readonly (keyof EtfCrossBorderRow)[];
+  /** keyset pagination: meta.next_cursor of the previous page of the same query */
+  cursor?: string;
+}
+
+/** A row of /api/v1/stock/spot (dataset stock_spot). */
+export interface StockSpotRow {
+  code: string;
+  name: string;
+  industry: string | null;
+  price: number;
+  open: number | null;
+  high: number | null;
+  low: number | null;
+  pre_close: number | null;
+  change: number | null;
+  pct_chg: number | null;
+  volume: number | null;
+  amount: number | null;
+  turnover_rate: number | null;
+  pe_ttm: number | null;
+  pb: number | null;
+  total_mv: number | null;
+  circ_mv: number | null;
+  /** ISO 8601 UTC timestamp */
+  trade_time: string | null;
+  source: string;
+  /** ISO 8601 UTC timestamp */
+  updated_at: string | null;
+  /** ISO 8601 UTC timestamp; when the row was first stored (set by the server) */
+  created_at: string;
+}
+
+/** Filters and options of /api/v1/stock/spot. */
+export interface StockSpotParams {
+  /** exact match */
+  code?: string | number;
+  /** exact match */
+  industry?: string | number;
+  /** exact match */
+  source?: string | number;
+  /** contains, case-insensitive (% and _ are literal) */
+  name?: string;
+  /** rows per page; values above 1000 are clamped to 1000 */
+  limit?: number;
+  offset?: number;
+  sort?: keyof StockSpotRow;
+  order?: 'asc' | 'desc';
+  /** comma-separated subset of: code, name, industry, price, open, high, low, pre_close, change, pct_chg, volume, amount, turnover_rate, pe_ttm, pb, total_mv, circ_mv, trade_time, source, updated_at, created_at */
+  fields?: readonly (keyof StockSpotRow)[];
+  /** keyset pagination: meta.next_cursor of the previous page of the same query */
+  cursor?: string;
+}
+
+/** A row of /api/v1/stock/financials (dataset stock_financials). */
+export interface StockFinancialsRow {
+  code: string;
+  /** YYYY-MM-DD */
+  report_date: string;
+  report_type: 'Q1' | 'H1' | 'Q3' | 'FY';
+  metric: string;
+  value: number;
+  unit: string | null;
+  /** YYYY-MM-DD */
+  announce_date: string | null;
+  source: string;
+  /** ISO 8601 UTC timestamp */
+  updated_at: string | null;
+  /** ISO 8601 UTC timestamp; when the row was first stored (set by the server) */
+  created_at: string;
+}
+
+/** Filters and options of /api/v1/stock/financials. */
+export interface StockFinancialsParams {
+  /** exact match */
+  code?: string | number;
+  /** exact match */
+  report_date?: string;
+  /** exact match */
+  report_type?: 'Q1' | 'H1' | 'Q3' | 'FY';
+  /** exact match */
+  metric?: string | number;
+  /** exact match */
+  source?: string | number;
+  /** inclusive bound on report_date */
+  date_from?: string;
+  /** inclusive bound on report_date */
+  date_to?: string;
+  /** rows per page; values above 1000 are clamped to 1000 */
+  limit?: number;
+  offset?: number;
+  sort?: keyof StockFinancialsRow;
+  order?: 'asc' | 'desc';
+  /** comma-separated subset of: code, report_date, report_type, metric, value, unit, announce_date, source, updated_at, created_at */
+  fields?: readonly (keyof StockFinancialsRow)[];
+  /** keyset pagination: meta.next_cursor of the previous page of the same query */
+  cursor?: string;
+}
+
+/** A row of /api/v1/index/constituents (dataset index_constituents). */
+export interface IndexConstituentsRow {
+  index_code: string;
+  stock_code: string;
+  stock_name: string | null;
+  /** YYYY-MM-DD */
+  trade_date: string;
+  weight: number;
+  source: string;
+  /** ISO 8601 UTC timestamp */
+  updated_at: string | null;
+  /** ISO 8601 UTC timestamp; when the row was first stored (set by the server) */
+  created_at: string;
+}
+
+/** Filters and options of /api/v1/index/constituents. */
+export interface IndexConstituentsParams {
+  /** exact match */
+  index_code?: string | number;
+  /** exact match */
+  stock_code?: string | number;
+  /** exact match */
+  source?: string | number;
+  /** inclusive bound on trade_date */
+  date_from?: string;
+  /** inclusive bound on trade_date */
+  date_to?: string;
+  /** rows per page; values above 1000 are clamped to 1000 */
+  limit?: number;
+  offset?: number;
+  sort?: keyof IndexConstituentsRow;
+  order?: 'asc' | 'desc';
+  /** comma-separated subset of: index_code, stock_code, stock_name, trade_date, weight, source, updated_at, created_at */
+  fields?: readonly (keyof IndexConstituentsRow)[];
+  /** keyset pagination: meta.next_cursor of the previous page of the same query */
+  cursor?: string;
+}
+
+/** A row of /api/v1/index/meta (dataset index_meta). */
+export interface IndexMetaRow {
+  index_code: string;
+  name: string;
+  full_name: string | null;
+  publisher: string | null;
+  category: string | null;
+  compile_rule: string | null;
+  /** YYYY-MM-DD */
+  base_date: string | null;
+  base_point: number | null;
+  /** YYYY-MM-DD */
+  publish_date: string | null;
+  constituent_count: number | null;
+  source: string | null;
+  /** ISO 8601 UTC timestamp */
+  updated_at: string | null;
+  /** ISO 8601 UTC timestamp; when the row was first stored (set by the server) */
+  created_at: string;
+}
+
+/** Filters and options of /api/v1/index/meta. */
+export interface IndexMetaParams {
+  /** exact match */
+  index_code?: string | number;
+  /** contains, case-insensitive (% and _ are literal) */
+  name?: string;
+  /** rows per page; values above 1000 are clamped to 1000 */
+  limit?: number;
+  offset?: number;
+  sort?: keyof IndexMetaRow;
+  order?: 'asc' | 'desc';
+  /** comma-separated subset of: index_code, name, full_name, publisher, category, compile_rule, base_date, base_point, publish_date, constituent_count, source, updated_at, created_at */
+  fields?: readonly (keyof IndexMetaRow)[];
+  /** keyset pagination: meta.next_cursor of the previous page of the same query */
+  cursor?: string;
+}
+
+/** A row of /api/v1/macro/indicator (dataset macro_indicator). */
+export interface MacroIndicatorRow {
+  indicator_name: string;
+  /** YYYY, YYYY-Qn, YYYY-MM or YYYY-MM-DD */
+  period: string;
+  /** YYYY-MM-DD; the period's last day */
+  date: string;
+  value: number;
+  unit: string | null;
+  frequency: 'D' | 'W' | 'M' | 'Q' | 'Y' | null;
+  /** YYYY-MM-DD */
+  release_date: string | null;
+  yoy: number | null;
+  mom: number | null;
+  source: string;
+  /** ISO 8601 UTC timestamp */
+  updated_at: string | null;
+  /** ISO 8601 UTC timestamp; when the row was first stored (set by the server) */
+  created_at: string;
+}
+
+/** Filters and options of /api/v1/macro/indicator. */
+export interface MacroIndicatorParams {
+  /** exact match */
+  indicator_name?: string | number;
+  /** exact match */
+  period?: string | number;
+  /** exact match */
+  source?: string | number;
+  /** inclusive bound on date */
+  date_from?: string;
+  /** inclusive bound on date */
+  date_to?: string;
+  /** rows per page; values above 1000 are clamped to 1000 */
+  limit?: number;
+  offset?: number;
+  sort?: keyof MacroIndicatorRow;
+  order?: 'asc' | 'desc';
+  /** comma-separated subset of: indicator_name, period, date, value, unit, frequency, release_date, yoy, mom, source, updated_at, created_at */
+  fields?: readonly (keyof MacroIndicatorRow)[];
+  /** keyset pagination: meta.next_cursor of the previous page of the same query */
+  cursor?: string;
+}
+
+/** A row of /api/v1/market/margin-trading (dataset margin_trading). */
+export interface MarginTradingRow {
+  market: 'SH' | 'SZ' | 'BJ' | 'ALL';
+  /** YYYY-MM-DD */
+  trade_date: string;
+  financing_balance: number | null;
+  financing_buy: number | null;
+  financing_repay: number | null;
+  securities_lending_balance: number | null;
+  securities_lending_volume: number | null;
+  securities_sell_volume: number | null;
+  total_balance: number | null;
+  source: string;
+  /** ISO 8601 UTC timestamp */
+  updated_at: string | null;
+  /** ISO 8601 UTC timestamp; when the row was first stored (set by the server) */
+  created_at: string;
+}
+
+/** Filters and options of /api/v1/market/margin-trading. */
+export interface MarginTradingParams {
+  /** exact match */
+  market?: 'SH' | 'SZ' | 'BJ' | 'ALL';
+  /** exact match */
+  trade_date?: string;
+  /** exact match */
+  source?: string | number;
+  /** inclusive bound on trade_date */
+  date_from?: string;
+  /** inclusive bound on trade_date */
+  date_to?: string;
+  /** rows per page; values above 1000 are clamped to 1000 */
+  limit?: number;
+  offset?: number;
+  sort?: keyof MarginTradingRow;
+  order?: 'asc' | 'desc';
+  /** comma-separated subset of: market, trade_date, financing_balance, financing_buy, financing_repay, securities_lending_balance, securities_lending_volume, securities_sell_volume, total_balance, source, updated_at, created_at */
+  fields?: readonly (keyof MarginTradingRow)[];
+  /** keyset pagination: meta.next_cursor of the previous page of the same query */
+  cursor?: string;
+}
+
+/** A row of /api/v1/market/hsgt-flow (dataset hsgt_flow). */
+export interface HsgtFlowRow {
+  direction: 'northbound' | 'southbound';
+  /** e.g. sh_connect, sz_connect, total */
+  channel: string;
+  /** YYYY-MM-DD */
+  trade_date: string;
+  net_buy: number | null;
+  buy_amount: number | null;
+  sell_amount: number | null;
+  net_inflow: number | null;
+  quota_balance: number | null;
+  hold_market_value: number | null;
+  source: string;
+  /** ISO 8601 UTC timestamp */
+  updated_at: string | null;
+  /** ISO 8601 UTC timestamp; when the row was first stored (set by the server) */
+  created_at: string;
+}
+
+/** Filters and options of /api/v1/market/hsgt-flow. */
+export interface HsgtFlowParams {
+  /** exact match */
+  direction?: 'northbound' | 'southbound';
+  /** exact match */
+  channel?: string | number;
+  /** exact match */
+  trade_date?: string;
+  /** exact match */
+  source?: string | number;
+  /** inclusive bound on trade_date */
+  date_from?: string;
+  /** inclusive bound on trade_date */
+  date_to?: string;
+  /** rows per page; values above 1000 are clamped to 1000 */
+  limit?: number;
+  offset?: number;
+  sort?: keyof HsgtFlowRow;
+  order?: 'asc' | 'desc';
+  /** comma-separated subset of: direction, channel, trade_date, net_buy, buy_amount, sell_amount, net_inflow, quota_balance, hold_market_value, source, updated_at, created_at */
+  fields?: readonly (keyof HsgtFlowRow)[];
+  /** keyset pagination: meta.next_cursor of the previous page of the same query */
+  cursor?: string;
+}
+
+/** A row of /api/v1/us/companies (dataset us_companies). */
+export interface UsCompaniesRow {
+  /** SEC CIK, 10-digit zero-padded */
+  cik: string;
+  name: string;
+  ticker: string | null;
+  exchange: string | null;
+  sic: string | null;
+  sic_description: string | null;
+  entity_type: string | null;
+  state_of_incorporation: string | null;
+  /** MMDD */
+  fiscal_year_end: string | null;
+  ein: string | null;
+  source: string | null;
+  /** ISO 8601 UTC timestamp */
+  updated_at: string | null;
+  /** ISO 8601 UTC timestamp; when the row was first stored (set by the server) */
+  created_at: string;
+}
+
+/** Filters and options of /api/v1/us/companies. */
+export interface UsCompaniesParams {
+  /** exact match */
+  cik?: string | number;
+  /** exact match */
+  ticker?: string | number;
+  /** exact match */
+  exchange?: string | number;
+  /** exact match */
+  sic?: string | number;
+  /** contains, case-insensitive (% and _ are literal) */
+  name?: string;
+  /** rows per page; values above 1000 are clamped to 1000 */
+  limit?: number;
+  offset?: number;
+  sort?: keyof UsCompaniesRow;
+  order?: 'asc' | 'desc';
+  /** comma-separated subset of: cik, name, ticker, exchange, sic, sic_description, entity_type, state_of_incorporation, fiscal_year_end, ein, source, updated_at, created_at */
+  fields?: readonly (keyof UsCompaniesRow)[];
+  /** keyset pagination: meta.next_cursor of the previous page of the same query */
+  cursor?: string;
+}
+
+/** A row of /api/v1/us/filings (dataset us_filings). */
+export interface UsFilingsRow {
+  accession_number: string;
+  /** SEC CIK, 10-digit zero-padded */
+  cik: string;
+  form: string;
+  /** YYYY-MM-DD */
+  filed_date: string;
+  company_name: string | null;
+  ticker: string | null;
+  /** YYYY-MM-DD */
+  period_of_report: string | null;
+  /** ISO 8601 UTC timestamp */
+  accepted_at: string | null;
+  primary_document: string | null;
+  document_url: string | null;
+  size: number | null;
+  is_xbrl: 0 | 1 | null;
+  items: string | null;
+  source: string | null;
+  /** ISO 8601 UTC timestamp */
+  updated_at: string | null;
+  /** ISO 8601 UTC timestamp; when the row was first stored (set by the server) */
+  created_at: string;
+}
+
+/** Filters and options of /api/v1/us/filings. */
+export interface UsFilingsParams {
+  /** exact match */
+  cik?: string | number;
+  /** exact match */
+  ticker?: string | number;
+  /** exact match */
+  form?: string | number;
+  /** exact match */
+  accession_number?: string | number;
+  /** inclusive bound on filed_date */
+  date_from?: string;
+  /** inclusive bound on filed_date */
+  date_to?: string;
+  /** rows per page; values above 1000 are clamped to 1000 */
+  limit?: number;
+  offset?: number;
+  sort?: keyof UsFilingsRow;
+  order?: 'asc' | 'desc';
+  /** comma-separated subset of: accession_number, cik, form, filed_date, company_name, ticker, period_of_report, accepted_at, primary_document, document_url, size, is_xbrl, items, source, updated_at, created_at */
+  fields?: readonly (keyof UsFilingsRow)[];
+  /** keyset pagination: meta.next_cursor of the previous page of the same query */
+  cursor?: string;
+}
+
+/** A row of /api/v1/us/facts (dataset us_financial_facts). */
+export interface UsFinancialFactsRow {
+  /** SEC CIK, 10-digit zero-padded */
+  cik: string;
+  /** e.g. us-gaap, dei, srt, ifrs-full */
+  taxonomy: string;
+  concept: string;
+  unit: string;
+  /** YYYY-MM-DD */
+  start_date: string;
+  /** YYYY-MM-DD */
+  end_date: string;
+  value: number;
+  accession_number: string;
+  label: string | null;
+  fy: number | null;
+  fp: 'FY' | 'Q1' | 'Q2' | 'Q3' | 'Q4' | null;
+  form: string | null;
+  /** YYYY-MM-DD */
+  filed_date: string | null;
+  frame: string | null;
+  source: string | null;
+  /** ISO 8601 UTC timestamp */
+  updated_at: string | null;
+  /** ISO 8601 UTC timestamp; when the row was first stored (set by the server) */
+  created_at: string;
+}
+
+/** Filters and options of /api/v1/us/facts. */
+export interface UsFinancialFactsParams {
+  /** exact match */
+  cik?: string | number;
+  /** exact match */
+  taxonomy?: string | number;
+  /** exact match */
+  concept?: string | number;
+  /** exact match */
+  unit?: string | number;
+  /** exact match */
+  fy?: string | number;
+  /** exact match */
+  fp?: 'FY' | 'Q1' | 'Q2' | 'Q3' | 'Q4';
+  /** exact match */
+  form?: string | number;
+  /** exact match */
+  frame?: string | number;
+  /** inclusive bound on end_date */
+  date_from?: string;
+  /** inclusive bound on end_date */
+  date_to?: string;
+  /** rows per page; values above 1000 are clamped to 1000 */
+  limit?: number;
+  offset?: number;
+  sort?: keyof UsFinancialFactsRow;
+  order?: 'asc' | 'desc';
+  /** comma-separated subset of: cik, taxonomy, concept, unit, start_date, end_date, value, accession_number, label, fy, fp, form, filed_date, frame, source, updated_at, created_at */
+  fields?: readonly (keyof UsFinancialFactsRow)[];
+  /** keyset pagination: meta.next_cursor of the previous page of the same query */
+  cursor?: string;
+}
+
+/** A row of /api/v1/us/insider-trades (dataset us_insider_trades). */
+export interface UsInsiderTradesRow {
+  accession_number: string;
+  line_no: number;
+  /** SEC CIK, 10-digit zero-padded */
+  issuer_cik: string;
+  ticker: string | null;
+  issuer_name: string | null;
+  /** SEC CIK, 10-digit zero-padded */
+  owner_cik: string | null;
+  owner_name: string;
+  owner_title: string | null;
+  is_director: 0 | 1 | null;
+  is_officer: 0 | 1 | null;
+  is_ten_percent_owner: 0 | 1 | null;
+  security_title: string | null;
+  /** YYYY-MM-DD */
+  transaction_date: string;
+  transaction_code: string;
+  shares: number | null;
+  price_per_share: number | null;
+  acquired_disposed: 'A' | 'D' | null;
+  shares_owned_after: number | null;
+  direct_indirect: 'D' | 'I' | null;
+  /** YYYY-MM-DD */
+  filed_date: string | null;
+  source: string | null;
+  /** ISO 8601 UTC timestamp */
+  updated_at: string | null;
+  /** ISO 8601 UTC timestamp; when the row was first stored (set by the server) */
+  created_at: string;
+}
+
+/** Filters and options of /api/v1/us/insider-trades. */
+export interface UsInsiderTradesParams {
+  /** exact match */
+  issuer_cik?: string | number;
+  /** exact match */
+  ticker?: string | number;
+  /** exact match */
+  owner_cik?: string | number;
+  /** exact match */
+  transaction_code?: string | number;
+  /** exact match */
+  acquired_disposed?: 'A' | 'D';
+  /** contains, case-insensitive (% and _ are literal) */
+  owner_name?: string;
+  /** inclusive bound on transaction_date */
+  date_from?: string;
+  /** inclusive bound on transaction_date */
+  date_to?: string;
+  /** rows per page; values above 1000 are clamped to 1000 */
+  limit?: number;
+  offset?: number;
+  sort?: keyof UsInsiderTradesRow;
+  order?: 'asc' | 'desc';
+  /** comma-separated subset of: accession_number, line_no, issuer_cik, ticker, issuer_name, owner_cik, owner_name, owner_title, is_director, is_officer, is_ten_percent_owner, security_title, transaction_date, transaction_code, shares, price_per_share, acquired_disposed, shares_owned_after, direct_indirect, filed_date, source, updated_at, created_at */
+  fields?: readonly (keyof UsInsiderTradesRow)[];
+  /** keyset pagination: meta.next_cursor of the previous page of the same query */
+  cursor?: string;
+}
+
+/** A row of /api/v1/us/13f-holdings (dataset us_13f_holdings). */
+export interface Us13fHoldingsRow {
+  accession_number: string;
+  line_no: number;
+  /** SEC CIK, 10-digit zero-padded */
+  filer_cik: string;
+  filer_name: string | null;
+  /** YYYY-MM-DD */
+  period_of_report: string;
+  /** YYYY-MM-DD */
+  filed_date: string | null;
+  issuer_name: string;
+  title_of_class: string | null;
+  cusip: string;
+  ticker: string | null;
+  /** dollars; filings before 2023-01-03 reported thousands */
+  value_usd: number;
+  shares: number;
+  share_type: 'SH' | 'PRN' | null;
+  put_call: string | null;
+  investment_discretion: string | null;
+  voting_sole: number | null;
+  voting_shared: number | null;
+  voting_none: number | null;
+  source: string | null;
+  /** ISO 8601 UTC timestamp */
+  updated_at: string | null;
+  /** ISO 8601 UTC timestamp; when the row was first stored (set by the server) */
+  created_at: string;
+}
+
+/** Filters and options of /api/v1/us/13f-holdings. */
+export interface Us13fHoldingsParams {
+  /** exact match */
+  filer_cik?: string | number;
+  /** exact match */
+  cusip?: string | number;
+  /** exact match */
+  ticker?: string | number;
+  /** exact match */
+  period_of_report?: string;
+  /** exact match */
+  put_call?: string | number;
+  /** contains, case-insensitive (% and _ are literal) */
+  issuer_name?: string;
+  /** contains, case-insensitive (% and _ are literal) */
+  filer_name?: string;
+  /** inclusive bound on period_of_report */
+  date_from?: string;
+  /** inclusive bound on period_of_report */
+  date_to?: string;
+  /** rows per page; values above 1000 are clamped to 1000 */
+  limit?: number;
+  offset?: number;
+  sort?: keyof Us13fHoldingsRow;
+  order?: 'asc' | 'desc';
+  /** comma-separated subset of: accession_number, line_no, filer_cik, filer_name, period_of_report, filed_date, issuer_name, title_of_class, cusip, ticker, value_usd, shares, share_type, put_call, investment_discretion, voting_sole, voting_shared, voting_none, source, updated_at, created_at */
+  fields?: readonly (keyof Us13fHoldingsRow)[];
+  /** keyset pagination: meta.next_cursor of the previous page of the same query */
+  cursor?: string;
+}
+
+/** Every query endpoint: its path, row type and parameter type. */
+export interface Endpoints {
+  etf_daily: { path: '/api/v1/etf/kline'; row: EtfDailyRow; params: EtfDailyParams };
+  index_daily: { path: '/api/v1/index/price'; row: IndexDailyRow; params: IndexDailyParams };
+  fx: { path: '/api/v1/market/fx'; row: FxRow; params: FxParams };
+  qdii_nav: { path: '/api/v1/etf/qdii-nav'; row: QdiiNavRow; params: QdiiNavParams };
+  industry_sw: { path: '/api/v1/stock/industry-sw'; row: IndustrySwRow; params: IndustrySwParams };
+  stock_daily: { path: '/api/v1/stock/daily'; row: StockDailyRow; params: StockDailyParams };
+  etf_daily_features: {
+    path: '/api/v1/features/etf-daily';
+    row: EtfDailyFeaturesRow;
+    params: EtfDailyFeaturesParams;
+  };
+  etf_risk_features: {
+    path: '/api/v1/features/etf-risk';
+    row: EtfRiskFeaturesRow;
+    params: EtfRiskFeaturesParams;
+  };
+  etf_cross_border_features: {
+    path: '/api/v1/features/etf-cross-border';
+    row: EtfCrossBorderFeaturesRow;
+    params: EtfCrossBorderFeaturesParams;
+  };
+  index_daily_features: {
+    path: '/api/v1/features/index-daily';
+    row: IndexDailyFeaturesRow;
+    params: IndexDailyFeaturesParams;
+  };
+  etf_basic: { path: '/api/v1/etf/basic'; row: EtfBasicRow; params: EtfBasicParams };
+  etf_nav: { path: '/api/v1/etf/nav'; row: EtfNavRow; params: EtfNavParams };
+  etf_price: { path: '/api/v1/etf/price'; row: EtfPriceRow; params: EtfPriceParams };
+  etf_size: { path: '/api/v1/etf/size'; row: EtfSizeRow; params: EtfSizeParams };
+  etf_flow: { path: '/api/v1/etf/flow'; row: EtfFlowRow; params: EtfFlowParams };
+  etf_holdings: { path: '/api/v1/etf/holdings'; row: EtfHoldingsRow; params: EtfHoldingsParams };
+  etf_pcf: { path: '/api/v1/etf/pcf'; row: EtfPcfRow; params: EtfPcfParams };
+  etf_holders: { path: '/api/v1/etf/holders'; row: EtfHoldersRow; params: EtfHoldersParams };
+  etf_dividend: { path: '/api/v1/etf/dividend'; row: EtfDividendRow; params: EtfDividendParams };
+  etf_cross_border: {
+    path: '/api/v1/etf/cross-border';
+    row: EtfCrossBorderRow;
+    params: EtfCrossBorderParams;
+  };
+  stock_spot: { path: '/api/v1/stock/spot'; row: StockSpotRow; params: StockSpotParams };
+  stock_financials: {
+    path: '/api/v1/stock/financials';
+    row: StockFinancialsRow;
+    params: StockFinancialsParams;
+  };
+  index_constituents: {
+    path: '/api/v1/index/constituents';
+    row: IndexConstituentsRow;
+    params: IndexConstituentsParams;
+  };
+  index_meta: { path: '/api/v1/index/meta'; row: IndexMetaRow; params: IndexMetaParams };
+  macro_indicator: { path: '/api/v1/macro/indicator'; row: MacroIndicatorRow; params: MacroIndicatorParams };
+  margin_trading: {
+    path: '/api/v1/market/margin-trading';
+    row: MarginTradingRow;
+    params: MarginTradingParams;
+  };
+  hsgt_flow: { path: '/api/v1/market/hsgt-flow'; row: HsgtFlowRow; params: HsgtFlowParams };
+  us_companies: { path: '/api/v1/us/companies'; row: UsCompaniesRow; params: UsCompaniesParams };
+  us_filings: { path: '/api/v1/us/filings'; row: UsFilingsRow; params: UsFilingsParams };
+  us_financial_facts: { path: '/api/v1/us/facts'; row: UsFinancialFactsRow; params: UsFinancialFactsParams };
+  us_insider_trades: {
+    path: '/api/v1/us/insider-trades';
+    row: UsInsiderTradesRow;
+    params: UsInsiderTradesParams;
+  };
+  us_13f_holdings: { path: '/api/v1/us/13f-holdings'; row: Us13fHoldingsRow; params: Us13fHoldingsParams };
+}
+
+export const ENDPOINT_PATHS: { readonly [D in keyof Endpoints]: Endpoints[D]['path'] } = {
+  etf_daily: '/api/v1/etf/kline',
+  index_daily: '/api/v1/index/price',
+  fx: '/api/v1/market/fx',
+  qdii_nav: '/api/v1/etf/qdii-nav',
+  industry_sw: '/api/v1/stock/industry-sw',
+  stock_daily: '/api/v1/stock/daily',
+  etf_daily_features: '/api/v1/features/etf-daily',
+  etf_risk_features: '/api/v1/features/etf-risk',
+  etf_cross_border_features: '/api/v1/features/etf-cross-border',
+  index_daily_features: '/api/v1/features/index-daily',
+  etf_basic: '/api/v1/etf/basic',
+  etf_nav: '/api/v1/etf/nav',
+  etf_price: '/api/v1/etf/price',
+  etf_size: '/api/v1/etf/size',
+  etf_flow: '/api/v1/etf/flow',
+  etf_holdings: '/api/v1/etf/holdings',
+  etf_pcf: '/api/v1/etf/pcf',
+  etf_holders: '/api/v1/etf/holders',
+  etf_dividend: '/api/v1/etf/dividend',
+  etf_cross_border: '/api/v1/etf/cross-border',
+  stock_spot: '/api/v1/stock/spot',
+  stock_financials: '/api/v1/stock/financials',
+  index_constituents: '/api/v1/index/constituents',
+  index_meta: '/api/v1/index/meta',
+  macro_indicator: '/api/v1/macro/indicator',
+  margin_trading: '/api/v1/market/margin-trading',
+  hsgt_flow: '/api/v1/market/hsgt-flow',
+  us_companies: '/api/v1/us/companies',
+  us_filings: '/api/v1/us/filings',
+  us_financial_facts: '/api/v1/us/facts',
+  us_insider_trades: '/api/v1/us/insider-trades',
+  us_13f_holdings: '/api/v1/us/13f-holdings',
+};
