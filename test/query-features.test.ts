@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { parse } from 'csv-parse/sync';
-import { backends, get, json, push, startApp, type Harness } from './helpers/harness.js';
+import { QUERY_KEY, backends, get, json, push, startApp, type Harness } from './helpers/harness.js';
 import { batch, days, etfBar } from './helpers/batches.js';
 
 /** fields=, format=csv|ndjson, ETag / If-None-Match and keyset cursors, over HTTP on every backend. */
@@ -33,6 +33,18 @@ for (const backend of await backends()) {
       assert.equal(res.statusCode, 200, res.body);
     });
     after(async () => h?.close());
+
+    test('an export counts against the key like any request', async () => {
+      const limited = await startApp(backend, { MDS_STATIC_RATE_PER_MINUTE: '1' });
+      try {
+        assert.equal((await get(limited.app, '/api/v1/etf/kline?format=csv')).statusCode, 200);
+        const second = await get(limited.app, '/api/v1/etf/kline?format=ndjson');
+        assert.equal(second.statusCode, 403);
+        assert.equal(json(second).code, 4030);
+      } finally {
+        await limited.close();
+      }
+    });
 
     test('fields= selects columns; an unknown field is 400 / 4001', async () => {
       const res = await get(h.app, '/api/v1/etf/kline?fields=code,close,date&limit=3');
@@ -79,7 +91,7 @@ for (const backend of await backends()) {
         h.app.inject({
           method: 'GET',
           url,
-          headers: { 'q-api-key': 'test-query-key-0123456789', 'if-none-match': etag },
+          headers: { 'q-api-key': QUERY_KEY, 'if-none-match': etag },
         });
       assert.equal((await cond()).statusCode, 304);
 
@@ -96,7 +108,19 @@ for (const backend of await backends()) {
       const after304 = await cond();
       assert.equal(after304.statusCode, 200);
       assert.notEqual(after304.headers.etag, etag);
-      // Another endpoint's dataset did not change: its ETag is stable across the push.
+      // A batch of another dataset leaves this one's ETag alone.
+      const etag2 = String(after304.headers.etag);
+      const other = await push(
+        h.app,
+        batch('fx', [{ symbol: 'USDCNY', date: '2024-01-02', close: 7.1, source: 's' }]),
+      );
+      assert.equal(json(other).accepted, 1);
+      const cond2 = await h.app.inject({
+        method: 'GET',
+        url,
+        headers: { 'q-api-key': QUERY_KEY, 'if-none-match': etag2 },
+      });
+      assert.equal(cond2.statusCode, 304);
     });
 
     test('cursor paging visits every row exactly once (default, nullable asc, mixed orders)', async () => {
