@@ -13,7 +13,7 @@ import { createLimiter } from './access/create-limiter.js';
 import { KeyService, keyDefaults } from './access/key-service.js';
 import { UsageRecorder, metered } from './access/usage-recorder.js';
 import { AppError } from './errors.js';
-import { registerErrorHandling } from './http/error-handler.js';
+import { frameworkErrors, registerErrorHandling } from './http/error-handler.js';
 import { registerHealthRoute } from './http/health-route.js';
 import { registerIngestRoutes } from './http/ingest-routes.js';
 import { registerQueryRoutes } from './http/query-routes.js';
@@ -76,7 +76,9 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     trustProxy: config.MDS_TRUST_PROXY,
     return503OnClosing: true,
     forceCloseConnections: 'idle',
-    routerOptions: { ignoreTrailingSlash: true },
+    // A batch_id may be 256 characters (batch-request.ts): its status path must route.
+    routerOptions: { ignoreTrailingSlash: true, maxParamLength: 1024 },
+    frameworkErrors,
   });
   app.server.headersTimeout = config.MDS_HEADERS_TIMEOUT_MS;
   if (config.MDS_MAX_CONNECTIONS > 0) app.server.maxConnections = config.MDS_MAX_CONNECTIONS;

@@ -15,6 +15,7 @@ const FASTIFY_CODES: Record<string, ErrorCode> = {
   FST_ERR_VALIDATION: 4001,
   FST_ERR_BAD_URL: 4001,
   FST_ERR_ASYNC_CONSTRAINT: 4001,
+  FST_ERR_MAX_PARAM_LENGTH: 4001,
 };
 
 /** limit/offset of the request where they are valid, for the error envelope's meta. */
@@ -51,6 +52,15 @@ export function toAppError(err: unknown): AppError | null {
   if (fe.statusCode === 413) return new AppError(4130);
   if (fe.statusCode === 415) return new AppError(4150);
   return null;
+}
+
+/**
+ * Errors Fastify raises while routing (bad percent-encoding, an over-long path parameter), which
+ * bypass setErrorHandler: answered in our shape too (Fastify's `frameworkErrors` option).
+ */
+export function frameworkErrors(err: FastifyError, req: FastifyRequest, reply: FastifyReply): void {
+  const known = toAppError(err) ?? new AppError(4001, err.message);
+  void sendError(req, reply, known.code, known.message, { ...known.extra }, known.retryAfter);
 }
 
 export function registerErrorHandling(app: FastifyInstance): void {

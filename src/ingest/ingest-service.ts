@@ -6,6 +6,7 @@ import { parseBatchRequest, type BatchMeta } from './batch-request.js';
 import { matchChecksum } from './checksum.js';
 import { recordValidator, type RecordContext, type RecordResult } from './record-validation.js';
 import { keyString } from '../storage/row-mapping.js';
+import { isCleanText } from './values.js';
 
 export type IngestOutcome =
   { kind: 'processed'; record: BatchRecord } | { kind: 'duplicate'; record: BatchRecord };
@@ -173,7 +174,9 @@ export class IngestService {
   }
 
   async status(batchId: string): Promise<BatchRecord> {
-    const rec = await this.store.getBatch(batchId);
+    // No stored batch_id holds NUL or a lone surrogate (meta refuses them), and PostgreSQL
+    // cannot compare such text: answer "not found" without asking the database.
+    const rec = isCleanText(batchId) ? await this.store.getBatch(batchId) : null;
     if (!rec) throw new AppError(4040, `batch ${batchId} not found`);
     return rec;
   }

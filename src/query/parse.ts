@@ -1,6 +1,6 @@
 import type { Dataset, Field } from '../catalog/catalog.js';
 import { invalid } from '../errors.js';
-import { isDate, normalizeTimestamp } from '../ingest/values.js';
+import { isCleanText, isDate, normalizeTimestamp } from '../ingest/values.js';
 import type { Value } from '../storage/store.js';
 
 export const DEFAULT_LIMIT = 100;
@@ -90,6 +90,9 @@ export function parseQuery(d: Dataset, raw: Record<string, unknown>): ParsedQuer
     const v = raw[name];
     if (v === undefined) return undefined;
     if (typeof v !== 'string') throw invalid(`parameter ${name} must be given once`, { parameter: name });
+    // NUL or a lone surrogate cannot be compared as text on PostgreSQL (it would be a 500).
+    if (!isCleanText(v))
+      throw invalid(`parameter ${name} must be text without NUL or unpaired surrogates`, { parameter: name });
     return v;
   };
   for (const name of Object.keys(raw)) {
