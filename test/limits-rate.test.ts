@@ -115,12 +115,13 @@ test('limits apply to every query endpoint and to error answers too (one budget 
   });
 });
 
-test('static keys: no limits and no headers by default; MDS_STATIC_* set limits', async () => {
+test('static keys: no limits by default (unbounded headers); MDS_STATIC_* set limits', async () => {
   await withApp(async (h) => {
     for (let i = 0; i < 20; i++) {
       const r = await get(h.app, URL, QUERY_KEY);
       assert.equal(r.statusCode, 200);
-      assert.equal(r.headers.ratelimit, undefined);
+      assert.equal(r.headers['ratelimit-policy'], `"day";q=${Number.MAX_SAFE_INTEGER};w=86400`);
+      assert.match(String(r.headers.ratelimit), /^"day";r=9007199254740991;t=\d+$/);
     }
   });
   await withApp(
@@ -144,8 +145,11 @@ test('new query keys get MDS_DEFAULT_RATE_PER_MINUTE (600) unless they name thei
     assert.equal(r.headers['ratelimit-policy'], '"minute";q=600;w=60');
     const none = await svc.create({ scope: 'query', rate_per_minute: null });
     assert.equal(none.key.rate_per_minute, null);
-    // A managed key without limits is counted (usage) but advertises no policy.
-    assert.equal((await get(h.app, URL, none.secret)).headers.ratelimit, undefined);
+    // A managed key without limits is counted (usage) and advertises the unbounded policy.
+    assert.equal(
+      (await get(h.app, URL, none.secret)).headers['ratelimit-policy'],
+      `"day";q=${Number.MAX_SAFE_INTEGER};w=86400`,
+    );
   });
 });
 

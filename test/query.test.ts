@@ -177,6 +177,13 @@ for (const backend of await backends()) {
           assertMeta(body.meta, { total: 0, limit: 100, offset: 0, has_more: false });
         }
       });
+      it('every authenticated query response carries RateLimit and RateLimit-Policy, errors included', async () => {
+        for (const url of ['/api/v1/etf/kline', '/api/v1/etf/kline?limit=0']) {
+          const res = await get(h.app, url);
+          assert.ok(res.headers['ratelimit-policy'], `${url} RateLimit-Policy`);
+          assert.ok(res.headers.ratelimit, `${url} RateLimit`);
+        }
+      });
       it('/health needs no key', async () => {
         const res = await get(h.app, '/health', null);
         assert.equal(res.statusCode, 200);

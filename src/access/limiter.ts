@@ -23,11 +23,22 @@ export interface Limiter {
 
 /** For principals without limits and for tests that do not exercise limits. */
 export const UNLIMITED: Limiter = {
-  consume: async () => ({ allowed: true, code: null, retryAfter: null, headers: {} }),
+  consume: async () => noLimit(),
   close: async () => {},
 };
 
-export const NO_LIMIT: LimitDecision = { allowed: true, code: null, retryAfter: null, headers: {} };
+/**
+ * A key without limits still carries the headers (decisions.md: every query response does): a
+ * policy whose quota is the largest safe integer, i.e. effectively unlimited, never counted down.
+ */
+const UNBOUNDED = Number.MAX_SAFE_INTEGER;
+const unboundedHeaders = (dayReset: number): Record<string, string> => ({
+  'RateLimit-Policy': `"day";q=${UNBOUNDED};w=86400`,
+  RateLimit: `"day";r=${UNBOUNDED};t=${dayReset}`,
+});
+export function noLimit(now = Date.now()): LimitDecision {
+  return { allowed: true, code: null, retryAfter: null, headers: unboundedHeaders(windowsAt(now).dayReset) };
+}
 
 /** Static keys without configured limits: nothing to count, nothing to advertise (the hot path). */
 export const needsCounting = (p: Principal): boolean =>
@@ -87,7 +98,9 @@ export function decision(
     state.push(`"day";r=${Math.max(0, p.dailyQuota - dayCount)};t=${w.dayReset}`);
   }
   const headers: Record<string, string> =
-    policy.length > 0 ? { 'RateLimit-Policy': policy.join(', '), RateLimit: state.join(', ') } : {};
+    policy.length > 0
+      ? { 'RateLimit-Policy': policy.join(', '), RateLimit: state.join(', ') }
+      : unboundedHeaders(w.dayReset);
   if (code === null) return { allowed: true, code: null, retryAfter: null, headers };
   const retryAfter = code === 4030 ? w.minuteReset : w.dayReset;
   const message =

@@ -1,6 +1,6 @@
 import { isStaticKey, type Principal } from './keyring.js';
 import {
-  NO_LIMIT,
+  noLimit,
   decision,
   needsCounting,
   refusal,
@@ -40,7 +40,7 @@ export class MemoryLimiter implements Limiter {
   }
 
   async consume(p: Principal): Promise<LimitDecision> {
-    if (!needsCounting(p)) return NO_LIMIT;
+    if (!needsCounting(p)) return noLimit(this.now());
     if (this.seed && p.dailyQuota !== null && !isStaticKey(p)) await this.seedDay(p.id);
     return this.consumeSync(p);
   }

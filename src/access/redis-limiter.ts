@@ -1,7 +1,7 @@
 import { Redis } from 'ioredis';
 import type { Principal } from './keyring.js';
 import { MemoryLimiter } from './memory-limiter.js';
-import { NO_LIMIT, decision, needsCounting, windowsAt, type LimitDecision, type Limiter } from './limiter.js';
+import { noLimit, decision, needsCounting, windowsAt, type LimitDecision, type Limiter } from './limiter.js';
 
 /**
  * Check-and-count in one step, so instances sharing Redis can never overspend a budget:
@@ -101,7 +101,7 @@ export class RedisLimiter implements Limiter {
   }
 
   async consume(p: Principal): Promise<LimitDecision> {
-    if (!needsCounting(p)) return NO_LIMIT;
+    if (!needsCounting(p)) return noLimit(this.now());
     if (this.redis.status !== 'ready') {
       this.down(new Error(`redis ${this.redis.status}`));
       return this.fallback.consumeSync(p);
