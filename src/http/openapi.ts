@@ -5,8 +5,21 @@ import { batchStatusSchema, envelopeSchema, fieldSchema, rowSchema } from './sch
 
 type Obj = Record<string, unknown>;
 
-const errorRef = (codes: number[]): Obj => ({
+/** Headers on every authenticated query response (draft-ietf-httpapi-ratelimit-headers). */
+const LIMIT_HEADERS: Obj = {
+  RateLimit: {
+    description: 'remaining requests and seconds to reset, per policy',
+    schema: { type: 'string' },
+  },
+  'RateLimit-Policy': {
+    description: "the key's policies: minute rate and UTC-day quota",
+    schema: { type: 'string' },
+  },
+};
+
+const errorRef = (codes: number[], headers: Obj = {}): Obj => ({
   description: `error; code ${codes.join(' / ')}`,
+  headers,
   content: { 'application/json': { schema: { $ref: '#/components/schemas/QueryError' } } },
 });
 
@@ -109,16 +122,20 @@ export function openApiDocument(catalog: Catalog, version: string): Obj {
         responses: {
           200: {
             description: 'rows in the envelope',
+            headers: {
+              ...LIMIT_HEADERS,
+              ETag: { description: 'changes when a batch changes the dataset', schema: { type: 'string' } },
+            },
             content: {
               'application/json': { schema: envelopeSchema({ $ref: `#/components/schemas/${d.name}_row` }) },
               'text/csv': {},
               'application/x-ndjson': {},
             },
           },
-          304: { description: 'not modified (If-None-Match)' },
-          400: errorRef([4001]),
+          304: { description: 'not modified (If-None-Match)', headers: LIMIT_HEADERS },
+          400: errorRef([4001], LIMIT_HEADERS),
           401: errorRef([4010, 4012]),
-          403: errorRef([4030, 4031]),
+          403: errorRef([4030, 4031], { ...LIMIT_HEADERS, 'Retry-After': { schema: { type: 'integer' } } }),
           429: errorRef([4290]),
           503: errorRef([5030]),
         },
@@ -273,6 +290,7 @@ export function openApiDocument(catalog: Catalog, version: string): Obj {
       },
     },
   };
+  Object.assign(paths, adminPaths(), opsPaths());
   return {
     openapi: '3.1.0',
     info: {
@@ -289,6 +307,8 @@ export function openApiDocument(catalog: Catalog, version: string): Obj {
       { name: 'us', description: 'US stocks (SEC EDGAR)' },
       { name: 'ingest', description: 'Batch ingest interface (schema 3.0)' },
       { name: 'health', description: 'Health check' },
+      { name: 'admin', description: 'Keys, usage, batches and coverage (bearer MDS_ADMIN_TOKEN)' },
+      { name: 'operations', description: 'Metrics and the batch event stream' },
     ],
     paths,
     components: {
@@ -304,5 +324,128 @@ export function openApiDocument(catalog: Catalog, version: string): Obj {
       status: e.status,
       message: e.message,
     })),
+  };
+}
+
+const adminData = (description: string, data: Obj = { type: 'object' }): Obj => ({
+  description,
+  content: {
+    'application/json': {
+      schema: { type: 'object', properties: { code: { const: 0 }, message: { type: 'string' }, data } },
+    },
+  },
+});
+
+function adminOp(operationId: string, summary: string, extra: Obj = {}, ok: Obj = adminData('ok')): Obj {
+  return {
+    operationId,
+    tags: ['admin'],
+    summary,
+    security: [{ AdminToken: [] }],
+    ...extra,
+    responses: {
+      200: ok,
+      400: { description: 'code 4001' },
+      401: { description: 'code 4010 / 4012' },
+      404: { description: 'code 4040 / 4041' },
+    },
+  };
+}
+
+const idParam = (name: string): Obj => ({ name, in: 'path', required: true, schema: { type: 'string' } });
+const keyBody = (required: string[]): Obj => ({
+  requestBody: {
+    required: true,
+    content: {
+      'application/json': {
+        schema: {
+          type: 'object',
+          required,
+          properties: {
+            scope: { enum: ['query', 'ingest'] },
+            name: { type: 'string' },
+            rate_per_minute: { type: ['integer', 'null'], minimum: 1 },
+            daily_quota: { type: ['integer', 'null'], minimum: 1 },
+          },
+        },
+      },
+    },
+  },
+});
+
+/** The admin API (issue 4 and the dashboard's data). */
+function adminPaths(): Obj {
+  return {
+    '/admin/api/keys': {
+      get: adminOp('admin_list_keys', 'Keys with usage (today, this minute, last hour); never secrets'),
+      post: adminOp(
+        'admin_create_key',
+        'Create a key; the secret is in this answer only',
+        keyBody(['scope']),
+        adminData('created (201)'),
+      ),
+    },
+    '/admin/api/keys/{id}': {
+      get: adminOp('admin_get_key', 'One key with usage', { parameters: [idParam('id')] }),
+      patch: adminOp('admin_update_key', 'Change name, rate or quota (null clears a limit)', {
+        parameters: [idParam('id')],
+        ...keyBody([]),
+      }),
+    },
+    '/admin/api/keys/{id}/revoke': {
+      post: adminOp('admin_revoke_key', 'Revoke a key (effective within 2 s on every instance)', {
+        parameters: [idParam('id')],
+      }),
+    },
+    '/admin/api/usage': {
+      get: adminOp('admin_usage', 'Requests per key and UTC hour', {
+        parameters: [{ name: 'hours', in: 'query', schema: { type: 'integer', minimum: 1, default: 24 } }],
+      }),
+    },
+    '/admin/api/batches': {
+      get: adminOp('admin_batches', 'Recent batches (errors cut to the first 10; see error_count)', {
+        parameters: ['dataset', 'status', 'limit'].map((name) => ({
+          name,
+          in: 'query',
+          schema: { type: 'string' },
+        })),
+      }),
+    },
+    '/admin/api/batches/{batch_id}': {
+      get: adminOp('admin_batch', 'One batch status record with every error', {
+        parameters: [idParam('batch_id')],
+      }),
+    },
+    '/admin/api/coverage': {
+      get: adminOp('admin_coverage', 'Rows, first and last date, last batch per dataset'),
+    },
+    '/admin/api/datasets': {
+      get: adminOp('admin_datasets', 'The catalog: dataset names and endpoints'),
+    },
+  };
+}
+
+function opsPaths(): Obj {
+  return {
+    '/metrics': {
+      get: {
+        operationId: 'metrics',
+        tags: ['operations'],
+        summary: 'Prometheus metrics (text exposition format)',
+        responses: { 200: { description: 'metrics', content: { 'text/plain': {} } } },
+      },
+    },
+    '/api/v1/upstream/ingest/events': {
+      get: {
+        operationId: 'ingest_events',
+        tags: ['ingest'],
+        summary: 'Server-sent events: one `batch` event per processed batch',
+        security: [{ IngestKey: [] }],
+        responses: {
+          200: { description: 'an event stream', content: { 'text/event-stream': {} } },
+          401: { description: 'code 4010 / 4012' },
+        },
+      },
+    },
   };
 }
