@@ -132,7 +132,7 @@ for (const backend of await backends()) {
             sort: fc.constantFrom('date', 'close', 'code', 'volume'),
           }),
           async (p) => {
-            const url = `/api/v1/etf/kline?${new URLSearchParams(Object.entries(p).map(([k, v]) => [k, String(v)]))}`;
+            const url = `/api/v1/etf/kline?${new URLSearchParams(Object.entries(p).map(([k, v]): [string, string] => [k, String(v)]))}`;
             const res = await get(h.app, url);
             assert.equal(res.statusCode, 200, res.body);
             const env = JSON.parse(res.body) as {
