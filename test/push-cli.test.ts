@@ -155,6 +155,45 @@ for (const backend of await backends()) {
       assert.deepEqual(rows, [{ code: '510300', name: '沪深300ETF', is_connected: '1' }]);
     });
 
+    test('--set and --row-number fill key fields a filing extract lacks (13F line numbers)', async () => {
+      const csv = file(
+        '13f.csv',
+        'name_of_issuer,cusip,value,ssh_prnamt\n3M CO,88579Y101,409469,2334\nABBOTT LABS,002824100,470615,3983\n',
+      );
+      const r = await mds([
+        'push',
+        '--dataset',
+        'us_13f_holdings',
+        csv,
+        '--set',
+        'accession_number=0001067983-24-000001',
+        '--set',
+        'filer_cik=0001067983',
+        '--set',
+        'period_of_report=20231231',
+        '--row-number',
+        'line_no',
+        '--map',
+        'name_of_issuer=issuer_name',
+        '--map',
+        'value=value_usd',
+        '--map',
+        'ssh_prnamt=shares',
+        '--url',
+        base,
+        '--key',
+        INGEST_KEY,
+      ]);
+      assert.equal(r.code, 0, r.stderr + r.stdout);
+      const rows = await exportCsv(
+        '/api/v1/us/13f-holdings?format=csv&fields=line_no,issuer_name,shares&sort=line_no',
+      );
+      assert.deepEqual(rows, [
+        { line_no: '1', issuer_name: '3M CO', shares: '2334' },
+        { line_no: '2', issuer_name: 'ABBOTT LABS', shares: '3983' },
+      ]);
+    });
+
     test('clear errors: unknown column, missing field, bad cell, no key, split snapshot', async () => {
       const csv = file('bad.csv', 'date,close,volume,colour\n2024-01-02,1,2,red\n');
       const unknown = await mds([

@@ -30,6 +30,7 @@ export interface PushOptions {
   map?: Record<string, string>;
   set?: Record<string, string>;
   ignore?: string[];
+  rowNumber?: string;
   format?: 'csv' | 'json' | 'ndjson';
   retries?: number;
   dryRun?: boolean;
@@ -339,6 +340,10 @@ export function registerPushCommand(program: Command): void {
       ...prev,
       v,
     ])
+    .option(
+      '--row-number <field>',
+      "fill a field with each row's 1-based position in the file (e.g. line_no)",
+    )
     .addOption(
       new Option('--format <F>', 'file format (default: from the extension)').choices([
         'csv',

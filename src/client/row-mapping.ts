@@ -18,6 +18,8 @@ export interface MappingOptions {
   set?: Readonly<Record<string, string>>;
   /** Columns to drop. */
   ignore?: readonly string[];
+  /** A field that receives each row's 1-based position in the file (e.g. line_no). */
+  rowNumber?: string;
   /** Fills a required source field when the file has no such column. */
   source?: string;
 }
@@ -169,6 +171,24 @@ export function mapRows(
     if (v !== undefined) constants[f.name] = v;
     byField.set(f.name, `--set ${name}`);
   }
+  let numbered: Field | null = null;
+  if (opts.rowNumber !== undefined) {
+    numbered = resolveField(d, opts.rowNumber) ?? null;
+    if (
+      !numbered ||
+      (numbered.type !== 'integer' && numbered.type !== 'number' && numbered.type !== 'string')
+    ) {
+      throw new MappingError(
+        `--row-number ${opts.rowNumber}: dataset ${d.name} has no numeric or text field of that name`,
+      );
+    }
+    if (byField.has(numbered.name)) {
+      throw new MappingError(
+        `--row-number ${opts.rowNumber}: ${numbered.name} is already given ("${byField.get(numbered.name) ?? ''}")`,
+      );
+    }
+    byField.set(numbered.name, '--row-number');
+  }
   const src = d.sourceField;
   const fillSource = src !== null && !byField.has(src.name) && opts.source !== undefined;
   if (fillSource && src) constants[src.name] = opts.source as string;
@@ -193,6 +213,7 @@ export function mapRows(
   const rows: RowData[] = [];
   input.forEach((raw, i) => {
     const row: RowData = { ...constants };
+    if (numbered) row[numbered.name] = numbered.type === 'string' ? String(i + 1) : i + 1;
     for (const [c, f] of used) {
       try {
         const v = convertCell(f, raw[c]);
