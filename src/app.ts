@@ -72,6 +72,9 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     requestTimeout: config.MDS_REQUEST_TIMEOUT_MS,
     connectionTimeout: 0,
     keepAliveTimeout: config.MDS_KEEP_ALIVE_TIMEOUT_MS,
+    // Node checks the headers and request timeouts only this often (default 30 s): keep it small
+    // so a slowloris client is cut off close to MDS_HEADERS_TIMEOUT_MS.
+    http: { connectionsCheckingInterval: Math.max(50, Math.min(1000, config.MDS_HEADERS_TIMEOUT_MS)) },
     maxRequestsPerSocket: 0,
     trustProxy: config.MDS_TRUST_PROXY,
     return503OnClosing: true,
