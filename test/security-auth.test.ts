@@ -136,9 +136,13 @@ for (const backend of await backends()) {
     });
 
     it('ingest interface: unknown, revoked, malformed and wrong-scope keys answer identically', async () => {
-      const keys = { ...bad(), revoked: revokedIngest, 'unknown well-formed': generateKey('ingest') };
-      keys['ingest key (wrong scope)'] = QUERY_KEY;
-      keys['revoked ingest key (wrong scope)'] = revokedQuery;
+      const keys: Record<string, string> = {
+        ...bad(),
+        revoked: revokedIngest,
+        'unknown well-formed': generateKey('ingest'),
+        'ingest key (wrong scope)': QUERY_KEY,
+        'revoked ingest key (wrong scope)': revokedQuery,
+      };
       const seen = new Set<string>();
       for (const [kind, key] of Object.entries(keys)) {
         const res = await h.app.inject({
