@@ -59,7 +59,12 @@ export class QueryService {
     if (rows.length > plan.limit) rows = rows.slice(0, plan.limit);
     const last = rows[rows.length - 1];
     const nextCursor =
-      hasMore && last ? encodeCursor(plan, plan.orderBy.map((o) => last[o.field.apiName] ?? null)) : null;
+      hasMore && last
+        ? encodeCursor(
+            plan,
+            plan.orderBy.map((o) => last[o.field.apiName] ?? null),
+          )
+        : null;
     if (extra.length > 0) {
       for (const r of rows) for (const f of extra) delete r[f.apiName];
     }
