@@ -177,6 +177,39 @@ for (const backend of await backends()) {
       assert.deepEqual(b.data, byOffset.data);
     });
 
+    test('cursor paging over an integer key field and a timestamp sort', async () => {
+      const risk = days('2024-01-01', 10).flatMap((date) =>
+        [20, 60, 120].map((window) => ({
+          symbol: '510300',
+          date,
+          window,
+          volatility: window / 10,
+          source: 's',
+        })),
+      );
+      assert.equal((await push(h.app, batch('etf_risk_features', risk))).statusCode, 200);
+      for (const extra of ['', '&sort=window&order=desc', '&sort=created_at&order=asc', '&sort=volatility']) {
+        const seen = new Set<string>();
+        let cursor: string | null = null;
+        do {
+          const url: string =
+            `/api/v1/features/etf-risk?limit=4&fields=code,date,window${extra}` +
+            (cursor ? `&cursor=${cursor}` : '');
+          const res = await get(h.app, url);
+          assert.equal(res.statusCode, 200, res.body);
+          const body = json(res) as { data: Record<string, unknown>[]; meta: Meta };
+          for (const r of body.data) {
+            assert.equal(typeof r.window, 'number');
+            const k = `${String(r.date)}|${String(r.window)}`;
+            assert.ok(!seen.has(k), `${k} twice (${extra})`);
+            seen.add(k);
+          }
+          cursor = body.meta.next_cursor;
+        } while (cursor !== null);
+        assert.equal(seen.size, 30, extra);
+      }
+    });
+
     test('a cursor with other filters or sort, or malformed, is 400 / 4001', async () => {
       const first = json(await get(h.app, '/api/v1/etf/kline?limit=10&code=510300')).meta as Meta;
       const cursor = String(first.next_cursor);

@@ -7,6 +7,7 @@ import { CATALOG, type Dataset } from '../catalog/catalog.js';
 import { buildBatches, type RowData } from '../client/batch-builder.js';
 import { IngestClient, type PushResult } from '../client/ingest-client.js';
 import { MappingError, mapRows } from '../client/row-mapping.js';
+import { isDate } from '../ingest/values.js';
 
 /**
  * `mds push`: the reference upstream client. Reads a CSV / JSON / NDJSON file, maps its
@@ -209,8 +210,8 @@ export async function runPush(opts: PushOptions, io: Io = STD_IO): Promise<PushS
   const key = opts.key ?? process.env.MDS_PUSH_KEY ?? process.env.UP_API_KEY;
   if (!key && !opts.dryRun)
     throw new MappingError('no ingest key: give --key or set MDS_PUSH_KEY (or UP_API_KEY)');
-  if (opts.businessDate && !/^\d{4}-\d{2}-\d{2}$/.test(opts.businessDate)) {
-    throw new MappingError('--business-date must be YYYY-MM-DD');
+  if (opts.businessDate && !isDate(opts.businessDate)) {
+    throw new MappingError('--business-date must be a real date YYYY-MM-DD');
   }
   if (!fs.existsSync(opts.file)) throw new MappingError(`no such file: ${opts.file}`);
 
