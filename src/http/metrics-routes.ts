@@ -18,9 +18,19 @@ export interface Metrics {
 
 const LATENCY_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
 
+let processRegistry: Registry | null = null;
+
+/** Process metrics (memory, CPU, event loop, GC) are per process: collected once, shared by apps. */
+function processMetrics(): Registry {
+  if (!processRegistry) {
+    processRegistry = new Registry();
+    collectDefaultMetrics({ register: processRegistry, prefix: 'mds_' });
+  }
+  return processRegistry;
+}
+
 export function registerMetricsRoutes(app: FastifyInstance, ingest: IngestService): Metrics {
   const registry = new Registry();
-  collectDefaultMetrics({ register: registry, prefix: 'mds_' });
 
   const requests = new Counter({
     name: 'mds_http_requests_total',
@@ -91,7 +101,7 @@ export function registerMetricsRoutes(app: FastifyInstance, ingest: IngestServic
   for (const code of ['4030', '4031', '4290']) refusals.inc({ code }, 0);
 
   app.get('/metrics', { schema: { hide: true } }, async (_req, reply) => {
-    const text = await registry.metrics();
+    const text = (await registry.metrics()) + (await processMetrics().metrics());
     return reply.type(registry.contentType).send(text);
   });
   return { registry, sseClients };
