@@ -170,6 +170,22 @@ export function rssMeter(root: number): { stop(): number } {
   };
 }
 
+/** CPU seconds (user + system) used so far by the process tree, from /proc/<pid>/stat. */
+export function cpuSeconds(root: number): number {
+  let ticks = 0;
+  for (const p of processTree(root)) {
+    try {
+      const stat = fs.readFileSync(`/proc/${p}/stat`, 'utf8');
+      const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      // Fields 14 and 15 of stat (utime, stime), counted from the state field (3).
+      ticks += Number(f[11]) + Number(f[12]);
+    } catch {
+      // ended
+    }
+  }
+  return ticks / 100; // USER_HZ is 100 on Linux
+}
+
 /** Runs the load generator in its own process and returns its figures. */
 export async function runLoad(spec: LoadSpec): Promise<LoadResult> {
   const file = path.join(os.tmpdir(), `mds-bench-load-${process.pid}-${Date.now()}.json`);

@@ -8,6 +8,8 @@ export interface Row {
   p50?: number;
   p99?: number;
   rssMb?: number;
+  /** Server CPU time per request (all its processes), ms. */
+  cpuMs?: number;
   /** The figure divided by the `vs` baseline of the same run. */
   ratio?: number;
   vs?: string;
@@ -39,7 +41,18 @@ export function printTable(rows: readonly Row[], info: RunInfo): void {
       new Date().toISOString(),
     '',
   );
-  const head = ['phase', 'server', 'rate', 'p50 ms', 'p99 ms', 'peak RSS MB', 'ratio', 'goal', 'met'];
+  const head = [
+    'phase',
+    'server',
+    'rate',
+    'p50 ms',
+    'p99 ms',
+    'CPU ms/req',
+    'peak RSS MB',
+    'ratio',
+    'goal',
+    'met',
+  ];
   out.push(`| ${head.join(' | ')} |`, `|${head.map(() => '---').join('|')}|`);
   for (const r of rows) {
     out.push(
@@ -50,6 +63,7 @@ export function printTable(rows: readonly Row[], info: RunInfo): void {
           r.rate === null ? '' : `${fmt(r.rate)} ${r.unit ?? ''}`,
           r.p50 === undefined ? '' : fmt(r.p50, r.p50 < 10 ? 2 : 1),
           r.p99 === undefined ? '' : fmt(r.p99, r.p99 < 10 ? 2 : 1),
+          r.cpuMs === undefined ? '' : fmt(r.cpuMs, 3),
           fmt(r.rssMb),
           r.ratio === undefined ? '' : `${fmt(r.ratio, 2)}× ${r.vs ?? ''}`,
           r.goal ?? '',

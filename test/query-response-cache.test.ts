@@ -95,11 +95,11 @@ describe('ResponseCache', () => {
 
   test('keeps the newest entries within its byte budget', () => {
     const c = new ResponseCache();
-    const body = 'x'.repeat(900 * 1024);
+    const body = Buffer.alloc(900 * 1024, 'x');
     for (let i = 0; i < 60; i++) c.set(`/u${i}`, { version: 1, etag: 'e', body });
     assert.equal(c.get('/u0'), undefined, 'oldest evicted');
     assert.equal(c.get('/u59')?.body, body);
-    c.set('/huge', { version: 1, etag: 'e', body: 'x'.repeat(2 * 1024 * 1024) });
+    c.set('/huge', { version: 1, etag: 'e', body: Buffer.alloc(2 * 1024 * 1024) });
     assert.equal(c.get('/huge'), undefined, 'an entry over 1 MiB is not kept');
   });
 });

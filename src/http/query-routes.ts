@@ -82,7 +82,7 @@ function registerDataset(
       },
     };
     if (!cache.admit(req.url, version)) return envelope;
-    const body = reply.serialize(envelope) as string;
+    const body = Buffer.from(reply.serialize(envelope) as string);
     cache.set(req.url, { version, etag, body });
     return reply.type(JSON_TYPE).send(body);
   });

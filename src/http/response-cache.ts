@@ -8,7 +8,8 @@
 export interface CachedPage {
   version: number;
   etag: string;
-  body: string;
+  /** UTF-8 bytes: written to the socket as they are, with no encoding per response. */
+  body: Buffer;
 }
 
 const MAX_BYTES = 32 * 1024 * 1024;
@@ -34,7 +35,7 @@ export class ResponseCache {
   }
 
   set(url: string, page: CachedPage): void {
-    const size = page.body.length + url.length;
+    const size = page.body.byteLength + url.length;
     if (size > MAX_ENTRY_BYTES) return;
     this.delete(url);
     // Oldest entries out first (Map keeps insertion order).
@@ -50,6 +51,6 @@ export class ResponseCache {
     const old = this.pages.get(url);
     if (!old) return;
     this.pages.delete(url);
-    this.bytes -= old.body.length + url.length;
+    this.bytes -= old.body.byteLength + url.length;
   }
 }
