@@ -1,0 +1,170 @@
+import { randomBytes } from 'node:crypto';
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { pathToFileURL } from 'node:url';
+import pg from 'pg';
+import { from as copyFrom } from 'pg-copy-streams';
+import { CATALOG } from '../src/catalog/catalog.js';
+import { loadConfig } from '../src/config.js';
+import { buildApp } from '../src/app.js';
+import { PostgresStore } from '../src/storage/postgres/postgres-store.js';
+import { copyChunks } from '../src/storage/postgres/copy-text.js';
+import { q } from '../src/storage/sql.js';
+import type { Row } from '../src/storage/store.js';
+import { ETF_COLUMNS, ingestBatches, type IngestBatch } from './data.js';
+
+/**
+ * PostgreSQL ingest: 10,000-record etf_daily batches through the whole service (HTTP inject:
+ * JSON parse, checksum, validation, registry, COPY + upsert) against a raw ceiling on the same
+ * server and schema: COPY into a temporary staging table + one INSERT … ON CONFLICT DO UPDATE
+ * per batch, nothing else. Each side gets a fresh database, dropped afterwards.
+ *
+ *   npx tsx bench/pg-ingest.ts [batches=5] [size=10000]
+ *   (MDS_BENCH_PG_URL, default postgres://postgres@127.0.0.1:5432/postgres)
+ */
+
+const ADMIN_URL = process.env.MDS_BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+const INGEST_KEY = 'bench-ingest-key-0123456789';
+
+async function freshDatabase(adminUrl: string): Promise<{ url: string; drop(): Promise<void> }> {
+  const name = `mds_pgbench_${process.pid}_${randomBytes(3).toString('hex')}`;
+  const admin = new pg.Client({ connectionString: adminUrl });
+  await admin.connect();
+  await admin.query(`CREATE DATABASE ${name}`);
+  await admin.end();
+  const url = new URL(adminUrl);
+  url.pathname = `/${name}`;
+  return {
+    url: url.toString(),
+    drop: async () => {
+      const c = new pg.Client({ connectionString: adminUrl });
+      await c.connect();
+      await c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+      await c.end();
+    },
+  };
+}
+
+/** The service's schema and indexes, created by the store itself. */
+async function migrated(url: string): Promise<void> {
+  const store = new PostgresStore(CATALOG, { connectionString: url });
+  await store.migrate();
+  await store.close();
+}
+
+/**
+ * Raw ceiling, records/s: per batch one transaction of CREATE TEMP staging, COPY, INSERT …
+ * ON CONFLICT DO UPDATE. Used by bench/run.ts (bench/postgres.ts) too.
+ */
+export async function pgRawUpsertCeiling(url: string, batches: readonly IngestBatch[]): Promise<number> {
+  await migrated(url);
+  const d = CATALOG.byName.get('etf_daily');
+  if (!d) throw new Error('etf_daily missing');
+  const cols = [...ETF_COLUMNS];
+  const keys = d.key.map((k) => q(k.name));
+  const stage = `CREATE TEMPORARY TABLE raw_stage (${cols.map((c) => `${q(c)} ${c === 'symbol' || c === 'date' || c === 'source' || c === 'updated_at' ? 'text' : 'double precision'}`).join(', ')}, g boolean) ON COMMIT DROP`;
+  const upsert =
+    `INSERT INTO etf_daily (${cols.map(q).join(', ')}, created_at) SELECT ${cols.map(q).join(', ')}, $1::text FROM raw_stage ` +
+    `ON CONFLICT (${keys.join(', ')}) DO UPDATE SET ${cols
+      .filter((c) => !['symbol', 'date', 'source'].includes(c))
+      .map((c) => `${q(c)} = excluded.${q(c)}`)
+      .join(', ')}`;
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    let records = 0;
+    const t0 = process.hrtime.bigint();
+    for (const b of batches) {
+      await client.query('BEGIN');
+      await client.query(stage);
+      await pipeline(
+        Readable.from(copyChunks(b.rows as unknown as Row[], cols, new Uint8Array(b.rows.length).fill(1))),
+        client.query(copyFrom(`COPY raw_stage (${cols.map(q).join(', ')}, g) FROM STDIN`)),
+      );
+      await client.query(upsert, [new Date().toISOString()]);
+      await client.query('COMMIT');
+      records += b.rows.length;
+    }
+    return records / (Number(process.hrtime.bigint() - t0) / 1e9);
+  } finally {
+    await client.end();
+  }
+}
+
+/**
+ * The whole service, records/s: every batch POSTed through Fastify's inject, `inFlight` at a
+ * time (1: strictly one after another).
+ */
+export async function pgServiceIngest(
+  url: string,
+  batches: readonly IngestBatch[],
+  inFlight = 1,
+): Promise<number> {
+  const config = loadConfig({ DATABASE_URL: url, MDS_INGEST_KEYS: INGEST_KEY, LOG_LEVEL: 'silent' });
+  const store = new PostgresStore(CATALOG, { connectionString: url });
+  await store.migrate();
+  const app = await buildApp({ config, store });
+  await app.ready();
+  try {
+    let records = 0;
+    let next = 0;
+    const t0 = process.hrtime.bigint();
+    const worker = async (): Promise<void> => {
+      for (let b = batches[next++]; b; b = batches[next++]) {
+        const r = await app.inject({
+          method: 'POST',
+          url: '/api/v1/upstream/ingest/batches',
+          headers: { 'content-type': 'application/json', 'up-api-key': INGEST_KEY },
+          payload: b.body,
+        });
+        if (r.statusCode !== 200) throw new Error(`push answered ${r.statusCode}: ${r.body.slice(0, 300)}`);
+        records += b.rows.length;
+      }
+    };
+    await Promise.all(Array.from({ length: inFlight }, worker));
+    return records / (Number(process.hrtime.bigint() - t0) / 1e9);
+  } finally {
+    await app.close();
+    await store.close();
+  }
+}
+
+async function measure(
+  fn: (url: string, batches: readonly IngestBatch[]) => Promise<number>,
+  warmup: readonly IngestBatch[],
+  batches: readonly IngestBatch[],
+): Promise<number> {
+  const db = await freshDatabase(ADMIN_URL);
+  try {
+    await fn(db.url, warmup);
+    return await fn(db.url, batches);
+  } finally {
+    await db.drop();
+  }
+}
+
+async function main(): Promise<void> {
+  const count = Number(process.argv[2] ?? 5);
+  const size = Number(process.argv[3] ?? 10_000);
+  const warmup = ingestBatches('7', 1, 2000);
+  const batches = ingestBatches('5', count, size);
+  const raw = await measure(pgRawUpsertCeiling, warmup, batches);
+  const service = await measure(pgServiceIngest, warmup, batches);
+  const service2 = await measure((u, b) => pgServiceIngest(u, b, 2), warmup, batches);
+  const pct = (x: number): string => `${((x / raw) * 100).toFixed(0)}% of raw`;
+  console.log(`PostgreSQL ingest, ${count} × ${size}-record etf_daily batches (new rows):`);
+  console.log(`  raw COPY→staging + INSERT … ON CONFLICT: ${raw.toFixed(0)} records/s`);
+  console.log(
+    `  service (HTTP inject), one batch at a time: ${service.toFixed(0)} records/s (${pct(service)})`,
+  );
+  console.log(
+    `  service (HTTP inject), two batches in flight: ${service2.toFixed(0)} records/s (${pct(service2)})`,
+  );
+}
+
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  main().catch((err: unknown) => {
+    console.error(err);
+    process.exit(1);
+  });
+}
