@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { buildQueryDatabase, code, ingestBatches, tradingDays, yearAfter } from './data.js';
 import { pushBatches } from './ingest.js';
-import { freePort, runLoad, startServer } from './proc.js';
+import { cpuSeconds, freePort, runLoad, startServer, tsxArgs } from './proc.js';
 
 /**
  * CPU profile of the service under one load, and its top functions by self time:
@@ -49,9 +49,14 @@ const file =
     ? path.join(work, 'ingest.db')
     : await buildQueryDatabase(dataDir, codes, days, false, (s) => console.error(s));
 const port = await freePort();
+const profArgs = ['--cpu-prof', `--cpu-prof-dir=${work}`, '--import', 'tsx'];
+// BENCH_PROFILE_NAIVE=1: profile the naive baseline server instead, under the same load.
+const naive = process.env.BENCH_PROFILE_NAIVE === '1';
 const svc = await startServer(
-  'service',
-  ['--cpu-prof', `--cpu-prof-dir=${work}`, '--import', 'tsx', 'src/main.ts'],
+  naive ? 'naive' : 'service',
+  naive
+    ? [...profArgs, ...tsxArgs('baseline-server.ts', 'naive', String(port), file).slice(2)]
+    : [...profArgs, 'src/main.ts'],
   {
     PORT: String(port),
     HOST: '127.0.0.1',
@@ -62,7 +67,7 @@ const svc = await startServer(
     LOG_LEVEL: 'warn',
   },
   port,
-  '/health',
+  naive ? '/api/v1/etf/kline' : '/health',
 );
 try {
   if (kind === 'ingest') {
@@ -72,11 +77,12 @@ try {
     const paths =
       kind === 'repeated'
         ? [`/api/v1/etf/kline?code=${code(7)}&date_from=2017-03-01&date_to=2018-02-28&limit=100`]
-        : Array.from({ length: 5000 }, (_, i) => {
+        : Array.from({ length: 100_000 }, (_, i) => {
             const from = dayList[(i * 7919) % (dayList.length - 260)] as string;
             const to = yearAfter(from);
-            return `/api/v1/etf/kline?code=${code((i * 104729) % codes)}&date_from=${from}&date_to=${to}&limit=100`;
+            return `/api/v1/etf/kline?code=${code((i * 104729) % codes)}&date_from=${from}&date_to=${to}&limit=100&offset=${(i % 2) * 100}`;
           });
+    const cpu0 = cpuSeconds(svc.pid);
     const r = await runLoad({
       url: svc.url,
       paths,
@@ -84,12 +90,19 @@ try {
       connections: 32,
       durationSec: seconds,
     });
-    console.log(`${r.rps.toFixed(0)} req/s, p50 ${r.p50} ms, p99 ${r.p99} ms, ${JSON.stringify(r.statuses)}`);
+    const cpuMs = ((cpuSeconds(svc.pid) - cpu0) * 1000) / r.requests;
+    console.log(
+      `${r.rps.toFixed(0)} req/s, p50 ${r.p50} ms, p99 ${r.p99} ms, CPU ${cpuMs.toFixed(3)} ms/req`,
+    );
   }
 } finally {
   await svc.stop();
 }
-const prof = fs.readdirSync(work).find((f) => f.endsWith('.cpuprofile'));
+// The largest profile is the main thread's (tsx's loader thread writes a small one too).
+const prof = fs
+  .readdirSync(work)
+  .filter((f) => f.endsWith('.cpuprofile'))
+  .sort((a, b) => fs.statSync(path.join(work, b)).size - fs.statSync(path.join(work, a)).size)[0];
 if (!prof) throw new Error('no .cpuprofile written');
 console.log(`profile: ${path.join(work, prof)}`);
 for (const line of top(path.join(work, prof), 30)) console.log(line);
