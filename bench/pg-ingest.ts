@@ -9,6 +9,7 @@ import { loadConfig } from '../src/config.js';
 import { buildApp } from '../src/app.js';
 import { PostgresStore } from '../src/storage/postgres/postgres-store.js';
 import { copyChunks } from '../src/storage/postgres/copy-text.js';
+import { binaryCopyChunks, stagingType } from '../src/storage/postgres/copy-binary.js';
 import { q } from '../src/storage/sql.js';
 import type { Row } from '../src/storage/store.js';
 import { ETF_COLUMNS, ingestBatches, type IngestBatch } from './data.js';
@@ -56,13 +57,18 @@ async function migrated(url: string): Promise<void> {
  * Raw ceiling, records/s: per batch one transaction of CREATE TEMP staging, COPY, INSERT …
  * ON CONFLICT DO UPDATE. Used by bench/run.ts (bench/postgres.ts) too.
  */
-export async function pgRawUpsertCeiling(url: string, batches: readonly IngestBatch[]): Promise<number> {
+export async function pgRawUpsertCeiling(
+  url: string,
+  batches: readonly IngestBatch[],
+  format: 'binary' | 'text' = 'binary',
+): Promise<number> {
   await migrated(url);
   const d = CATALOG.byName.get('etf_daily');
   if (!d) throw new Error('etf_daily missing');
   const cols = [...ETF_COLUMNS];
+  const types = cols.map((c) => d.fieldByName.get(c)?.type ?? 'string');
   const keys = d.key.map((k) => q(k.name));
-  const stage = `CREATE TEMPORARY TABLE raw_stage (${cols.map((c) => `${q(c)} ${c === 'symbol' || c === 'date' || c === 'source' || c === 'updated_at' ? 'text' : 'double precision'}`).join(', ')}, g boolean) ON COMMIT DROP`;
+  const stage = `CREATE TEMPORARY TABLE raw_stage (${cols.map((c, i) => `${q(c)} ${stagingType(types[i] ?? 'string')}`).join(', ')}, g boolean) ON COMMIT DROP`;
   const upsert =
     `INSERT INTO etf_daily (${cols.map(q).join(', ')}, created_at) SELECT ${cols.map(q).join(', ')}, $1::text FROM raw_stage ` +
     `ON CONFLICT (${keys.join(', ')}) DO UPDATE SET ${cols
@@ -77,9 +83,17 @@ export async function pgRawUpsertCeiling(url: string, batches: readonly IngestBa
     for (const b of batches) {
       await client.query('BEGIN');
       await client.query(stage);
+      const rows = b.rows as unknown as Row[];
+      const given = new Uint8Array(rows.length).fill(1);
+      const chunks =
+        format === 'binary' ? binaryCopyChunks(rows, cols, types, given) : copyChunks(rows, cols, given);
       await pipeline(
-        Readable.from(copyChunks(b.rows as unknown as Row[], cols, new Uint8Array(b.rows.length).fill(1))),
-        client.query(copyFrom(`COPY raw_stage (${cols.map(q).join(', ')}, g) FROM STDIN`)),
+        Readable.from(chunks),
+        client.query(
+          copyFrom(
+            `COPY raw_stage (${cols.map(q).join(', ')}, g) FROM STDIN${format === 'binary' ? ' (FORMAT binary)' : ''}`,
+          ),
+        ),
       );
       await client.query(upsert, [new Date().toISOString()]);
       await client.query('COMMIT');
@@ -149,11 +163,13 @@ async function main(): Promise<void> {
   const warmup = ingestBatches('7', 1, 2000);
   const batches = ingestBatches('5', count, size);
   const raw = await measure(pgRawUpsertCeiling, warmup, batches);
+  const rawText = await measure((u, b) => pgRawUpsertCeiling(u, b, 'text'), warmup, batches);
   const service = await measure(pgServiceIngest, warmup, batches);
   const service2 = await measure((u, b) => pgServiceIngest(u, b, 2), warmup, batches);
   const pct = (x: number): string => `${((x / raw) * 100).toFixed(0)}% of raw`;
   console.log(`PostgreSQL ingest, ${count} × ${size}-record etf_daily batches (new rows):`);
-  console.log(`  raw COPY→staging + INSERT … ON CONFLICT: ${raw.toFixed(0)} records/s`);
+  console.log(`  raw binary COPY→staging + INSERT … ON CONFLICT: ${raw.toFixed(0)} records/s`);
+  console.log(`  raw text COPY→staging + INSERT … ON CONFLICT: ${rawText.toFixed(0)} records/s`);
   console.log(
     `  service (HTTP inject), one batch at a time: ${service.toFixed(0)} records/s (${pct(service)})`,
   );

@@ -30,7 +30,7 @@ import {
 import { BATCH_COLUMNS, KEY_COLUMNS, internalTableStatements } from '../internal-tables.js';
 import { batchFromRow, batchToParams, keyFromRow } from '../row-mapping.js';
 import { breaksConnection, isBatchIdTaken, isRetryable, translate } from './pg-errors.js';
-import { copyChunks } from './copy-text.js';
+import { binaryCopyChunks, stagingType } from './copy-binary.js';
 
 type DbRow = Record<string, unknown>;
 type Client = pg.PoolClient;
@@ -212,9 +212,9 @@ export class PostgresStore implements Store {
       s = {
         stage:
           `CREATE TEMPORARY TABLE mds_stage (` +
-          d.fields.map((f) => `${q(f.name)} ${POSTGRES.columnType(f.type)}`).join(', ') +
+          d.fields.map((f) => `${q(f.name)} ${stagingType(f.type)}`).join(', ') +
           `, ${q(GIVEN)} boolean NOT NULL) ON COMMIT DROP`,
-        copy: `COPY mds_stage (${[...fields, GIVEN].map(q).join(', ')}) FROM STDIN`,
+        copy: `COPY mds_stage (${[...fields, GIVEN].map(q).join(', ')}) FROM STDIN (FORMAT binary)`,
         insert: [insert(true), insert(false)],
       };
       this.upserts.set(d.name, s);
@@ -250,11 +250,13 @@ export class PostgresStore implements Store {
     const s = this.statementsFor(d);
     await c.query(s.stage);
     if (batch.rows.length > 0) {
-      const fields = d.fields.map((f) => f.name);
-      await pipeline(
-        Readable.from(copyChunks(batch.rows, fields, batch.updatedAtGiven)),
-        c.query(copyFrom(s.copy)),
+      const chunks = binaryCopyChunks(
+        batch.rows,
+        d.fields.map((f) => f.name),
+        d.fields.map((f) => f.type),
+        batch.updatedAtGiven,
       );
+      await pipeline(Readable.from(chunks), c.query(copyFrom(s.copy)));
     }
     const givenCount = batch.updatedAtGiven.reduce((n, g) => n + (g ? 1 : 0), 0);
     let written = 0;
