@@ -3,10 +3,10 @@
 // (404 / 4040, no row), and a retry applies it exactly once. On every backend.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { backends, freshDatabaseUrl, INGEST_KEY } from './helpers/harness.js';
+import { backends, freshDatabaseUrl, INGEST_KEY, QUERY_KEY } from './helpers/harness.js';
 import { bigEtfBatch } from './helpers/big-batch.js';
-import { uniqueId } from './helpers/batches.js';
-import { sleep, StagedPost, startServer, type ServerProcess } from './helpers/server-process.js';
+import { batch, etfBar, uniqueId } from './helpers/batches.js';
+import { request, sleep, StagedPost, startServer, type ServerProcess } from './helpers/server-process.js';
 import { batchState, pushBatch, rowCount } from './helpers/server-calls.js';
 import { PAUSE_MARKER } from '../src/ingest/ingest-service.js';
 
@@ -131,6 +131,90 @@ for (const backend of await backends()) {
         await server.kill('SIGTERM');
         server = null;
       });
+    });
+  });
+}
+
+/** `n` etf_daily rows of one partition (date, source), symbols from `first` in steps of `step`. */
+function partitionBatch(
+  n: number,
+  opts: { first: number; step: number; close: number; snapshot: boolean; batchId: string },
+): Buffer {
+  const data = Array.from({ length: n }, (_, i) =>
+    etfBar(String(opts.first + i * opts.step), SNAP_DATE, { source: SNAP_SOURCE, close: opts.close }),
+  );
+  const b = batch('etf_daily', data, {
+    batchId: opts.batchId,
+    source: SNAP_SOURCE,
+    businessDate: SNAP_DATE,
+    snapshotType: opts.snapshot ? 'full_snapshot' : 'incremental',
+  });
+  return Buffer.from(JSON.stringify(b));
+}
+
+const SNAP_DATE = '2024-05-06';
+const SNAP_SOURCE = 'snapcrash';
+
+for (const backend of await backends()) {
+  describe(`faults: SIGKILL during a ${ROWS}-record full snapshot (${backend})`, { timeout: 600_000 }, () => {
+    let db: { url: string; drop(): Promise<void> };
+    let server: ServerProcess | null = null;
+    before(async () => {
+      db = await freshDatabaseUrl(backend);
+    });
+    after(async () => {
+      await server?.kill('SIGKILL');
+      await db.drop();
+    });
+
+    it('killed after the upserts and the prune, before commit: the old partition is intact', async () => {
+      // 1,000 old rows; half of them are not in the snapshot, so its prune deletes 500.
+      const seed = partitionBatch(1000, {
+        first: 100_000,
+        step: 100,
+        close: 1,
+        snapshot: false,
+        batchId: uniqueId('seed'),
+      });
+      const snapId = uniqueId('snapcrash');
+      const snap = partitionBatch(ROWS, {
+        first: 100_000,
+        step: 1,
+        close: 2,
+        snapshot: true,
+        batchId: snapId,
+      });
+
+      server = await startServer({ databaseUrl: db.url });
+      assert.equal((await pushBatch(server.port, seed)).status, 200);
+      await server.kill('SIGTERM');
+
+      server = await startServer({ databaseUrl: db.url, env: { MDS_TEST_PAUSE_BEFORE_COMMIT_MS: '60000' } });
+      const post = new StagedPost(server.port, INGEST_PATH, snap, HEADERS);
+      await post.sendUpTo(1);
+      await server.waitForOutput(`${PAUSE_MARKER} ${snapId}`, 120_000);
+      await server.kill('SIGKILL');
+      post.destroy();
+
+      server = await startServer({ databaseUrl: db.url });
+      assert.equal((await batchState(server.port, snapId)).status, 404, 'the snapshot is absent');
+      assert.equal(await rowCount(server.port, SNAP_SOURCE), 1000, 'no upsert and no prune survived');
+      const page = await request(server.port, {
+        method: 'GET',
+        path: `/api/v1/etf/kline?source=${SNAP_SOURCE}&limit=1000`,
+        headers: { 'q-api-key': QUERY_KEY },
+      });
+      const closes = new Set(
+        (JSON.parse(page.body) as { data: { close: number }[] }).data.map((r) => r.close),
+      );
+      assert.deepEqual([...closes], [1], 'every old row keeps its old value');
+
+      const retry = await pushBatch(server.port, snap);
+      assert.match(retry.body, /"status":"accepted"/);
+      assert.match(retry.body, /"pruned":500/);
+      assert.equal(await rowCount(server.port, SNAP_SOURCE), ROWS);
+      await server.kill('SIGTERM');
+      server = null;
     });
   });
 }
