@@ -17,6 +17,7 @@ import {
   type Server,
 } from './proc.js';
 import { postgresPhase } from './postgres.js';
+import { buildPgQueryDatabase } from './pg-query-data.js';
 import { printTable, type Row } from './table.js';
 
 /**
@@ -45,6 +46,8 @@ const CFG = QUICK
       deepRuns: 20,
     };
 const CONNECTIONS = 32;
+/** Each server's load is split into this many rounds, alternating with the others'. */
+const ROUNDS = 2;
 const BATCH_SIZE = 10_000;
 const QUERY_KEY = 'bench-query-key-0123456789abcdef';
 const INGEST_KEY = 'bench-ingest-key-0123456789abcdef';
@@ -127,7 +130,7 @@ async function startService(
   );
 }
 
-async function startBaseline(mode: 'naive' | 'ceiling', file: string): Promise<Server> {
+async function startBaseline(mode: 'naive' | 'naive-pg' | 'ceiling', file: string): Promise<Server> {
   const port = await freePort();
   return startServer(
     mode,
@@ -145,35 +148,85 @@ interface Measured {
   cpuMs: number;
 }
 
+interface Load {
+  server: Server;
+  paths: string[];
+  headers?: Record<string, string>;
+  warmPaths?: string[];
+}
+
+/**
+ * Loads several servers in alternating rounds (A B C, A B C, …) of CFG.durationSec / ROUNDS
+ * seconds each, so that a busy spell of this shared machine falls on all of them alike; each
+ * server gets CFG.durationSec of load in all. Rates are summed over the rounds, p50 is the mean
+ * of the rounds' p50, p99 the worst round's.
+ */
+async function measureTogether(loads: Load[]): Promise<Measured[]> {
+  // A short warm-up (JIT, page cache) outside the measured window, on other paths.
+  for (const l of loads) {
+    await runLoad({
+      url: l.server.url,
+      paths: l.warmPaths ?? l.paths,
+      headers: l.headers ?? {},
+      connections: CONNECTIONS,
+      durationSec: 1,
+    });
+  }
+  const meters = loads.map((l) => rssMeter(l.server.pid));
+  const cpu = loads.map(() => 0);
+  const results: LoadResult[][] = loads.map(() => []);
+  const seconds = CFG.durationSec / ROUNDS;
+  for (let round = 0; round < ROUNDS; round++) {
+    for (const [i, l] of loads.entries()) {
+      const before = cpuSeconds(l.server.pid);
+      // Each round starts further down the path list, so no page repeats across rounds.
+      const start = Math.min(round * 50_000, Math.max(0, l.paths.length - 1));
+      const r = await runLoad({
+        url: l.server.url,
+        paths: l.paths.slice(start),
+        headers: l.headers ?? {},
+        connections: CONNECTIONS,
+        durationSec: seconds,
+      });
+      cpu[i]! += cpuSeconds(l.server.pid) - before;
+      results[i]!.push(r);
+    }
+  }
+  return loads.map((l, i) => {
+    const rs = results[i]!;
+    const requests = rs.reduce((n, r) => n + r.requests, 0);
+    const statuses: Record<string, number> = {};
+    for (const r of rs) for (const [k, v] of Object.entries(r.statuses)) statuses[k] = (statuses[k] ?? 0) + v;
+    const load: LoadResult = {
+      rps: requests / CFG.durationSec,
+      p50: rs.reduce((n, r) => n + r.p50, 0) / rs.length,
+      p99: Math.max(...rs.map((r) => r.p99)),
+      requests,
+      statuses,
+      errors: rs.reduce((n, r) => n + r.errors, 0),
+    };
+    const rssMb = meters[i]!.stop();
+    const cpuMs = (cpu[i]! * 1000) / Math.max(1, requests);
+    const ok = (statuses['2xx'] ?? 0) + (statuses['3xx'] ?? 0);
+    if (ok < requests * 0.99 || load.errors > 0) {
+      throw new Error(
+        `${l.server.name}: ${JSON.stringify(statuses)}, ${load.errors} errors — not a valid run`,
+      );
+    }
+    log(
+      `${l.server.name}: ${load.rps.toFixed(0)} req/s p50 ${load.p50.toFixed(1)} ms p99 ${load.p99} ms rss ${rssMb.toFixed(0)} MB cpu ${cpuMs.toFixed(3)} ms/req`,
+    );
+    return { load, rssMb, cpuMs };
+  });
+}
+
 async function measure(
   server: Server,
   paths: string[],
   headers: Record<string, string> = {},
   warmPaths: string[] = paths,
 ): Promise<Measured> {
-  // A short warm-up (JIT, page cache) outside the measured window, on other paths.
-  await runLoad({ url: server.url, paths: warmPaths, headers, connections: CONNECTIONS, durationSec: 1 });
-  const meter = rssMeter(server.pid);
-  const cpu0 = cpuSeconds(server.pid);
-  const load = await runLoad({
-    url: server.url,
-    paths,
-    headers,
-    connections: CONNECTIONS,
-    durationSec: CFG.durationSec,
-  });
-  const rssMb = meter.stop();
-  const cpuMs = ((cpuSeconds(server.pid) - cpu0) * 1000) / Math.max(1, load.requests);
-  const ok = load.statuses['2xx']! + load.statuses['3xx']!;
-  if (ok < load.requests * 0.99 || load.errors > 0) {
-    throw new Error(
-      `${server.name}: ${JSON.stringify(load.statuses)}, ${load.errors} errors — not a valid run`,
-    );
-  }
-  log(
-    `${server.name}: ${load.rps.toFixed(0)} req/s p50 ${load.p50} ms p99 ${load.p99} ms rss ${rssMb.toFixed(0)} MB cpu ${cpuMs.toFixed(3)} ms/req`,
-  );
-  return { load, rssMb, cpuMs };
+  return (await measureTogether([{ server, paths, headers, warmPaths }]))[0]!;
 }
 
 const queryRow = (phase: string, server: string, m: Measured, extra: Partial<Row> = {}): Row => ({
@@ -217,71 +270,133 @@ async function queryPhases(rows: Row[], file: string): Promise<void> {
   const paths = randomPaths(150_000, 42);
   const warm = randomPaths(20_000, 4242);
   const auth = { 'Q-API-KEY': QUERY_KEY };
-
-  const ceilingServer = await startBaseline('ceiling', file);
-  const ceiling = await measure(ceilingServer, paths, {}, warm);
-  await ceilingServer.stop();
-  rows.push(queryRow('random pages', 'HTTP ceiling (pre-serialised page)', ceiling));
-
-  const naiveServer = await startBaseline('naive', file);
-  const naive = await measure(naiveServer, paths, {}, warm);
-  await naiveServer.stop();
-  rows.push(queryRow('random pages', 'naive (Fastify + better-sqlite3)', naive));
-
-  for (const workers of ONLY_ONE_WORKER ? [1] : [1, WORKERS]) {
-    const svc = await startService(file, workers);
-    try {
+  const servers: Server[] = [];
+  try {
+    const ceilingServer = await startBaseline('ceiling', file);
+    servers.push(ceilingServer);
+    const naiveServer = await startBaseline('naive', file);
+    servers.push(naiveServer);
+    const services: Server[] = [];
+    for (const workers of ONLY_ONE_WORKER ? [1] : [1, WORKERS]) {
+      const svc = await startService(file, workers);
+      servers.push(svc);
       if (workers > 1 && processTree(svc.pid).length < 2) {
         rows.push({
           phase: 'random pages',
           server: `${svc.name}: MDS_WORKERS not supported by this build`,
           rate: null,
         });
-        continue;
+      } else {
+        services.push(svc);
       }
-      const random = await measure(svc, paths, auth, warm);
-      const p99ok = random.load.p99 <= naive.load.p99;
+    }
+
+    // Random pages: ceiling, naive and the service(s), in alternating rounds.
+    const [ceiling, naive, ...random] = await measureTogether([
+      { server: ceilingServer, paths, warmPaths: warm },
+      { server: naiveServer, paths, warmPaths: warm },
+      ...services.map((server) => ({ server, paths, headers: auth, warmPaths: warm })),
+    ]);
+    rows.push(queryRow('random pages', 'HTTP ceiling (pre-serialised page)', ceiling!));
+    rows.push(queryRow('random pages', 'naive (Fastify + better-sqlite3)', naive!));
+    for (const [i, svc] of services.entries()) {
+      const m = random[i]!;
       rows.push(
-        queryRow('random pages', svc.name, random, {
-          ratio: random.load.rps / naive.load.rps,
+        queryRow('random pages', svc.name, m, {
+          ratio: m.load.rps / naive!.load.rps,
           vs: 'naive',
           goal: '≥ 2.0× naive, p99 ≤ naive',
-          met: random.load.rps >= 2 * naive.load.rps && p99ok,
+          met: m.load.rps >= 2 * naive!.load.rps && m.load.p99 <= naive!.load.p99,
         }),
       );
       rows.push({
         phase: 'random pages (CPU per request)',
         server: svc.name,
         rate: null,
-        cpuMs: random.cpuMs,
-        ratio: naive.cpuMs / random.cpuMs,
+        cpuMs: m.cpuMs,
+        ratio: naive!.cpuMs / m.cpuMs,
         vs: 'naive ÷ service',
-        goal: 'informative: ≥ 2 means half the CPU of naive',
+        goal: 'informative: ≥ 2 = half the CPU of naive',
       });
-      const repeated = await measure(svc, [REPEATED], auth);
-      rows.push(
-        queryRow('repeated URL', svc.name, repeated, {
-          ratio: repeated.load.rps / ceiling.load.rps,
-          vs: 'ceiling',
-          goal: '≥ 0.6× ceiling',
-          met: repeated.load.rps >= 0.6 * ceiling.load.rps,
-        }),
-      );
+    }
+
+    // One URL polled: the ceiling again beside the service, plain and with If-None-Match.
+    const conditional: Load[] = [];
+    for (const svc of services) {
       const first = await fetch(svc.url + REPEATED, { headers: auth });
       const etag = first.headers.get('etag');
-      if (etag) {
-        const notModified = await measure(svc, [REPEATED], { ...auth, 'If-None-Match': etag });
-        rows.push(
-          queryRow('repeated URL, If-None-Match → 304', svc.name, notModified, {
-            ratio: notModified.load.rps / ceiling.load.rps,
-            vs: 'ceiling',
-          }),
-        );
-      }
-      if (workers === 1) await deepPages(rows, svc);
+      if (etag)
+        conditional.push({ server: svc, paths: [REPEATED], headers: { ...auth, 'If-None-Match': etag } });
+    }
+    const [ceiling2, ...polled] = await measureTogether([
+      { server: ceilingServer, paths: [REPEATED] },
+      ...services.map((server) => ({ server, paths: [REPEATED], headers: auth })),
+      ...conditional,
+    ]);
+    rows.push(queryRow('repeated URL', 'HTTP ceiling (pre-serialised page)', ceiling2!));
+    for (const [i, svc] of services.entries()) {
+      const m = polled[i]!;
+      rows.push(
+        queryRow('repeated URL', svc.name, m, {
+          ratio: m.load.rps / ceiling2!.load.rps,
+          vs: 'ceiling',
+          goal: '≥ 0.6× ceiling',
+          met: m.load.rps >= 0.6 * ceiling2!.load.rps,
+        }),
+      );
+    }
+    for (const [i, l] of conditional.entries()) {
+      const m = polled[services.length + i]!;
+      rows.push(
+        queryRow('repeated URL, If-None-Match → 304', l.server.name, m, {
+          ratio: m.load.rps / ceiling2!.load.rps,
+          vs: 'ceiling',
+        }),
+      );
+    }
+    if (services[0]) await deepPages(rows, services[0]);
+  } finally {
+    for (const s of servers) await s.stop();
+  }
+}
+
+/** Random pages and a repeated URL on PostgreSQL: the service against the naive route on pg. */
+async function pgQueryPhases(rows: Row[], adminUrl: string): Promise<void> {
+  const url = await buildPgQueryDatabase(
+    adminUrl,
+    CFG.codes,
+    CFG.days,
+    process.env.BENCH_REBUILD === '1',
+    log,
+  );
+  const paths = randomPaths(150_000, 4343);
+  const warm = randomPaths(20_000, 434343);
+  const auth = { 'Q-API-KEY': QUERY_KEY };
+  const naiveServer = await startBaseline('naive-pg', url);
+  try {
+    const svc = await startService(url, 1);
+    try {
+      const [naive, random] = await measureTogether([
+        { server: naiveServer, paths, warmPaths: warm },
+        { server: svc, paths, headers: auth, warmPaths: warm },
+      ]);
+      const phase = 'PostgreSQL random pages';
+      rows.push(queryRow(phase, 'naive (Fastify + pg)', naive!));
+      rows.push(
+        queryRow(phase, 'service', random!, {
+          ratio: random!.load.rps / naive!.load.rps,
+          vs: 'naive',
+          goal: '≥ 2.0× naive, p99 ≤ naive',
+          met: random!.load.rps >= 2 * naive!.load.rps && random!.load.p99 <= naive!.load.p99,
+        }),
+      );
+      const repeated = await measure(svc, [REPEATED], auth);
+      rows.push(queryRow('PostgreSQL repeated URL', 'service', repeated));
     } finally {
       await svc.stop();
     }
+  } finally {
+    await naiveServer.stop();
   }
 }
 
@@ -416,6 +531,7 @@ async function main(): Promise<void> {
   if (!PHASES.has('pg')) {
     // not asked for
   } else if (process.env.DATABASE_URL?.startsWith('postgres')) {
+    await pgQueryPhases(rows, process.env.DATABASE_URL);
     await postgresPhase(rows, process.env.DATABASE_URL, {
       startService,
       log,
