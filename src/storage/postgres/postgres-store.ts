@@ -446,8 +446,8 @@ export class PostgresStore implements Store {
     const parts = this.catalog.datasets.map((d, i) => {
       const dateField = d.range ?? d.partition;
       const agg = dateField
-        ? `min(${q(dateField.name)})::text, max(${q(dateField.name)})::text`
-        : 'NULL::text, NULL::text';
+        ? `min(${q(dateField.name)})::text AS first, max(${q(dateField.name)})::text AS last`
+        : 'NULL::text AS first, NULL::text AS last';
       return `SELECT ${i} AS i, count(*) AS n, ${agg} FROM ${q(d.name)}`;
     });
     const aggs = await this.sql(parts.join(' UNION ALL '));
@@ -460,8 +460,8 @@ export class PostgresStore implements Store {
       return {
         dataset: d.name,
         rows: Number(a?.n ?? 0),
-        first_date: (a?.min as string | null | undefined) ?? null,
-        last_date: (a?.max as string | null | undefined) ?? null,
+        first_date: (a?.first as string | null | undefined) ?? null,
+        last_date: (a?.last as string | null | undefined) ?? null,
         last_batch_id: (s?.last_batch_id as string | null | undefined) ?? null,
         last_batch_at: (s?.last_batch_at as string | null | undefined) ?? null,
       };
