@@ -157,6 +157,8 @@ export class PostgresStore implements Store {
         // Several instances may start at once: one migrates, the others wait, then find
         // everything in place (CREATE … IF NOT EXISTS is not safe against concurrent creators).
         await c.query('SELECT pg_advisory_xact_lock($1)', [MIGRATE_LOCK]);
+        // An index built on a large existing table may take longer than statement_timeout.
+        await c.query('SET LOCAL statement_timeout = 0');
         for (const s of internalTableStatements(POSTGRES)) await c.query(s);
         const tables = catalogTables(this.catalog);
         for (const t of tables) await c.query(createTableStatements(t, POSTGRES)[0] as string);
