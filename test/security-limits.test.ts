@@ -4,7 +4,7 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import net from 'node:net';
-import { INGEST_KEY, startApp, type Harness } from './helpers/harness.js';
+import { get, INGEST_KEY, QUERY_KEY, startApp, type Harness } from './helpers/harness.js';
 import { sleep } from './helpers/server-process.js';
 
 const LIMITS = {
@@ -13,6 +13,7 @@ const LIMITS = {
   MDS_KEEP_ALIVE_TIMEOUT_MS: '500',
   MDS_MAX_CONNECTIONS: '4',
   MDS_BODY_LIMIT: '4096',
+  MDS_AUTH_FAILURES_PER_MINUTE: '3',
 };
 
 interface Conn {
@@ -112,5 +113,18 @@ describe('security: transport limits (configurable, enforced)', { timeout: 120_0
     const raw = await c.closed;
     assert.match(raw, /^HTTP\/1\.1 413 /);
     assert.match(raw, /"code":4130/);
+  });
+
+  // Last: it leaves this client address blocked for the rest of the minute.
+  it('failed authentications over MDS_AUTH_FAILURES_PER_MINUTE: 429 / 4290 with Retry-After', async () => {
+    for (let i = 0; i < Number(LIMITS.MDS_AUTH_FAILURES_PER_MINUTE); i++) {
+      assert.equal((await get(h.app, '/api/v1/etf/kline', `guess-${i}-0123456789abcdef`)).statusCode, 401);
+    }
+    const blocked = await get(h.app, '/api/v1/etf/kline', 'guess-again-0123456789abcdef');
+    assert.equal(blocked.statusCode, 429);
+    assert.equal((blocked.json() as { code: number }).code, 4290);
+    assert.ok(Number(blocked.headers['retry-after']) > 0);
+    // While blocked, even a valid key is refused: guessing cannot be confirmed by a success.
+    assert.equal((await get(h.app, '/api/v1/etf/kline', QUERY_KEY)).statusCode, 429);
   });
 });
