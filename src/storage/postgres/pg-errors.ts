@@ -27,9 +27,16 @@ function sqlState(err: unknown): string | null {
   return null;
 }
 
+/** Stream errors of a COPY whose connection died under it. */
+const STREAM_CODES = new Set([
+  'ERR_STREAM_PREMATURE_CLOSE',
+  'ERR_STREAM_DESTROYED',
+  'ERR_STREAM_WRITE_AFTER_END',
+]);
+
 function systemCode(err: unknown): string | null {
   const code = (err as { code?: unknown } | null)?.code;
-  if (typeof code === 'string' && /^E[A-Z]+$/.test(code)) return code;
+  if (typeof code === 'string' && (/^E[A-Z]+$/.test(code) || STREAM_CODES.has(code))) return code;
   if (err instanceof AggregateError) {
     for (const inner of err.errors) {
       const c = systemCode(inner);
