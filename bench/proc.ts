@@ -138,11 +138,13 @@ function statusKb(pid: number, field: string): number {
 }
 
 /**
- * Peak RSS per phase: `start()` resets each process's high-water mark (clear_refs 5, Linux ≥ 4.0)
- * and also samples VmRSS every 50 ms in case the reset is not allowed; `stop()` returns the
+ * Peak RSS per phase: resets each process's high-water mark (clear_refs 5, Linux ≥ 4.0) and also
+ * samples VmRSS every 200 ms in case the reset is not allowed; `stop()` returns the
  * larger figure, in MB, summed over the process tree.
  */
 export function rssMeter(root: number): { stop(): number } {
+  // The process list is read once (a /proc scan costs CPU the servers should have); a cluster
+  // forks its workers before it answers, so the list is complete by the time a phase starts.
   const pids = processTree(root);
   for (const p of pids) {
     try {
@@ -155,16 +157,16 @@ export function rssMeter(root: number): { stop(): number } {
   const sample = (): void => {
     sampled = Math.max(
       sampled,
-      processTree(root).reduce((s, p) => s + statusKb(p, 'VmRSS'), 0),
+      pids.reduce((s, p) => s + statusKb(p, 'VmRSS'), 0),
     );
   };
   sample();
-  const timer = setInterval(sample, 50);
+  const timer = setInterval(sample, 200);
   return {
     stop: () => {
       clearInterval(timer);
       sample();
-      const hwm = processTree(root).reduce((s, p) => s + statusKb(p, 'VmHWM'), 0);
+      const hwm = pids.reduce((s, p) => s + statusKb(p, 'VmHWM'), 0);
       return Math.max(hwm, sampled) / 1024;
     },
   };
