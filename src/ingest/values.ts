@@ -36,6 +36,16 @@ export function isDate(v: unknown): v is string {
  */
 export function normalizeTimestamp(v: unknown): string | null {
   if (typeof v !== 'string') return null;
+  // A batch usually repeats one timestamp (updated_at) on every record: remember the last one.
+  if (v === lastTimestamp.text) return lastTimestamp.value;
+  const value = parseTimestamp(v);
+  lastTimestamp = { text: v, value };
+  return value;
+}
+
+let lastTimestamp: { text: string; value: string | null } = { text: '', value: null };
+
+function parseTimestamp(v: string): string | null {
   const m = TIMESTAMP_RE.exec(v);
   if (!m) return null;
   if (!realDate(Number(m[1]), Number(m[2]), Number(m[3]))) return null;
