@@ -77,7 +77,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     http: { connectionsCheckingInterval: Math.max(50, Math.min(1000, config.MDS_HEADERS_TIMEOUT_MS)) },
     maxRequestsPerSocket: 0,
     trustProxy: config.MDS_TRUST_PROXY,
-    return503OnClosing: true,
+    // Fastify's own closing answer has neither our body nor Retry-After: see the onRequest hook.
+    return503OnClosing: false,
     forceCloseConnections: 'idle',
     // A batch_id may be 256 characters (batch-request.ts): its status path must route.
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 1024 },
@@ -118,7 +119,16 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   );
 
   const ready = deps.ready ?? (() => true);
-  app.addHook('onRequest', async (req) => {
+  let closing = false;
+  app.addHook('preClose', async () => {
+    closing = true;
+  });
+  app.addHook('onRequest', async (req, reply) => {
+    // Shutting down: requests still arriving on open connections are sent elsewhere.
+    if (closing) {
+      reply.header('Connection', 'close');
+      throw new AppError(5030, 'shutting down; retry (another instance)', { retryAfter: 1 });
+    }
     if (!ready() && req.url !== '/health')
       throw new AppError(5030, 'database not reachable yet', { retryAfter: 1 });
   });

@@ -94,10 +94,13 @@ for (const backend of await backends()) {
       server.child.kill('SIGTERM');
       await server.waitForOutput('"msg":"shutting down"');
 
-      const late = rawStatus(await waiting.finish());
+      const lateRaw = await waiting.finish();
+      const late = rawStatus(lateRaw);
       const fresh = await tryConnect(server.port);
       t.diagnostic(`request on an open connection: ${late}; new connection: ${fresh}`);
       assert.equal(late, 503, 'a request arriving during shutdown is refused with 503');
+      assert.match(lateRaw, /"code":5030/);
+      assert.match(lateRaw, /retry-after: 1/i);
       assert.ok(fresh === 'ECONNREFUSED' || fresh === 'connected', fresh);
 
       const answer = await post.response();
