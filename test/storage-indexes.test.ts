@@ -38,3 +38,24 @@ it('SQLite plans every exact filter and every date range with an index', async (
   }
   await store.close();
 });
+
+it('SQLite serves the commonest page (one code, date range, default sort) straight from the key index', async () => {
+  const { parseQuery } = await import('../src/query/parse.js');
+  const { planQuery } = await import('../src/query/plan.js');
+  const { selectStatement } = await import('../src/storage/sql.js');
+  const store = new SqliteStore(CATALOG, { file: ':memory:' });
+  await store.migrate();
+  const d = CATALOG.byName.get('etf_daily');
+  assert.ok(d);
+  const plan = planQuery(
+    d,
+    parseQuery(d, { code: '510300', date_from: '2020-01-01', date_to: '2020-12-31' }),
+  );
+  const { sql, params } = selectStatement(plan, SQLITE);
+  const detail = (store.raw.prepare(`EXPLAIN QUERY PLAN ${sql}`).all(...params) as { detail: string }[])
+    .map((r) => r.detail)
+    .join('; ');
+  assert.match(detail, /USING INDEX uk_etf_daily/);
+  assert.doesNotMatch(detail, /TEMP B-TREE/);
+  await store.close();
+});

@@ -10,6 +10,8 @@ export interface TableSpec {
   name: string;
   columns: { name: string; type: FieldType; notNull: boolean }[];
   unique: string[];
+  /** Unique-key columns stored descending: the default sort's field when it is in the key and desc. */
+  uniqueDesc: string[];
   indexes: { name: string; columns: string[] }[];
 }
 
@@ -51,6 +53,9 @@ export function datasetTable(d: Dataset): TableSpec {
     name: d.name,
     columns: d.rowFields.map((f) => ({ name: f.name, type: f.type, notNull: f.required || f.serverSet })),
     unique: d.key.map((k) => k.name),
+    // A key index in the default sort's direction serves the most common query (one code, newest
+    // first, ties by the rest of the key ascending) without a sorting step.
+    uniqueDesc: d.sort.order === 'desc' && d.key.includes(d.sort.field) ? [d.sort.field.name] : [],
     indexes: datasetIndexes(d),
   };
 }

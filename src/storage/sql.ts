@@ -166,7 +166,11 @@ export function createTableStatements(spec: TableSpec, dialect: Dialect): string
   const ixCol = (c: string): string => `${q(c)}${nullable.has(c) ? dialect.indexNullsFirst : ''}`;
   return [
     `CREATE TABLE IF NOT EXISTS ${q(spec.name)} (${cols.join(', ')})${dialect.tableSuffix}`,
-    `CREATE UNIQUE INDEX IF NOT EXISTS ${q(`ux_${spec.name}`)} ON ${q(spec.name)} (${spec.unique.map(q).join(', ')})`,
+    `CREATE UNIQUE INDEX IF NOT EXISTS ${q(`uk_${spec.name}`)} ON ${q(spec.name)} (${spec.unique
+      .map((c) => (spec.uniqueDesc.includes(c) ? `${q(c)} DESC` : q(c)))
+      .join(', ')})`,
+    // The key index of earlier development builds, before it followed the sort order.
+    `DROP INDEX IF EXISTS ${q(`ux_${spec.name}`)}`,
     ...spec.indexes.map(
       (i) =>
         `CREATE INDEX IF NOT EXISTS ${q(i.name)} ON ${q(spec.name)} (${i.columns.map(ixCol).join(', ')})`,
