@@ -56,12 +56,17 @@ export interface Windows {
   dayReset: number;
 }
 
+/** The last UTC day's name, remembered: windowsAt runs on every query request. */
+let lastDay = { start: -1, name: '' };
+
 export function windowsAt(now: number): Windows {
   const minute = Math.floor(now / 60_000);
   const dayStart = Math.floor(now / 86_400_000) * 86_400_000;
+  if (dayStart !== lastDay.start)
+    lastDay = { start: dayStart, name: new Date(dayStart).toISOString().slice(0, 10) };
   return {
     minute,
-    day: new Date(dayStart).toISOString().slice(0, 10),
+    day: lastDay.name,
     minuteReset: Math.max(1, Math.ceil(((minute + 1) * 60_000 - now) / 1000)),
     dayReset: Math.max(1, Math.ceil((dayStart + 86_400_000 - now) / 1000)),
   };

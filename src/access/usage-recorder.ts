@@ -4,7 +4,14 @@ import type { LimitDecision, Limiter } from './limiter.js';
 import type { LimiterLog } from './redis-limiter.js';
 
 /** The usage bucket of a time: its UTC hour, `YYYY-MM-DDTHH`. */
-export const hourOf = (t: number): string => new Date(t).toISOString().slice(0, 13);
+/** UTC hour bucket `YYYY-MM-DDTHH`; the last one is remembered (this runs on every request). */
+let lastHour = { start: -1, text: '' };
+export function hourOf(t: number): string {
+  const start = Math.floor(t / 3_600_000);
+  if (start !== lastHour.start)
+    lastHour = { start, text: new Date(start * 3_600_000).toISOString().slice(0, 13) };
+  return lastHour.text;
+}
 
 /**
  * Counts served requests of managed keys per UTC hour and writes them to the store in one
@@ -12,7 +19,7 @@ export const hourOf = (t: number): string => new Date(t).toISOString().slice(0, 
  * `last_used_at`. A crash loses at most one interval of usage statistics, never a limit.
  */
 export class UsageRecorder {
-  private pending = new Map<string, { keyId: string; hour: string; count: number; lastUsed: string }>();
+  private pending = new Map<string, { keyId: string; hour: string; count: number; lastUsedMs: number }>();
   private readonly timer: NodeJS.Timeout;
   private flushing: Promise<void> = Promise.resolve();
   private readonly log: LimiterLog | undefined;
@@ -29,12 +36,11 @@ export class UsageRecorder {
   count(keyId: string, now = Date.now()): void {
     const hour = hourOf(now);
     const id = `${keyId}\n${hour}`;
-    const lastUsed = new Date(now).toISOString();
     const e = this.pending.get(id);
     if (e) {
       e.count++;
-      e.lastUsed = lastUsed;
-    } else this.pending.set(id, { keyId, hour, count: 1, lastUsed });
+      e.lastUsedMs = now;
+    } else this.pending.set(id, { keyId, hour, count: 1, lastUsedMs: now });
   }
 
   /** Writes what was counted so far; resolves when it is stored (flushes never overlap). */
@@ -44,14 +50,23 @@ export class UsageRecorder {
       const batch = [...this.pending.values()];
       this.pending = new Map();
       try {
-        await this.store.recordUsage(batch);
+        await this.store.recordUsage(
+          batch.map((e) => ({
+            keyId: e.keyId,
+            hour: e.hour,
+            count: e.count,
+            lastUsed: new Date(e.lastUsedMs).toISOString(),
+          })),
+        );
       } catch (err) {
         // Put the counts back: the next flush tries again.
         for (const e of batch) {
           const id = `${e.keyId}\n${e.hour}`;
           const cur = this.pending.get(id);
-          if (cur) cur.count += e.count;
-          else this.pending.set(id, e);
+          if (cur) {
+            cur.count += e.count;
+            cur.lastUsedMs = Math.max(cur.lastUsedMs, e.lastUsedMs);
+          } else this.pending.set(id, e);
         }
         this.log?.warn({ err: err instanceof Error ? err.message : String(err) }, 'usage flush failed');
       }
