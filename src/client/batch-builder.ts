@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { Dataset } from '../catalog/catalog.js';
 import { batchChecksum } from '../ingest/checksum.js';
+import type { BatchMeta } from '../ingest/batch-request.js';
 
 /**
  * Builds schema-3.0 ingest batches the way an upstream platform should: one record per row
@@ -17,20 +18,8 @@ export interface IngestRecord {
   data: RowData;
 }
 
-export interface BatchMetaOut {
-  schema_version: '3.0';
-  batch_id: string;
-  source_system: 'upstream';
-  source_run_id: string;
-  dataset: string;
-  table: string;
-  operation: 'upsert';
-  snapshot_type: 'incremental' | 'full_snapshot';
-  business_date: string;
-  source: string;
-  record_count: number;
-  send_time: string;
-}
+/** The meta of a batch: the same shape the service validates. */
+export type BatchMetaOut = BatchMeta;
 
 export interface IngestBatch {
   meta: BatchMetaOut;

@@ -1,4 +1,4 @@
-import type { Dataset, Field } from '../catalog/catalog.js';
+import { COMMON_QUERY_PARAMS, RANGE_PARAMS, type Dataset, type Field } from '../catalog/catalog.js';
 import { invalid } from '../errors.js';
 import { isCleanText, isDate, normalizeTimestamp } from '../ingest/values.js';
 import type { Value } from '../storage/store.js';
@@ -28,14 +28,8 @@ export function allowedParams(d: Dataset): string[] {
   return [
     ...d.exact.map((f) => f.apiName),
     ...d.like.map((f) => f.apiName),
-    ...(d.range ? ['date_from', 'date_to'] : []),
-    'limit',
-    'offset',
-    'sort',
-    'order',
-    'fields',
-    'format',
-    'cursor',
+    ...(d.range ? RANGE_PARAMS : []),
+    ...COMMON_QUERY_PARAMS,
   ];
 }
 
