@@ -87,6 +87,18 @@ const stamp = (date: string): string => `${date}T08:30:00Z`;
 
 const bars = (m: Map<string, Bar[]>, k: string): Bar[] => m.get(k) ?? [];
 
+/** The daily-bar fields the standardized datasets share. */
+const ohlcv = (b: Bar) => ({
+  open: b.open,
+  high: b.high,
+  low: b.low,
+  close: b.close,
+  pre_close: b.preClose,
+  change: b.change,
+  pct_chg: b.pctChg,
+  volume: b.volume,
+});
+
 /** Fund NAV per unit: close less a small, mean-reverting premium. */
 function navOf(rng: Random, close: number, crossBorder: boolean): { nav: number; premium: number } {
   const premium = (crossBorder ? 1.5 : 0) + rng.normal() * (crossBorder ? 1.2 : 0.08);
@@ -101,14 +113,7 @@ export const GENERATORS: Readonly<Record<string, Generator>> = {
       bars(m.etfBars, e.code).map((b) => ({
         symbol: e.code,
         date: b.date,
-        open: b.open,
-        high: b.high,
-        low: b.low,
-        close: b.close,
-        pre_close: b.preClose,
-        change: b.change,
-        pct_chg: b.pctChg,
-        volume: b.volume,
+        ...ohlcv(b),
         amount: b.amount,
         turnover_rate: round((b.volume / 2e9) * 100, 4),
         source: SOURCE,
@@ -121,14 +126,7 @@ export const GENERATORS: Readonly<Record<string, Generator>> = {
       bars(m.indexBars, i.code).map((b) => ({
         symbol: i.code,
         date: b.date,
-        open: b.open,
-        high: b.high,
-        low: b.low,
-        close: b.close,
-        pre_close: b.preClose,
-        change: b.change,
-        pct_chg: b.pctChg,
-        volume: b.volume,
+        ...ohlcv(b),
         amount: round(b.volume * b.close * 0.01, 2),
         source: SOURCE,
         updated_at: stamp(b.date),
@@ -198,14 +196,7 @@ export const GENERATORS: Readonly<Record<string, Generator>> = {
         return {
           symbol: s.code,
           date: b.date,
-          open: b.open,
-          high: b.high,
-          low: b.low,
-          close: b.close,
-          pre_close: b.preClose,
-          change: b.change,
-          pct_chg: b.pctChg,
-          volume: b.volume,
+          ...ohlcv(b),
           amount: b.amount,
           turnover_rate: round((b.volume / s.shares) * 100, 4),
           pe_ttm: round((s.pe * b.close) / s.price, 2),
