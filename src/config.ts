@@ -36,6 +36,14 @@ const ConfigSchema = Type.Object({
   MDS_SHUTDOWN_GRACE_MS: Type.Integer({ minimum: 0, default: 10_000 }),
   /** Failed authentications allowed per client address per minute. */
   MDS_AUTH_FAILURES_PER_MINUTE: Type.Integer({ minimum: 1, default: 30 }),
+  /** ms a SQLite writer waits for another process's lock before answering 503. */
+  MDS_SQLITE_BUSY_TIMEOUT_MS: Type.Integer({ minimum: 0, default: 5000 }),
+  /** PostgreSQL connections per process. */
+  MDS_PG_POOL_SIZE: Type.Integer({ minimum: 1, default: 10 }),
+  /** PostgreSQL statement timeout, ms: also bounds lock waits before a 503. */
+  MDS_PG_STATEMENT_TIMEOUT_MS: Type.Integer({ minimum: 0, default: 30_000 }),
+  /** Time to open a PostgreSQL connection (or wait for a pooled one), ms. */
+  MDS_PG_CONNECT_TIMEOUT_MS: Type.Integer({ minimum: 1, default: 5000 }),
   /** Worker processes sharing the port (1 = no cluster; 0 = one per core). */
   MDS_WORKERS: Type.Integer({ minimum: 0, default: 1 }),
   /** Trust X-Forwarded-For from a load balancer when set to true. */

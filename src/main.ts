@@ -9,7 +9,7 @@ import { buildApp } from './app.js';
 /** config → store → app → listen; migrations retried with backoff; graceful shutdown on signals. */
 async function main(): Promise<void> {
   const config = loadConfig();
-  const store = await createStore(config.DATABASE_URL, CATALOG);
+  const store = await createStore(config.DATABASE_URL, CATALOG, config);
   let ready = false;
   const app = await buildApp({ config, store, ready: () => ready });
   await app.listen({ port: config.PORT, host: config.HOST });

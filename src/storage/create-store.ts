@@ -1,15 +1,45 @@
 import type { Catalog } from '../catalog/catalog.js';
+import type { Config } from '../config.js';
 import type { Store } from './store.js';
 import { SqliteStore } from './sqlite/sqlite-store.js';
 
+/** Connection settings of the stores (config.ts documents each). */
+export type StoreTuning = Partial<
+  Pick<
+    Config,
+    | 'MDS_SQLITE_BUSY_TIMEOUT_MS'
+    | 'MDS_PG_POOL_SIZE'
+    | 'MDS_PG_STATEMENT_TIMEOUT_MS'
+    | 'MDS_PG_CONNECT_TIMEOUT_MS'
+  >
+>;
+
 /** Picks the store from DATABASE_URL: `sqlite:<path>` (default) or `postgres://…`. */
-export async function createStore(databaseUrl: string, catalog: Catalog): Promise<Store> {
+export async function createStore(
+  databaseUrl: string,
+  catalog: Catalog,
+  tuning: StoreTuning = {},
+): Promise<Store> {
   if (databaseUrl.startsWith('sqlite:')) {
-    return new SqliteStore(catalog, { file: databaseUrl.slice('sqlite:'.length) || './data/market-data.db' });
+    return new SqliteStore(catalog, {
+      file: databaseUrl.slice('sqlite:'.length) || './data/market-data.db',
+      ...(tuning.MDS_SQLITE_BUSY_TIMEOUT_MS !== undefined
+        ? { busyTimeoutMs: tuning.MDS_SQLITE_BUSY_TIMEOUT_MS }
+        : {}),
+    });
   }
   if (/^postgres(ql)?:\/\//.test(databaseUrl)) {
     const { PostgresStore } = await import('./postgres/postgres-store.js');
-    return new PostgresStore(catalog, { connectionString: databaseUrl });
+    return new PostgresStore(catalog, {
+      connectionString: databaseUrl,
+      ...(tuning.MDS_PG_POOL_SIZE !== undefined ? { max: tuning.MDS_PG_POOL_SIZE } : {}),
+      ...(tuning.MDS_PG_STATEMENT_TIMEOUT_MS !== undefined
+        ? { statementTimeoutMs: tuning.MDS_PG_STATEMENT_TIMEOUT_MS }
+        : {}),
+      ...(tuning.MDS_PG_CONNECT_TIMEOUT_MS !== undefined
+        ? { connectionTimeoutMs: tuning.MDS_PG_CONNECT_TIMEOUT_MS }
+        : {}),
+    });
   }
   throw new Error(
     `DATABASE_URL must start with sqlite: or postgres:// (got "${databaseUrl.split(':')[0]}:…")`,

@@ -58,7 +58,7 @@ export async function startApp(
     DATABASE_URL: db.url,
     ...env,
   });
-  const store = await createStore(config.DATABASE_URL, CATALOG);
+  const store = await createStore(config.DATABASE_URL, CATALOG, config);
   await store.migrate();
   const app = await buildApp({ config, store, ...(opts.limiter ? { limiter: opts.limiter } : {}) });
   await app.ready();
