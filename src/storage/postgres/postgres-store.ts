@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import pg from 'pg';
@@ -43,6 +44,17 @@ const BATCH_LOCK_SPACE = 7169139;
 const TX_ATTEMPTS = 3;
 /** Staging column for "the client sent updated_at"; `_` cannot start a catalog field name. */
 const GIVEN = '_given';
+
+const statementNames = new Map<string, string>();
+/** A stable prepared-statement name for a statement's text. */
+function statementName(text: string): string {
+  let name = statementNames.get(text);
+  if (!name) {
+    name = `mds_${createHash('sha1').update(text).digest('hex').slice(0, 20)}`;
+    statementNames.set(text, name);
+  }
+  return name;
+}
 
 export interface PostgresOptions {
   connectionString: string;
@@ -99,9 +111,14 @@ export class PostgresStore implements Store {
     return { total: this.pool.totalCount, idle: this.pool.idleCount, waiting: this.pool.waitingCount };
   }
 
-  private async sql(text: string, params: readonly Value[] = []): Promise<DbRow[]> {
+  private async sql(text: string, params: readonly Value[] = [], prepared = false): Promise<DbRow[]> {
     try {
-      return (await this.pool.query(text, params as Value[])).rows as DbRow[];
+      // Read statements are prepared once per connection under a name derived from their text
+      // (their shapes are few: the catalog's filters and sorts), so PostgreSQL parses and plans
+      // them once instead of on every request.
+      const config = prepared ? { name: statementName(text), text, values: params as Value[] } : null;
+      const res = config ? await this.pool.query(config) : await this.pool.query(text, params as Value[]);
+      return res.rows as DbRow[];
     } catch (err) {
       return translate(err);
     }
@@ -379,7 +396,7 @@ export class PostgresStore implements Store {
   async query(plan: QueryPlan, withTotal: boolean): Promise<QueryResult> {
     const sel = selectStatement(plan, POSTGRES);
     if (!withTotal)
-      return { rows: (await this.sql(sel.sql, sel.params)) as Record<string, Value>[], total: -1 };
+      return { rows: (await this.sql(sel.sql, sel.params, true)) as Record<string, Value>[], total: -1 };
     // The page and the total in ONE statement (one snapshot, one round trip): the count is an
     // uncorrelated scalar subquery, evaluated once, added to every row as "__total" (a name no
     // catalog field can take: they start with a letter). Parameters are renumbered after the
@@ -389,11 +406,11 @@ export class PostgresStore implements Store {
     const page = sel.sql.replace(/\$(\d+)/g, (_, n: string) => `$${Number(n) + shift}`);
     const from = page.indexOf(` FROM ${q(plan.dataset.name)}`);
     const sql = `${page.slice(0, from)}, (${cnt.sql}) AS "__total"${page.slice(from)}`;
-    const rows = (await this.sql(sql, [...cnt.params, ...sel.params])) as Record<string, Value>[];
+    const rows = (await this.sql(sql, [...cnt.params, ...sel.params], true)) as Record<string, Value>[];
     const first = rows[0];
     if (!first) {
       // Past the last row: the page is empty, so only the total is left to read.
-      const [n] = await this.sql(cnt.sql, cnt.params);
+      const [n] = await this.sql(cnt.sql, cnt.params, true);
       return { rows, total: Number(n?.n ?? 0) };
     }
     const total = Number(first.__total);
@@ -439,7 +456,7 @@ export class PostgresStore implements Store {
   }
 
   async datasetVersion(dataset: string): Promise<number> {
-    const [r] = await this.sql('SELECT version FROM mds_dataset_state WHERE dataset = $1', [dataset]);
+    const [r] = await this.sql('SELECT version FROM mds_dataset_state WHERE dataset = $1', [dataset], true);
     return r ? Number(r.version) : 0;
   }
 
