@@ -39,7 +39,7 @@ it('SQLite plans every exact filter and every date range with an index', async (
   await store.close();
 });
 
-it('SQLite serves the commonest page (one code, date range, default sort) straight from the key index', async () => {
+it('SQLite serves the default sort from indexes in its direction: no sorting step', async () => {
   const { parseQuery } = await import('../src/query/parse.js');
   const { planQuery } = await import('../src/query/plan.js');
   const { selectStatement } = await import('../src/storage/sql.js');
@@ -47,15 +47,20 @@ it('SQLite serves the commonest page (one code, date range, default sort) straig
   await store.migrate();
   const d = CATALOG.byName.get('etf_daily');
   assert.ok(d);
-  const plan = planQuery(
-    d,
-    parseQuery(d, { code: '510300', date_from: '2020-01-01', date_to: '2020-12-31' }),
-  );
-  const { sql, params } = selectStatement(plan, SQLITE);
-  const detail = (store.raw.prepare(`EXPLAIN QUERY PLAN ${sql}`).all(...params) as { detail: string }[])
-    .map((r) => r.detail)
-    .join('; ');
-  assert.match(detail, /USING INDEX uk_etf_daily/);
-  assert.doesNotMatch(detail, /TEMP B-TREE/);
+  const planOf = (q: Record<string, string>): string => {
+    const { sql, params } = selectStatement(planQuery(d, parseQuery(d, q)), SQLITE);
+    return (store.raw.prepare(`EXPLAIN QUERY PLAN ${sql}`).all(...params) as { detail: string }[])
+      .map((r) => r.detail)
+      .join('; ');
+  };
+  const page = planOf({ code: '510300', date_from: '2020-01-01', date_to: '2020-12-31' });
+  assert.match(page, /USING INDEX uk_etf_daily/);
+  assert.doesNotMatch(page, /TEMP B-TREE/);
+  // The unfiltered listing and one day of every code: the sort's own index, no sorting step.
+  for (const q of [{}, { date: '2024-01-02' }, { date_from: '2024-01-01' }]) {
+    const detail = planOf(q);
+    assert.match(detail, /ix_etf_daily__date__symbol__source/, `${JSON.stringify(q)}: ${detail}`);
+    assert.doesNotMatch(detail, /TEMP B-TREE/, `${JSON.stringify(q)}: ${detail}`);
+  }
   await store.close();
 });

@@ -12,7 +12,16 @@ export interface TableSpec {
   unique: string[];
   /** Unique-key columns stored descending: the default sort's field when it is in the key and desc. */
   uniqueDesc: string[];
-  indexes: { name: string; columns: string[] }[];
+  indexes: IndexSpec[];
+}
+
+export interface IndexSpec {
+  name: string;
+  columns: string[];
+  /** Columns stored descending. */
+  desc?: string[];
+  /** Names of indexes this one supersedes (dropped by migrate). */
+  replaces?: string[];
 }
 
 function indexName(table: string, cols: readonly string[]): string {
@@ -25,15 +34,27 @@ function indexName(table: string, cols: readonly string[]): string {
  * index on (filter, range field); the range and the default sort get their own when no
  * index leads with them.
  */
-export function datasetIndexes(d: Dataset): { name: string; columns: string[] }[] {
+export function datasetIndexes(d: Dataset): IndexSpec[] {
   const keyCols = d.key.map((k) => k.name);
-  const out: { name: string; columns: string[] }[] = [];
+  const out: IndexSpec[] = [];
   const leading = new Set<string>([keyCols[0] as string]);
+  const sortCol = d.sort.field.name;
   const add = (cols: string[]): void => {
     if (leading.has(cols[0] as string) && cols.length === 1) return;
-    const name = indexName(d.name, cols);
-    if (out.some((i) => i.name === name)) return;
-    out.push({ name, columns: cols });
+    let spec: IndexSpec = { name: indexName(d.name, cols), columns: cols };
+    if (cols.length === 1 && cols[0] === sortCol && keyCols.includes(sortCol)) {
+      // The default sort's own index, in its direction and with the rest of the key as the
+      // tie-break, serves the unfiltered listing and `<date>=` filters without a sorting step.
+      const full = [sortCol, ...keyCols.filter((k) => k !== sortCol)];
+      spec = {
+        name: indexName(d.name, full),
+        columns: full,
+        desc: d.sort.order === 'desc' ? [sortCol] : [],
+        replaces: [indexName(d.name, cols)],
+      };
+    }
+    if (out.some((i) => i.name === spec.name)) return;
+    out.push(spec);
     leading.add(cols[0] as string);
   };
   const range: Field | null = d.range;
@@ -44,7 +65,7 @@ export function datasetIndexes(d: Dataset): { name: string; columns: string[] }[
   }
   if (range) add([range.name]);
   if (d.partition && d.partition.name !== range?.name) add([d.partition.name]);
-  add([d.sort.field.name]);
+  add([sortCol]);
   return out;
 }
 

@@ -171,10 +171,12 @@ export function createTableStatements(spec: TableSpec, dialect: Dialect): string
       .join(', ')})`,
     // The key index of earlier development builds, before it followed the sort order.
     `DROP INDEX IF EXISTS ${q(`ux_${spec.name}`)}`,
-    ...spec.indexes.map(
-      (i) =>
-        `CREATE INDEX IF NOT EXISTS ${q(i.name)} ON ${q(spec.name)} (${i.columns.map(ixCol).join(', ')})`,
-    ),
+    ...spec.indexes.flatMap((i) => [
+      `CREATE INDEX IF NOT EXISTS ${q(i.name)} ON ${q(spec.name)} (${i.columns
+        .map((c) => (i.desc?.includes(c) ? `${q(c)} DESC` : ixCol(c)))
+        .join(', ')})`,
+      ...(i.replaces ?? []).map((old) => `DROP INDEX IF EXISTS ${q(old)}`),
+    ]),
   ];
 }
 
