@@ -57,7 +57,8 @@ it('SQLite serves the default sort from indexes in its direction: no sorting ste
   assert.match(page, /USING INDEX uk_etf_daily/);
   assert.doesNotMatch(page, /TEMP B-TREE/);
   // The unfiltered listing and one day of every code: the sort's own index, no sorting step.
-  for (const q of [{}, { date: '2024-01-02' }, { date_from: '2024-01-01' }]) {
+  const listings: Record<string, string>[] = [{}, { date: '2024-01-02' }, { date_from: '2024-01-01' }];
+  for (const q of listings) {
     const detail = planOf(q);
     assert.match(detail, /ix_etf_daily__date__symbol__source/, `${JSON.stringify(q)}: ${detail}`);
     assert.doesNotMatch(detail, /TEMP B-TREE/, `${JSON.stringify(q)}: ${detail}`);
