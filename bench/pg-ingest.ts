@@ -1,4 +1,3 @@
-import { randomBytes } from 'node:crypto';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { pathToFileURL } from 'node:url';
@@ -13,6 +12,7 @@ import { binaryCopyChunks, stagingType } from '../src/storage/postgres/copy-bina
 import { q } from '../src/storage/sql.js';
 import type { Row } from '../src/storage/store.js';
 import { ETF_COLUMNS, ingestBatches, type IngestBatch } from './data.js';
+import { createTestDatabase } from '../test/helpers/postgres.js';
 
 /**
  * PostgreSQL ingest: 10,000-record etf_daily batches through the whole service (HTTP inject:
@@ -27,24 +27,8 @@ import { ETF_COLUMNS, ingestBatches, type IngestBatch } from './data.js';
 const ADMIN_URL = process.env.MDS_BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const INGEST_KEY = 'bench-ingest-key-0123456789';
 
-async function freshDatabase(adminUrl: string): Promise<{ url: string; drop(): Promise<void> }> {
-  const name = `mds_pgbench_${process.pid}_${randomBytes(3).toString('hex')}`;
-  const admin = new pg.Client({ connectionString: adminUrl });
-  await admin.connect();
-  await admin.query(`CREATE DATABASE ${name}`);
-  await admin.end();
-  const url = new URL(adminUrl);
-  url.pathname = `/${name}`;
-  return {
-    url: url.toString(),
-    drop: async () => {
-      const c = new pg.Client({ connectionString: adminUrl });
-      await c.connect();
-      await c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-      await c.end();
-    },
-  };
-}
+const freshDatabase = (adminUrl: string): ReturnType<typeof createTestDatabase> =>
+  createTestDatabase(adminUrl, 'mds_pgbench');
 
 /** The service's schema and indexes, created by the store itself. */
 async function migrated(url: string): Promise<void> {

@@ -1,12 +1,11 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { randomBytes } from 'node:crypto';
-import pg from 'pg';
 import { ingestBatches, type IngestBatch } from './data.js';
 import { pushBatches } from './ingest.js';
 import { BENCH_DIR, rssMeter, type Server } from './proc.js';
 import type { Row } from './table.js';
+import { createTestDatabase } from '../test/helpers/postgres.js';
 
 /**
  * PostgreSQL figures, when DATABASE_URL points at a server: the bench creates a database of its
@@ -33,24 +32,8 @@ async function loadCeiling(): Promise<Ceiling | null> {
   return typeof fn === 'function' ? (fn as Ceiling) : null;
 }
 
-async function freshDatabase(adminUrl: string): Promise<{ url: string; drop(): Promise<void> }> {
-  const name = `mds_bench_${process.pid}_${randomBytes(3).toString('hex')}`;
-  const admin = new pg.Client({ connectionString: adminUrl });
-  await admin.connect();
-  await admin.query(`CREATE DATABASE ${name}`);
-  await admin.end();
-  const url = new URL(adminUrl);
-  url.pathname = `/${name}`;
-  return {
-    url: url.toString(),
-    drop: async () => {
-      const c = new pg.Client({ connectionString: adminUrl });
-      await c.connect();
-      await c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-      await c.end();
-    },
-  };
-}
+const freshDatabase = (adminUrl: string): ReturnType<typeof createTestDatabase> =>
+  createTestDatabase(adminUrl, 'mds_bench');
 
 export async function postgresPhase(rows: Row[], adminUrl: string, deps: PgDeps): Promise<void> {
   const phase = 'PostgreSQL ingest 10k-record batches';
