@@ -139,19 +139,12 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   registerHealthRoute(app, store, ready);
 
   const guard = new AuthFailureGuard(config.MDS_AUTH_FAILURES_PER_MINUTE);
-  registerIngestRoutes(
-    app,
-    services.ingest,
-    authHook('ingest', { keyring: services.keyring, guard, limiter: null }),
-    config.MDS_BODY_LIMIT,
-  );
-  registerEventsRoutes(
-    app,
-    catalog,
-    services.ingest,
-    authHook('ingest', { keyring: services.keyring, guard, limiter: null }),
-    { ...deps.events, gauge: metrics.sseClients },
-  );
+  const ingestAuth = authHook('ingest', { keyring: services.keyring, guard, limiter: null });
+  registerIngestRoutes(app, services.ingest, ingestAuth, config.MDS_BODY_LIMIT);
+  registerEventsRoutes(app, catalog, services.ingest, ingestAuth, {
+    ...deps.events,
+    gauge: metrics.sseClients,
+  });
   registerQueryRoutes(
     app,
     catalog,

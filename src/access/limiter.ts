@@ -21,12 +21,6 @@ export interface Limiter {
   close(): Promise<void>;
 }
 
-/** For principals without limits and for tests that do not exercise limits. */
-export const UNLIMITED: Limiter = {
-  consume: async () => noLimit(),
-  close: async () => {},
-};
-
 /**
  * A key without limits still carries the headers (decisions.md: every query response does): a
  * policy whose quota is the largest safe integer, i.e. effectively unlimited, never counted down.

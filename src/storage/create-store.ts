@@ -45,7 +45,3 @@ export async function createStore(
     `DATABASE_URL must start with sqlite: or postgres:// (got "${databaseUrl.split(':')[0]}:…")`,
   );
 }
-
-/** The backend name DATABASE_URL selects, without connecting. */
-export const backendOf = (databaseUrl: string): 'sqlite' | 'postgres' =>
-  databaseUrl.startsWith('sqlite:') ? 'sqlite' : 'postgres';
