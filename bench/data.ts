@@ -2,8 +2,9 @@ import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
-import { CATALOG } from '../src/catalog/catalog.js';
+import { CATALOG, type Dataset } from '../src/catalog/catalog.js';
 import { SqliteStore } from '../src/storage/sqlite/sqlite-store.js';
+import { ROW_JSON_COLUMN, rowJson } from '../src/storage/row-json.js';
 
 /**
  * Bench data: deterministic etf_daily rows (codes × trading days), a SQLite file built through
@@ -31,6 +32,7 @@ export const ETF_COLUMNS = [
 export type EtfRow = Record<(typeof ETF_COLUMNS)[number], string | number>;
 
 export const SOURCE = 'bench';
+export const ETF_DAILY = CATALOG.byName.get('etf_daily') as Dataset;
 const UPDATED_AT = '2026-01-01T00:00:00Z';
 
 /** A small fast PRNG (mulberry32) so every run builds the same rows. */
@@ -120,7 +122,8 @@ export async function buildQueryDatabase(
   log: (s: string) => void,
 ): Promise<string> {
   fs.mkdirSync(dir, { recursive: true });
-  const file = path.join(dir, `etf-${codes}x${days}-v1.db`);
+  // v2: rows carry their stored response JSON (src/storage/row-json.ts).
+  const file = path.join(dir, `etf-${codes}x${days}-v2.db`);
   const done = `${file}.complete`;
   if (!rebuild && fs.existsSync(done) && fs.existsSync(file)) {
     log(`query data: reusing ${file}`);
@@ -143,7 +146,8 @@ export async function buildQueryDatabase(
       .all() as string[]
   ).filter((n) => n.startsWith('ix_'));
   for (const n of secondary) db.exec(`DROP INDEX "${n}"`);
-  const cols = [...ETF_COLUMNS, 'created_at'];
+  const cols = [...ETF_COLUMNS, ROW_JSON_COLUMN, 'created_at'];
+  const json = rowJson(ETF_DAILY);
   const insert = db.prepare(
     `INSERT INTO etf_daily (${cols.map((c) => `"${c}"`).join(', ')}) VALUES (${cols.map(() => '?').join(', ')})`,
   );
@@ -151,7 +155,7 @@ export async function buildQueryDatabase(
   const load = db.transaction((from: number, to: number) => {
     for (let i = from; i < to; i++) {
       for (const r of codeRows(code(i), dayList, i + 1)) {
-        insert.run(...ETF_COLUMNS.map((c) => r[c]), UPDATED_AT);
+        insert.run(...ETF_COLUMNS.map((c) => r[c]), json(r), UPDATED_AT);
       }
     }
   });

@@ -4,11 +4,13 @@ import pg from 'pg';
 import { from as copyFrom } from 'pg-copy-streams';
 import { CATALOG } from '../src/catalog/catalog.js';
 import { PostgresStore } from '../src/storage/postgres/postgres-store.js';
-import { ETF_COLUMNS, code, codeRows, tradingDays } from './data.js';
+import { ETF_COLUMNS, ETF_DAILY, code, codeRows, tradingDays } from './data.js';
+import { ROW_JSON_COLUMN, rowJson } from '../src/storage/row-json.js';
+import { copyValue } from '../src/storage/postgres/copy-text.js';
 
 /**
  * The query data set on PostgreSQL: `codes` × `days` etf_daily rows in a database of their own
- * (`mds_bench_etf_<codes>x<days>`), built through the store's migrate() and COPY, and kept for
+ * (`mds_bench_etf2_<codes>x<days>`; 2: rows carry their stored JSON), built through the store's migrate() and COPY, and kept for
  * the next run (BENCH_REBUILD=1 rebuilds it). Returns its URL.
  */
 export async function buildPgQueryDatabase(
@@ -18,7 +20,7 @@ export async function buildPgQueryDatabase(
   rebuild: boolean,
   log: (s: string) => void,
 ): Promise<string> {
-  const name = `mds_bench_etf_${codes}x${days}`;
+  const name = `mds_bench_etf2_${codes}x${days}`;
   const url = new URL(adminUrl);
   url.pathname = `/${name}`;
   const admin = new pg.Client({ connectionString: adminUrl });
@@ -54,16 +56,17 @@ export async function buildPgQueryDatabase(
     for (const r of ix.rows as { indexname: string }[]) await c.query(`DROP INDEX "${r.indexname}"`);
     const dayList = tradingDays(days);
     const now = '2026-01-01T00:00:00Z';
+    const json = rowJson(ETF_DAILY);
     function* lines(): Generator<string> {
       for (let i = 0; i < codes; i++) {
         let buf = '';
         for (const r of codeRows(code(i), dayList, i + 1))
-          buf += ETF_COLUMNS.map((k) => String(r[k])).join('\t') + `\t${now}\n`;
+          buf += [...ETF_COLUMNS.map((k) => r[k]), json(r), now].map(copyValue).join('\t') + '\n';
         yield buf;
         if ((i + 1) % 300 === 0) log(`PostgreSQL query data: ${(i + 1) * days} rows`);
       }
     }
-    const cols = [...ETF_COLUMNS, 'created_at'].map((k) => `"${k}"`).join(', ');
+    const cols = [...ETF_COLUMNS, ROW_JSON_COLUMN, 'created_at'].map((k) => `"${k}"`).join(', ');
     await pipeline(Readable.from(lines()), c.query(copyFrom(`COPY etf_daily (${cols}) FROM STDIN`)));
   } finally {
     await c.end();

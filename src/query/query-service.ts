@@ -1,11 +1,17 @@
-import type { Dataset } from '../catalog/catalog.js';
+import type { Dataset, Field } from '../catalog/catalog.js';
 import type { QueryPlan, Store, Value } from '../storage/store.js';
 import { parseQuery, type ParsedQuery } from './parse.js';
 import { filterKey, planQuery } from './plan.js';
 import { decodeCursor, encodeCursor } from './cursor.js';
 
+/**
+ * A page's rows, either as objects (a `fields=` projection) or, for whole rows, each as its
+ * response JSON text (the store keeps it: no per-field values, no serialisation per request).
+ */
+export type PageRows = { kind: 'objects'; rows: Record<string, Value>[] } | { kind: 'json'; rows: string[] };
+
 export interface QueryPage {
-  rows: Record<string, Value>[];
+  rows: PageRows;
   total: number;
   limit: number;
   offset: number;
@@ -41,20 +47,14 @@ export class QueryService {
     const key = filterKey(plan);
     const cached = this.totals.get(key);
     let hit = cached !== undefined && cached.version === version;
-    // The next cursor needs the sort and key values of the last row, selected or not.
-    const extra = plan.orderBy.map((o) => o.field).filter((f) => !plan.select.includes(f));
     const keyset = plan.after !== undefined;
-    const query = {
-      ...plan,
-      select: [...plan.select, ...extra],
-      limit: keyset ? plan.limit + 1 : plan.limit,
-    };
     // After a cursor, one row more than the page tells whether another page follows.
-    let result = await this.store.query(query, !hit);
+    const query = { ...plan, limit: keyset ? plan.limit + 1 : plan.limit };
+    let result = await this.fetch(query, !hit);
     // A batch committed between reading `version` and the rows: the cached total is of the old
     // rows (a full snapshot showed 300 rows with total 500). Count again, in the rows' statement.
     if (hit && (await this.store.datasetVersion(plan.dataset.name)) !== version) {
-      result = await this.store.query(query, true);
+      result = await this.fetch(query, true);
       hit = false;
     }
     const total = hit && cached ? cached.total : result.total;
@@ -63,20 +63,52 @@ export class QueryService {
       this.totals.set(key, { version, total });
     }
     let rows = result.rows;
-    const hasMore = keyset ? rows.length > plan.limit : plan.offset + rows.length < total;
-    if (rows.length > plan.limit) rows = rows.slice(0, plan.limit);
-    const last = rows[rows.length - 1];
-    const nextCursor =
-      hasMore && last
-        ? encodeCursor(
-            plan,
-            plan.orderBy.map((o) => last[o.field.apiName] ?? null),
-          )
-        : null;
-    if (extra.length > 0) {
-      for (const r of rows) for (const f of extra) delete r[f.apiName];
+    const count = rows.rows.length;
+    const hasMore = keyset ? count > plan.limit : plan.offset + count < total;
+    if (count > plan.limit) {
+      rows =
+        rows.kind === 'json'
+          ? { kind: 'json', rows: rows.rows.slice(0, plan.limit) }
+          : { kind: 'objects', rows: rows.rows.slice(0, plan.limit) };
+    }
+    const lastIndex = Math.min(count, plan.limit) - 1;
+    let nextCursor: string | null = null;
+    if (hasMore && lastIndex >= 0) {
+      const last =
+        rows.kind === 'json'
+          ? (JSON.parse(rows.rows[lastIndex] as string) as Record<string, Value>)
+          : (rows.rows[lastIndex] as Record<string, Value>);
+      nextCursor = encodeCursor(
+        plan,
+        plan.orderBy.map((o) => last[o.field.apiName] ?? null),
+      );
+    }
+    if (rows.kind === 'objects') {
+      const extra = this.extraFields(plan);
+      if (extra.length > 0) for (const r of rows.rows) for (const f of extra) delete r[f.apiName];
     }
     return { rows, total, limit: plan.limit, offset: plan.offset, hasMore, nextCursor, version };
+  }
+
+  /** Sort and key fields the cursor needs that a projection left out. */
+  private extraFields(plan: QueryPlan): Field[] {
+    return plan.orderBy.map((o) => o.field).filter((f) => !plan.select.includes(f));
+  }
+
+  /**
+   * Whole rows as stored JSON; a projection (or a row stored without its JSON) as objects, with
+   * the sort fields the next cursor needs.
+   */
+  private async fetch(plan: QueryPlan, withTotal: boolean): Promise<{ rows: PageRows; total: number }> {
+    if (plan.select === plan.dataset.rowFields) {
+      const r = await this.store.queryJson(plan, withTotal);
+      if (!r.rows.includes(null)) return { rows: { kind: 'json', rows: r.rows as string[] }, total: r.total };
+    }
+    const r = await this.store.query(
+      { ...plan, select: [...plan.select, ...this.extraFields(plan)] },
+      withTotal,
+    );
+    return { rows: { kind: 'objects', rows: r.rows }, total: r.total };
   }
 
   stream(plan: QueryPlan): AsyncIterable<Record<string, Value>[]> {

@@ -1,9 +1,11 @@
 import type { Catalog, Dataset, Field } from '../catalog/catalog.js';
 import type { FieldType } from '../catalog/types.js';
+import { ROW_JSON_COLUMN } from './row-json.js';
 
 /**
  * Tables and indexes derived from the catalog, independent of the SQL dialect.
- * Each dataset is one table named after it; columns are its ingest field names plus created_at.
+ * Each dataset is one table named after it; columns are its ingest field names, created_at and
+ * the row's response JSON (row-json.ts).
  */
 
 export interface TableSpec {
@@ -72,7 +74,11 @@ export function datasetIndexes(d: Dataset): IndexSpec[] {
 export function datasetTable(d: Dataset): TableSpec {
   return {
     name: d.name,
-    columns: d.rowFields.map((f) => ({ name: f.name, type: f.type, notNull: f.required || f.serverSet })),
+    columns: [
+      ...d.rowFields.map((f) => ({ name: f.name, type: f.type, notNull: f.required || f.serverSet })),
+      // Derived from the row at ingest (row-json.ts); nullable so it can be added to old tables.
+      { name: ROW_JSON_COLUMN, type: 'string' as const, notNull: false },
+    ],
     unique: d.key.map((k) => k.name),
     // A key index in the default sort's direction serves the most common query (one code, newest
     // first, ties by the rest of the key ascending) without a sorting step.

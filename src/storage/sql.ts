@@ -2,6 +2,7 @@ import type { FieldType } from '../catalog/types.js';
 import type { Dataset } from '../catalog/catalog.js';
 import type { QueryPlan, Value } from './store.js';
 import type { TableSpec } from './schema.js';
+import { ROW_JSON_COLUMN } from './row-json.js';
 
 /**
  * Every difference between the SQL dialects lives here; the statements themselves are built
@@ -138,9 +139,18 @@ function keysetPredicate(plan: QueryPlan, p: Params): string | null {
   return `${lead}${build(0)}`;
 }
 
-export function selectStatement(plan: QueryPlan, dialect: Dialect, paged = true): Statement {
+/**
+ * Each whole row's response JSON (row-json.ts): the stored text completed with created_at, an
+ * ISO timestamp written by the service (nothing in it needs escaping).
+ */
+const ROW_JSON_SELECT = `${q(ROW_JSON_COLUMN)} || ',"created_at":"' || ${q('created_at')} || '"}' AS "j"`;
+
+/** The page's rows; `json`: one column "j", each whole row's response JSON (plan.select ignored). */
+export function selectStatement(plan: QueryPlan, dialect: Dialect, paged = true, json = false): Statement {
   const p = new Params(dialect);
-  const cols = plan.select.map((f) => (f.name === f.apiName ? q(f.name) : `${q(f.name)} AS ${q(f.apiName)}`));
+  const cols = json
+    ? [ROW_JSON_SELECT]
+    : plan.select.map((f) => (f.name === f.apiName ? q(f.name) : `${q(f.name)} AS ${q(f.apiName)}`));
   const order = plan.orderBy.map(orderTerm).join(', ');
   let where = whereClause(plan, p);
   const keyset = keysetPredicate(plan, p);
@@ -180,9 +190,9 @@ export function createTableStatements(spec: TableSpec, dialect: Dialect): string
   ];
 }
 
-/** Columns an upsert writes, in order: every ingest field, then created_at. */
+/** Columns an upsert writes, in order: every ingest field, the row's JSON, then created_at. */
 export function upsertColumns(d: Dataset): string[] {
-  return [...d.fields.map((f) => f.name), 'created_at'];
+  return [...d.fields.map((f) => f.name), ROW_JSON_COLUMN, 'created_at'];
 }
 
 /**
@@ -194,7 +204,9 @@ export function upsertConflictClause(d: Dataset, dialect: Dialect, target: strin
   const keys = new Set(d.key.map((k) => k.name));
   const updatable = d.fields.filter((f) => !keys.has(f.name));
   const compared = updatable.filter((f) => f.name !== 'updated_at');
-  const set = updatable.map((f) => `${q(f.name)} = excluded.${q(f.name)}`).join(', ');
+  const set = [...updatable.map((f) => f.name), ROW_JSON_COLUMN]
+    .map((c) => `${q(c)} = excluded.${q(c)}`)
+    .join(', ');
   const changed = compared.map((f) => dialect.differs(`${target}.${q(f.name)}`, `excluded.${q(f.name)}`));
   changed.push(
     `(${given} AND ${dialect.differs(`${target}.${q('updated_at')}`, `excluded.${q('updated_at')}`)})`,

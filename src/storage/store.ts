@@ -104,6 +104,15 @@ export interface QueryResult {
   total: number;
 }
 
+/**
+ * A page as each whole row's response JSON object (every row field, api names, catalog order),
+ * ready to be joined into the envelope. null: a row stored without it (see row-json.ts).
+ */
+export interface QueryJsonResult {
+  rows: (string | null)[];
+  total: number;
+}
+
 export interface DatasetCoverage {
   dataset: string;
   rows: number;
@@ -169,6 +178,8 @@ export interface Store {
 
   // Query
   query(plan: QueryPlan, withTotal: boolean): Promise<QueryResult>;
+  /** `query` for a plan selecting every row field, each row as its response JSON (plan.select ignored). */
+  queryJson(plan: QueryPlan, withTotal: boolean): Promise<QueryJsonResult>;
   /** Streams every row of a plan (limit/offset ignored), in pages, bounded memory. */
   stream(plan: QueryPlan): AsyncIterable<Record<string, Value>[]>;
   /** A number that changes whenever a batch changes the dataset's rows (ETag, caches). */

@@ -11,8 +11,10 @@ import type {
   BatchRecord,
   DatasetCoverage,
   KeyPatch,
+  QueryJsonResult,
   QueryPlan,
   QueryResult,
+  Row,
   Store,
   Value,
   WriteBatch,
@@ -32,6 +34,7 @@ import { BATCH_COLUMNS, KEY_COLUMNS, internalTableStatements } from '../internal
 import { batchFromRow, batchToParams, keyFromRow } from '../row-mapping.js';
 import { breaksConnection, isBatchIdTaken, isRetryable, translate } from './pg-errors.js';
 import { binaryCopyChunks, stagingType } from './copy-binary.js';
+import { ROW_JSON_COLUMN, rowJson } from '../row-json.js';
 
 type DbRow = Record<string, unknown>;
 type Client = pg.PoolClient;
@@ -195,10 +198,28 @@ export class PostgresStore implements Store {
               );
             }
           }
+          const d = this.catalog.byName.get(t.name);
+          if (d && !have.has(`${t.name}.${ROW_JSON_COLUMN}`)) await this.fillRowJson(c, d);
           for (const i of createTableStatements(t, POSTGRES).slice(1)) await c.query(i);
         }
       }),
     );
+  }
+
+  /** Rows stored before the JSON column existed get theirs (once, inside migrate's transaction). */
+  private async fillRowJson(c: Client, d: Dataset): Promise<void> {
+    const json = rowJson(d);
+    const keys = d.key.map((k) => k.name);
+    const read = await c.query(
+      `SELECT ${d.fields.map((f) => q(f.name)).join(', ')} FROM ${q(d.name)} WHERE ${q(ROW_JSON_COLUMN)} IS NULL`,
+    );
+    const where = keys.map((k, i) => `${q(k)} = $${i + 2}`).join(' AND ');
+    for (const r of read.rows as Row[]) {
+      await c.query(`UPDATE ${q(d.name)} SET ${q(ROW_JSON_COLUMN)} = $1 WHERE ${where}`, [
+        json(r),
+        ...keys.map((k) => r[k] ?? null),
+      ]);
+    }
   }
 
   async ping(): Promise<void> {
@@ -225,15 +246,15 @@ export class PostgresStore implements Store {
       // Staging rows are written in key order so concurrent batches lock rows in one order.
       const insert = (given: boolean): string =>
         `INSERT INTO ${q(d.name)} AS t (${cols.map(q).join(', ')}) ` +
-        `SELECT ${fields.map(q).join(', ')}, $1::text FROM mds_stage WHERE ${q(GIVEN)} = ${given} ` +
+        `SELECT ${[...fields, ROW_JSON_COLUMN].map(q).join(', ')}, $1::text FROM mds_stage WHERE ${q(GIVEN)} = ${given} ` +
         `ORDER BY ${keyOrder} ` +
         upsertConflictClause(d, POSTGRES, 't', given ? 'TRUE' : 'FALSE');
       s = {
         stage:
           `CREATE TEMPORARY TABLE mds_stage (` +
           d.fields.map((f) => `${q(f.name)} ${stagingType(f.type)}`).join(', ') +
-          `, ${q(GIVEN)} boolean NOT NULL) ON COMMIT DROP`,
-        copy: `COPY mds_stage (${[...fields, GIVEN].map(q).join(', ')}) FROM STDIN (FORMAT binary)`,
+          `, ${q(ROW_JSON_COLUMN)} text, ${q(GIVEN)} boolean NOT NULL) ON COMMIT DROP`,
+        copy: `COPY mds_stage (${[...fields, ROW_JSON_COLUMN, GIVEN].map(q).join(', ')}) FROM STDIN (FORMAT binary)`,
         insert: [insert(true), insert(false)],
       };
       this.upserts.set(d.name, s);
@@ -269,10 +290,11 @@ export class PostgresStore implements Store {
     const s = this.statementsFor(d);
     await c.query(s.stage);
     if (batch.rows.length > 0) {
+      const json = rowJson(d);
       const chunks = binaryCopyChunks(
-        batch.rows,
-        d.fields.map((f) => f.name),
-        d.fields.map((f) => f.type),
+        batch.rows.map((r) => ({ ...r, [ROW_JSON_COLUMN]: json(r) })),
+        [...d.fields.map((f) => f.name), ROW_JSON_COLUMN],
+        [...d.fields.map((f) => f.type), 'string'],
         batch.updatedAtGiven,
       );
       await pipeline(Readable.from(chunks), c.query(copyFrom(s.copy)));
@@ -394,19 +416,32 @@ export class PostgresStore implements Store {
   }
 
   async query(plan: QueryPlan, withTotal: boolean): Promise<QueryResult> {
-    const sel = selectStatement(plan, POSTGRES);
-    if (!withTotal)
-      return { rows: (await this.sql(sel.sql, sel.params, true)) as Record<string, Value>[], total: -1 };
+    const { rows, total } = await this.page(plan, withTotal, false);
+    return { rows: rows as Record<string, Value>[], total };
+  }
+
+  async queryJson(plan: QueryPlan, withTotal: boolean): Promise<QueryJsonResult> {
+    const { rows, total } = await this.page(plan, withTotal, true);
+    return { rows: rows.map((r) => (typeof r.j === 'string' ? r.j : null)), total };
+  }
+
+  private async page(
+    plan: QueryPlan,
+    withTotal: boolean,
+    json: boolean,
+  ): Promise<{ rows: DbRow[]; total: number }> {
+    const sel = selectStatement(plan, POSTGRES, true, json);
+    if (!withTotal) return { rows: await this.sql(sel.sql, sel.params, true), total: -1 };
     // The page and the total in ONE statement (one snapshot, one round trip): the count is an
     // uncorrelated scalar subquery, evaluated once, added to every row as "__total" (a name no
     // catalog field can take: they start with a letter). Parameters are renumbered after the
-    // count's; the SQL holds no literals, so every `$n` is a parameter.
+    // count's; the SQL's only literals are the row JSON's, which hold no `$`.
     const cnt = countStatement(plan, POSTGRES);
     const shift = cnt.params.length;
     const page = sel.sql.replace(/\$(\d+)/g, (_, n: string) => `$${Number(n) + shift}`);
     const from = page.indexOf(` FROM ${q(plan.dataset.name)}`);
     const sql = `${page.slice(0, from)}, (${cnt.sql}) AS "__total"${page.slice(from)}`;
-    const rows = (await this.sql(sql, [...cnt.params, ...sel.params], true)) as Record<string, Value>[];
+    const rows = await this.sql(sql, [...cnt.params, ...sel.params], true);
     const first = rows[0];
     if (!first) {
       // Past the last row: the page is empty, so only the total is left to read.

@@ -11,6 +11,8 @@ import type {
   KeyPatch,
   QueryPlan,
   QueryResult,
+  QueryJsonResult,
+  Row,
   Store,
   Value,
   WriteBatch,
@@ -29,6 +31,7 @@ import {
 } from '../sql.js';
 import { BATCH_COLUMNS, KEY_COLUMNS, internalTableStatements } from '../internal-tables.js';
 import { batchFromRow, batchToParams, keyFromRow, keyString } from '../row-mapping.js';
+import { ROW_JSON_COLUMN, rowJson } from '../row-json.js';
 
 type Params = Value[];
 type DbRow = Record<string, unknown>;
@@ -76,6 +79,7 @@ export class SqliteStore implements Store {
   private readonly statements = new Map<string, Database.Statement>();
   private readonly upserts = new Map<string, Database.Statement>();
   private readonly pages = new Map<string, PageStatement>();
+  private readonly jsonPages = new Map<string, Database.Statement>();
 
   constructor(
     private readonly catalog: Catalog,
@@ -140,10 +144,24 @@ export class SqliteStore implements Store {
               this.db.exec(`ALTER TABLE ${q(t.name)} ADD COLUMN ${q(c.name)} ${SQLITE.columnType(c.type)}`);
             }
           }
+          const d = this.catalog.byName.get(t.name);
+          if (d && !have.has(ROW_JSON_COLUMN)) this.fillRowJson(d);
           for (const i of indexes) this.db.exec(i);
         }
       })();
     });
+  }
+
+  /** Rows stored before the JSON column existed get theirs (once, inside migrate's transaction). */
+  private fillRowJson(d: Dataset): void {
+    const json = rowJson(d);
+    const cols = d.fields.map((f) => q(f.name)).join(', ');
+    const read = this.db.prepare(
+      `SELECT rowid AS _rowid, ${cols} FROM ${q(d.name)} WHERE ${q(ROW_JSON_COLUMN)} IS NULL`,
+    );
+    const write = this.db.prepare(`UPDATE ${q(d.name)} SET ${q(ROW_JSON_COLUMN)} = ? WHERE rowid = ?`);
+    const rows = read.all() as DbRow[];
+    for (const r of rows) write.run(json(r as Row), r._rowid as number);
   }
 
   async ping(): Promise<void> {
@@ -228,17 +246,20 @@ export class SqliteStore implements Store {
   async applyBatch(batch: WriteBatch, finish: (o: WriteOutcome) => BatchRecord): Promise<ApplyResult> {
     const d = batch.dataset;
     const cols = d.fields.map((f) => f.name);
+    const json = rowJson(d);
     const tx = this.db.transaction((): ApplyResult => {
       const existing = this.claim(batch.batchId);
       if (existing) return { kind: 'exists', record: existing };
       const upsert = this.upsertStatement(d);
       let written = 0;
-      const values: Value[] = new Array<Value>(cols.length + 2);
+      // upsertColumns' order: the fields, the row's JSON, created_at; then "updated_at given".
+      const values: Value[] = new Array<Value>(cols.length + 3);
       for (let i = 0; i < batch.rows.length; i++) {
         const row = batch.rows[i] as Record<string, Value>;
         for (let c = 0; c < cols.length; c++) values[c] = row[cols[c] as string] ?? null;
-        values[cols.length] = batch.now;
-        values[cols.length + 1] = batch.updatedAtGiven[i] ?? 0;
+        values[cols.length] = json(row);
+        values[cols.length + 1] = batch.now;
+        values[cols.length + 2] = batch.updatedAtGiven[i] ?? 0;
         written += upsert.run(values).changes;
       }
       const pruned = this.prune(batch);
@@ -304,23 +325,33 @@ export class SqliteStore implements Store {
       const sel = selectStatement(plan, SQLITE);
       const page = this.pageStatement(sel.sql);
       const rows = (page.stmt.all(...sel.params) as Value[][]).map(page.row);
-      let total = -1;
-      if (
-        withTotal &&
-        plan.after === undefined &&
-        rows.length < plan.limit &&
-        (rows.length > 0 || plan.offset === 0)
-      ) {
-        // A short offset page is the end of the result, so it gives the exact total without a count.
-        total = plan.offset + rows.length;
-      } else if (withTotal) {
-        const cnt = countStatement(plan, SQLITE);
-        total = this.stmt(cnt.sql)
-          .pluck()
-          .get(...cnt.params) as number;
-      }
-      return { rows, total };
+      return { rows, total: this.total(plan, rows.length, withTotal) };
     });
+  }
+
+  async queryJson(plan: QueryPlan, withTotal: boolean): Promise<QueryJsonResult> {
+    return this.run(() => {
+      const sel = selectStatement(plan, SQLITE, true, true);
+      let stmt = this.jsonPages.get(sel.sql);
+      if (!stmt) {
+        stmt = this.db.prepare(sel.sql).pluck();
+        this.jsonPages.set(sel.sql, stmt);
+      }
+      const rows = stmt.all(...sel.params) as (string | null)[];
+      return { rows, total: this.total(plan, rows.length, withTotal) };
+    });
+  }
+
+  /** The page's total: -1 when not wanted; a short offset page ends the result, so no count. */
+  private total(plan: QueryPlan, pageRows: number, withTotal: boolean): number {
+    if (!withTotal) return -1;
+    if (plan.after === undefined && pageRows < plan.limit && (pageRows > 0 || plan.offset === 0)) {
+      return plan.offset + pageRows;
+    }
+    const cnt = countStatement(plan, SQLITE);
+    return this.stmt(cnt.sql)
+      .pluck()
+      .get(...cnt.params) as number;
   }
 
   async *stream(plan: QueryPlan): AsyncIterable<Record<string, Value>[]> {
