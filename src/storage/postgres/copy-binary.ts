@@ -77,15 +77,20 @@ function writerFor(t: FieldType): { worst: (v: Exclude<Value, null>) => number; 
   }
 }
 
-/** Yields binary COPY data for `rows`: the columns `cols` (of types `types`), then boolean `given[i]`. */
+/**
+ * Yields binary COPY data for `rows`: the columns `cols` (of types `types`), then the text
+ * `derived(row)` when given (the row's JSON), then boolean `given[i]`.
+ */
 export function* binaryCopyChunks(
   rows: readonly Row[],
   cols: readonly string[],
   types: readonly FieldType[],
   given: Uint8Array,
+  derived?: (row: Row) => string,
 ): Generator<Buffer> {
   const writers = types.map(writerFor);
-  const fieldCount = cols.length + 1;
+  const text = writerFor('string');
+  const fieldCount = cols.length + (derived ? 2 : 1);
   let buf = Buffer.allocUnsafe(CHUNK_BYTES);
   SIGNATURE.copy(buf, 0);
   buf.writeInt32BE(0, 11); // flags
@@ -93,7 +98,8 @@ export function* binaryCopyChunks(
   let off = 19;
   for (let i = 0; i < rows.length; i++) {
     const row = rows[i] as Row;
-    let need = 2 + 5 + 2; // field count, given, room for the trailer
+    const extra = derived ? derived(row) : null;
+    let need = 2 + 5 + 2 + (extra === null ? 0 : text.worst(extra)); // + field count, given, trailer
     for (let c = 0; c < cols.length; c++) {
       const v = row[cols[c] as string] ?? null;
       need += v === null ? 4 : (writers[c] as ReturnType<typeof writerFor>).worst(v);
@@ -114,6 +120,7 @@ export function* binaryCopyChunks(
         off = (writers[c] as ReturnType<typeof writerFor>).write(buf, off, v);
       }
     }
+    if (extra !== null) off = text.write(buf, off, extra);
     buf.writeInt32BE(1, off);
     buf.writeUInt8(given[i] ? 1 : 0, off + 4);
     off += 5;

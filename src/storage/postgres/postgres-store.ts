@@ -290,12 +290,12 @@ export class PostgresStore implements Store {
     const s = this.statementsFor(d);
     await c.query(s.stage);
     if (batch.rows.length > 0) {
-      const json = rowJson(d);
       const chunks = binaryCopyChunks(
-        batch.rows.map((r) => ({ ...r, [ROW_JSON_COLUMN]: json(r) })),
-        [...d.fields.map((f) => f.name), ROW_JSON_COLUMN],
-        [...d.fields.map((f) => f.type), 'string'],
+        batch.rows,
+        d.fields.map((f) => f.name),
+        d.fields.map((f) => f.type),
         batch.updatedAtGiven,
+        rowJson(d),
       );
       await pipeline(Readable.from(chunks), c.query(copyFrom(s.copy)));
     }
