@@ -32,7 +32,7 @@ export interface AppDeps {
   store: Store;
   catalog?: Catalog;
   limiter?: Limiter;
-  /** False until the database is migrated and reachable (health 503, requests 503). */
+  /** False until the database is migrated and reachable (health 503, requests 503); asked until true. */
   ready?: () => boolean;
   /** Server-sent events tuning (tests shorten the heartbeat). */
   events?: Pick<EventsOptions, 'heartbeatMs' | 'maxBufferedBytes'>;
@@ -120,17 +120,24 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
 
   const ready = deps.ready ?? (() => true);
   let closing = false;
+  // Latched once ready and until closing, so an open service pays one test per request.
+  let open = false;
   app.addHook('preClose', async () => {
     closing = true;
+    open = false;
   });
-  app.addHook('onRequest', async (req, reply) => {
+  // Callback style: an async hook costs every request a promise.
+  app.addHook('onRequest', (req, reply, done) => {
+    if (open) return done();
     // Shutting down: requests still arriving on open connections are sent elsewhere.
     if (closing) {
       reply.header('Connection', 'close');
-      throw new AppError(5030, 'shutting down; retry (another instance)', { retryAfter: 1 });
+      return done(new AppError(5030, 'shutting down; retry (another instance)', { retryAfter: 1 }));
     }
-    if (!ready() && req.url !== '/health')
-      throw new AppError(5030, 'database not reachable yet', { retryAfter: 1 });
+    if (ready()) open = true;
+    else if (req.url !== '/health')
+      return done(new AppError(5030, 'database not reachable yet', { retryAfter: 1 }));
+    done();
   });
 
   registerErrorHandling(app);

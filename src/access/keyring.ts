@@ -20,6 +20,13 @@ export const isStaticKey = (p: Principal): boolean => p.id.startsWith('static:')
 const CACHE_TTL_MS = 1000;
 const CACHE_MAX = 50_000;
 
+/** The presented header as a key: 4010 when missing, 4012 when repeated. */
+function presentedKey(presented: string | string[] | undefined): string {
+  if (presented === undefined || presented === '') throw new AppError(4010);
+  if (typeof presented !== 'string') throw new AppError(4012);
+  return presented;
+}
+
 /**
  * Resolves a presented key to a principal of the wanted scope. Static keys come from
  * MDS_QUERY_KEYS / MDS_INGEST_KEYS; managed keys from the store (by hash), cached for one
@@ -28,6 +35,12 @@ const CACHE_MAX = 50_000;
 export class KeyRing {
   private readonly statics: { hash: string; principal: Principal }[] = [];
   private readonly cache = new Map<string, { at: number; principal: Principal | null }>();
+  /**
+   * Keys already resolved, by the presented string, so a request with a known key computes no
+   * SHA-256. Only keys that resolved to a principal (so its size is bounded by the real keys in
+   * use); static keys never expire, managed ones after CACHE_TTL_MS like the lookup cache.
+   */
+  private readonly known = new Map<string, { until: number; principal: Principal }>();
 
   constructor(
     private readonly store: Store,
@@ -58,11 +71,35 @@ export class KeyRing {
 
   /** Throws 401 / 4010 (missing) or 401 / 4012 (anything else that is not a key of this scope). */
   async authenticate(scope: KeyScope, presented: string | string[] | undefined): Promise<Principal> {
-    if (presented === undefined || presented === '') throw new AppError(4010);
-    if (typeof presented !== 'string') throw new AppError(4012);
-    const principal = await this.lookup(presented);
-    if (!principal || principal.scope !== scope) throw new AppError(4012);
+    const key = presentedKey(presented);
+    const found = this.knownPrincipal(key) ?? (await this.lookup(key));
+    if (!found || found.scope !== scope) throw new AppError(4012);
+    return found;
+  }
+
+  /**
+   * authenticate() without I/O or hashing, for keys resolved within their TTL; undefined when
+   * authenticate() must be called. Throws what authenticate() would.
+   */
+  authenticateKnown(scope: KeyScope, presented: string | string[] | undefined): Principal | undefined {
+    const principal = this.knownPrincipal(presentedKey(presented));
+    if (principal !== undefined && principal.scope !== scope) throw new AppError(4012);
     return principal;
+  }
+
+  private knownPrincipal(key: string): Principal | undefined {
+    const hit = this.known.get(key);
+    if (hit === undefined || (hit.until !== Infinity && hit.until <= Date.now())) return undefined;
+    return hit.principal;
+  }
+
+  private remember(key: string, until: number, principal: Principal | null): void {
+    if (!principal) {
+      this.known.delete(key);
+      return;
+    }
+    if (this.known.size >= CACHE_MAX) this.known.clear();
+    this.known.set(key, { until, principal });
   }
 
   private async lookup(key: string): Promise<Principal | null> {
@@ -70,10 +107,16 @@ export class KeyRing {
     // Every static key is compared, in constant time, whatever the key looks like.
     let found: Principal | null = null;
     for (const s of this.statics) if (sameHash(s.hash, hash)) found = s.principal;
-    if (found) return found;
+    if (found) {
+      this.remember(key, Infinity, found);
+      return found;
+    }
     const now = Date.now();
     const hit = this.cache.get(hash);
-    if (hit && now - hit.at < CACHE_TTL_MS) return hit.principal;
+    if (hit && now - hit.at < CACHE_TTL_MS) {
+      this.remember(key, hit.at + CACHE_TTL_MS, hit.principal);
+      return hit.principal;
+    }
     let principal: Principal | null = null;
     if (managedKeyScope(key) !== null) {
       const rec = await this.store.findKeyByHash(hash);
@@ -89,6 +132,7 @@ export class KeyRing {
     }
     if (this.cache.size >= CACHE_MAX) this.cache.clear();
     this.cache.set(hash, { at: now, principal });
+    this.remember(key, now + CACHE_TTL_MS, principal);
     return principal;
   }
 }

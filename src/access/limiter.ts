@@ -16,6 +16,11 @@ export interface LimitDecision {
 export interface Limiter {
   /** Counts one request of this principal and says whether it may proceed. */
   consume(p: Principal): Promise<LimitDecision>;
+  /**
+   * consume() when the answer needs no I/O (counters in memory, keys without limits), or
+   * undefined: then call consume(). Spares the per-request hook a promise.
+   */
+  consumeNow?(p: Principal): LimitDecision | undefined;
   /** Requests counted in the current minute per key id (keys never seen are absent). */
   peek?(keyIds: readonly string[]): Promise<Map<string, number>>;
   close(): Promise<void>;
@@ -86,20 +91,18 @@ export function decision(
   dayCount: number,
   w: Windows,
 ): LimitDecision {
-  const policy: string[] = [];
-  const state: string[] = [];
-  if (p.ratePerMinute !== null) {
-    policy.push(`"minute";q=${p.ratePerMinute};w=60`);
-    state.push(`"minute";r=${Math.max(0, p.ratePerMinute - minuteCount)};t=${w.minuteReset}`);
+  const rate = p.ratePerMinute;
+  const quota = p.dailyQuota;
+  let headers: Record<string, string>;
+  if (rate === null && quota === null) headers = unboundedHeaders(w.dayReset);
+  else {
+    const minute = rate === null ? '' : `"minute";r=${Math.max(0, rate - minuteCount)};t=${w.minuteReset}`;
+    const day = quota === null ? '' : `"day";r=${Math.max(0, quota - dayCount)};t=${w.dayReset}`;
+    headers = {
+      'RateLimit-Policy': policyOf(p),
+      RateLimit: minute === '' ? day : day === '' ? minute : `${minute}, ${day}`,
+    };
   }
-  if (p.dailyQuota !== null) {
-    policy.push(`"day";q=${p.dailyQuota};w=86400`);
-    state.push(`"day";r=${Math.max(0, p.dailyQuota - dayCount)};t=${w.dayReset}`);
-  }
-  const headers: Record<string, string> =
-    policy.length > 0
-      ? { 'RateLimit-Policy': policy.join(', '), RateLimit: state.join(', ') }
-      : unboundedHeaders(w.dayReset);
   if (code === null) return { allowed: true, code: null, retryAfter: null, headers };
   const retryAfter = code === 4030 ? w.minuteReset : w.dayReset;
   const message =
@@ -107,4 +110,17 @@ export function decision(
       ? `rate limit exceeded: this key may make ${p.ratePerMinute} requests per minute; retry in ${retryAfter} s`
       : `daily quota exhausted: this key may make ${p.dailyQuota} requests per UTC day; retry in ${retryAfter} s (00:00 UTC)`;
   return { allowed: false, code, retryAfter, headers, message };
+}
+
+/** A principal's `RateLimit-Policy`, built once per principal and limits, not per request. */
+const policies = new WeakMap<Principal, { rate: number | null; quota: number | null; text: string }>();
+function policyOf(p: Principal): string {
+  const hit = policies.get(p);
+  if (hit !== undefined && hit.rate === p.ratePerMinute && hit.quota === p.dailyQuota) return hit.text;
+  const parts: string[] = [];
+  if (p.ratePerMinute !== null) parts.push(`"minute";q=${p.ratePerMinute};w=60`);
+  if (p.dailyQuota !== null) parts.push(`"day";q=${p.dailyQuota};w=86400`);
+  const text = parts.join(', ');
+  policies.set(p, { rate: p.ratePerMinute, quota: p.dailyQuota, text });
+  return text;
 }

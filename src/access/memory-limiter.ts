@@ -6,6 +6,7 @@ import {
   refusal,
   windowsAt,
   type LimitDecision,
+  type Windows,
   type Limiter,
 } from './limiter.js';
 
@@ -40,9 +41,19 @@ export class MemoryLimiter implements Limiter {
   }
 
   async consume(p: Principal): Promise<LimitDecision> {
-    if (!needsCounting(p)) return noLimit(this.now());
-    if (this.seed && p.dailyQuota !== null && !isStaticKey(p)) await this.seedDay(p.id);
+    const now = this.consumeNow(p);
+    if (now !== undefined) return now;
+    await this.seedDay(p.id);
     return this.consumeSync(p);
+  }
+
+  /** Undefined only while a key's stored day count has not been read yet (consume() reads it). */
+  consumeNow(p: Principal): LimitDecision | undefined {
+    if (!needsCounting(p)) return noLimit(this.now());
+    const w = windowsAt(this.now());
+    const seeded = this.seeded.day === w.day && this.seeded.ids.has(p.id);
+    if (!seeded && this.seed && p.dailyQuota !== null && !isStaticKey(p)) return undefined;
+    return this.decide(p, w);
   }
 
   private async seedDay(id: string): Promise<void> {
@@ -69,7 +80,10 @@ export class MemoryLimiter implements Limiter {
   }
 
   consumeSync(p: Principal): LimitDecision {
-    const w = windowsAt(this.now());
+    return this.decide(p, windowsAt(this.now()));
+  }
+
+  private decide(p: Principal, w: Windows): LimitDecision {
     const c = this.current(p.id, w.minute, w.day);
     const code = refusal(p, c.minuteCount, c.dayCount);
     if (code === null) {

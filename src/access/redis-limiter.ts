@@ -100,6 +100,11 @@ export class RedisLimiter implements Limiter {
     return this.redis.status === 'ready' && !this.degraded;
   }
 
+  /** Only keys without limits are answered without Redis. */
+  consumeNow(p: Principal): LimitDecision | undefined {
+    return needsCounting(p) ? undefined : noLimit(this.now());
+  }
+
   async consume(p: Principal): Promise<LimitDecision> {
     if (!needsCounting(p)) return noLimit(this.now());
     if (this.redis.status !== 'ready') {

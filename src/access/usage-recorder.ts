@@ -13,13 +13,21 @@ export function hourOf(t: number): string {
   return lastHour.text;
 }
 
+interface PendingUsage {
+  keyId: string;
+  hour: string;
+  count: number;
+  lastUsedMs: number;
+}
+
 /**
  * Counts served requests of managed keys per UTC hour and writes them to the store in one
  * transaction every few seconds (and on close), instead of one write per request. Also keeps
  * `last_used_at`. A crash loses at most one interval of usage statistics, never a limit.
  */
 export class UsageRecorder {
-  private pending = new Map<string, { keyId: string; hour: string; count: number; lastUsedMs: number }>();
+  private pending = new Map<string, PendingUsage>();
+  private current = { hour: '', entries: new Map<string, PendingUsage>() };
   private readonly timer: NodeJS.Timeout;
   private flushing: Promise<void> = Promise.resolve();
   private readonly log: LimiterLog | undefined;
@@ -35,12 +43,20 @@ export class UsageRecorder {
 
   count(keyId: string, now = Date.now()): void {
     const hour = hourOf(now);
-    const id = `${keyId}\n${hour}`;
-    const e = this.pending.get(id);
-    if (e) {
-      e.count++;
-      e.lastUsedMs = now;
-    } else this.pending.set(id, { keyId, hour, count: 1, lastUsedMs: now });
+    // The current hour's pending entries by key id: no `${keyId}\n${hour}` string per request.
+    let e = this.current.hour === hour ? this.current.entries.get(keyId) : undefined;
+    if (e === undefined) {
+      const id = `${keyId}\n${hour}`;
+      e = this.pending.get(id);
+      if (e === undefined) {
+        e = { keyId, hour, count: 0, lastUsedMs: now };
+        this.pending.set(id, e);
+      }
+      if (this.current.hour !== hour) this.current = { hour, entries: new Map() };
+      this.current.entries.set(keyId, e);
+    }
+    e.count++;
+    e.lastUsedMs = now;
   }
 
   /** Writes what was counted so far; resolves when it is stored (flushes never overlap). */
@@ -49,6 +65,7 @@ export class UsageRecorder {
       if (this.pending.size === 0) return;
       const batch = [...this.pending.values()];
       this.pending = new Map();
+      this.current = { hour: '', entries: new Map() };
       try {
         await this.store.recordUsage(
           batch.map((e) => ({
@@ -82,14 +99,23 @@ export class UsageRecorder {
 
 /** A limiter that also records every request it lets through for a managed (stored) key. */
 export function metered(inner: Limiter, recorder: UsageRecorder): Limiter {
+  const counted = (p: Principal, d: LimitDecision): LimitDecision => {
+    if (d.allowed && !isStaticKey(p)) recorder.count(p.id);
+    return d;
+  };
   const out: Limiter = {
     async consume(p: Principal): Promise<LimitDecision> {
-      const d = await inner.consume(p);
-      if (d.allowed && !isStaticKey(p)) recorder.count(p.id);
-      return d;
+      return counted(p, await inner.consume(p));
     },
     close: () => inner.close(),
   };
+  if (inner.consumeNow) {
+    const now = inner.consumeNow.bind(inner);
+    out.consumeNow = (p) => {
+      const d = now(p);
+      return d === undefined ? undefined : counted(p, d);
+    };
+  }
   if (inner.peek) out.peek = inner.peek.bind(inner);
   return out;
 }

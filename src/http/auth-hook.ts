@@ -1,8 +1,8 @@
-import type { FastifyReply, FastifyRequest, onRequestAsyncHookHandler } from 'fastify';
+import type { FastifyReply, FastifyRequest, onRequestHookHandler } from 'fastify';
 import { AppError } from '../errors.js';
 import type { AuthFailureGuard } from '../access/auth-failures.js';
 import type { KeyRing, Principal } from '../access/keyring.js';
-import type { Limiter } from '../access/limiter.js';
+import type { LimitDecision, Limiter } from '../access/limiter.js';
 import type { KeyScope } from '../storage/store.js';
 
 declare module 'fastify' {
@@ -13,30 +13,71 @@ declare module 'fastify' {
 
 export const KEY_HEADERS: Record<KeyScope, string> = { query: 'q-api-key', ingest: 'up-api-key' };
 
+/** Reply.header() lower-cases each name: the limit headers' lower-case names, made once. */
+const LOWER_CASE: Record<string, string> = { 'RateLimit-Policy': 'ratelimit-policy', RateLimit: 'ratelimit' };
+
+/** Sets the limit headers; throws the refusal. */
+function apply(reply: FastifyReply, d: LimitDecision): void {
+  const h = d.headers;
+  for (const k in h) reply.header(LOWER_CASE[k] ?? k, h[k]);
+  if (!d.allowed && d.code !== null) {
+    throw new AppError(d.code, d.message, d.retryAfter !== null ? { retryAfter: d.retryAfter } : {});
+  }
+}
+
 /**
  * Authentication (and, for queries, rate limit and quota) as an onRequest hook: it runs before
- * the body is read, so an unauthenticated upload is refused without buffering it.
+ * the body is read, so an unauthenticated upload is refused without buffering it. Callback
+ * style: a key seen within its TTL and in-memory counters need no I/O, so most requests finish
+ * the hook synchronously without a promise.
  */
 export function authHook(
   scope: KeyScope,
   deps: { keyring: KeyRing; guard: AuthFailureGuard; limiter: Limiter | null },
-): onRequestAsyncHookHandler {
-  return async (req: FastifyRequest, reply: FastifyReply) => {
-    deps.guard.check(req.ip);
-    let principal: Principal;
-    try {
-      principal = await deps.keyring.authenticate(scope, req.headers[KEY_HEADERS[scope]]);
-    } catch (err) {
-      if (err instanceof AppError && err.code === 4012) deps.guard.fail(req.ip);
-      throw err;
-    }
-    req.principal = principal;
-    if (deps.limiter) {
-      const d = await deps.limiter.consume(principal);
-      for (const [k, v] of Object.entries(d.headers)) reply.header(k, v);
-      if (!d.allowed && d.code !== null) {
-        throw new AppError(d.code, d.message, d.retryAfter !== null ? { retryAfter: d.retryAfter } : {});
+): onRequestHookHandler {
+  const { keyring, guard, limiter } = deps;
+  const header = KEY_HEADERS[scope];
+
+  const refused = (req: FastifyRequest, err: unknown): unknown => {
+    if (err instanceof AppError && err.code === 4012) guard.fail(req.ip);
+    return err;
+  };
+
+  // What needs I/O: a key not seen within its TTL, counters in Redis, a day count to read.
+  async function slow(req: FastifyRequest, reply: FastifyReply, known: Principal | undefined): Promise<void> {
+    let principal = known;
+    if (principal === undefined) {
+      try {
+        principal = await keyring.authenticate(scope, req.headers[header]);
+      } catch (err) {
+        throw refused(req, err);
       }
+      req.principal = principal;
     }
+    if (limiter) apply(reply, limiter.consumeNow?.(principal) ?? (await limiter.consume(principal)));
+  }
+
+  return (req, reply, done) => {
+    let principal: Principal | undefined;
+    let d: LimitDecision | null | undefined;
+    try {
+      guard.check(req.ip);
+      try {
+        principal = keyring.authenticateKnown(scope, req.headers[header]);
+      } catch (err) {
+        throw refused(req, err);
+      }
+      if (principal !== undefined) {
+        req.principal = principal;
+        d = limiter === null ? null : limiter.consumeNow?.(principal);
+        if (d) apply(reply, d);
+      }
+    } catch (err) {
+      done(err as Error);
+      return;
+    }
+    // Outside the try: done() runs the rest of the request.
+    if (principal !== undefined && d !== undefined) done();
+    else slow(req, reply, principal).then(() => done(), done);
   };
 }

@@ -1,4 +1,4 @@
-import type { FastifyInstance, onRequestAsyncHookHandler } from 'fastify';
+import type { FastifyInstance, onRequestHookHandler } from 'fastify';
 import type { Catalog } from '../catalog/catalog.js';
 import { invalid } from '../errors.js';
 import type { IngestService } from '../ingest/ingest-service.js';
@@ -29,7 +29,7 @@ export function registerEventsRoutes(
   app: FastifyInstance,
   catalog: Catalog,
   ingest: IngestService,
-  auth: onRequestAsyncHookHandler,
+  auth: onRequestHookHandler,
   opts: EventsOptions = {},
 ): void {
   const heartbeatMs = opts.heartbeatMs ?? 15_000;

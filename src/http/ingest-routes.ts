@@ -1,4 +1,4 @@
-import type { FastifyInstance, onRequestAsyncHookHandler } from 'fastify';
+import type { FastifyInstance, onRequestHookHandler } from 'fastify';
 import type { IngestService } from '../ingest/ingest-service.js';
 import type { BatchRecord } from '../storage/store.js';
 import { PARTIAL_CODE } from '../errors.js';
@@ -13,7 +13,7 @@ const ANSWER: Record<BatchRecord['status'], { http: number; code: number; messag
 export function registerIngestRoutes(
   app: FastifyInstance,
   ingest: IngestService,
-  auth: onRequestAsyncHookHandler,
+  auth: onRequestHookHandler,
   bodyLimit: number,
 ): void {
   app.post('/api/v1/upstream/ingest/batches', { onRequest: auth, bodyLimit }, async (req, reply) => {

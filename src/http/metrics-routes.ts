@@ -16,6 +16,18 @@ export interface Metrics {
   readonly sseClients: Gauge;
 }
 
+interface RequestCell {
+  readonly labels: { route: string; method: string; status: string };
+  /** Requests not yet added to the counter. */
+  count: number;
+  readonly latency: { observe(seconds: number): void };
+}
+
+interface RouteMethod {
+  readonly latency: { observe(seconds: number): void };
+  readonly statuses: Map<number, RequestCell>;
+}
+
 const LATENCY_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
 
 let processRegistry: Registry | null = null;
@@ -32,11 +44,21 @@ function processMetrics(): Registry {
 export function registerMetricsRoutes(app: FastifyInstance, ingest: IngestService): Metrics {
   const registry = new Registry();
 
+  // Requests are counted in plain cells and added to the counter when it is read: prom-client
+  // hashes the label set on every inc(). Cells are kept in first-seen order, as the counter's.
+  const requestCells: RequestCell[] = [];
   const requests = new Counter({
     name: 'mds_http_requests_total',
     help: 'HTTP requests answered, by route pattern, method and status',
     labelNames: ['route', 'method', 'status'] as const,
     registers: [registry],
+    collect() {
+      for (const c of requestCells) {
+        if (c.count === 0) continue;
+        requests.inc(c.labels, c.count);
+        c.count = 0;
+      }
+    },
   });
   const latency = new Histogram({
     name: 'mds_http_request_duration_seconds',
@@ -87,16 +109,40 @@ export function registerMetricsRoutes(app: FastifyInstance, ingest: IngestServic
     ingest.events.off('batch', onBatch);
   });
 
-  app.addHook('onResponse', async (req, reply) => {
+  // Route → method → its latency child and its status cells, made once per label set.
+  const routes = new Map<string, Map<string, RouteMethod>>();
+  const cellOf = (route: string, method: string, status: number): RequestCell => {
+    let methods = routes.get(route);
+    if (methods === undefined) routes.set(route, (methods = new Map()));
+    let rm = methods.get(method);
+    if (rm === undefined) {
+      rm = { latency: latency.labels({ route, method }), statuses: new Map() };
+      methods.set(method, rm);
+    }
+    let cell = rm.statuses.get(status);
+    if (cell === undefined) {
+      cell = { labels: { route, method, status: String(status) }, count: 0, latency: rm.latency };
+      rm.statuses.set(status, cell);
+      requestCells.push(cell);
+    }
+    return cell;
+  };
+
+  // Callback-style hooks: an async hook costs every request a promise.
+  app.addHook('onResponse', (req, reply, done) => {
     // Route patterns, never raw URLs: unknown paths share one label.
     const route = req.routeOptions.url ?? 'unmatched';
-    if (route === '/metrics') return;
-    requests.inc({ route, method: req.method, status: String(reply.statusCode) });
-    latency.observe({ route, method: req.method }, reply.elapsedTime / 1000);
+    if (route !== '/metrics') {
+      const cell = cellOf(route, req.method, reply.statusCode);
+      cell.count++;
+      cell.latency.observe(reply.elapsedTime / 1000);
+    }
+    done();
   });
-  app.addHook('onError', async (_req, _reply, err: unknown) => {
+  app.addHook('onError', (_req, _reply, err: unknown, done) => {
     const code = err instanceof AppError ? err.code : null;
     if (code === 4030 || code === 4031 || code === 4290) refusals.inc({ code: String(code) });
+    done();
   });
   for (const code of ['4030', '4031', '4290']) refusals.inc({ code }, 0);
 

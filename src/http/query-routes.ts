@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { Readable } from 'node:stream';
-import type { FastifyInstance, FastifySchema, onRequestAsyncHookHandler } from 'fastify';
+import type { FastifyInstance, FastifySchema, onRequestHookHandler } from 'fastify';
 import { stringify } from 'csv-stringify/sync';
 import type { Catalog, Dataset } from '../catalog/catalog.js';
 import type { QueryService } from '../query/query-service.js';
@@ -35,7 +35,7 @@ export function registerQueryRoutes(
   app: FastifyInstance,
   catalog: Catalog,
   query: QueryService,
-  auth: onRequestAsyncHookHandler,
+  auth: onRequestHookHandler,
 ): void {
   const cache = new ResponseCache();
   for (const d of catalog.datasets) registerDataset(app, d, query, auth, cache);
@@ -45,7 +45,7 @@ function registerDataset(
   app: FastifyInstance,
   d: Dataset,
   query: QueryService,
-  auth: onRequestAsyncHookHandler,
+  auth: onRequestHookHandler,
   cache: ResponseCache,
 ): void {
   // A response schema gives fast-json-stringify serialisation of the rows.
