@@ -40,6 +40,8 @@ type DbRow = Record<string, unknown>;
 type Client = pg.PoolClient;
 
 const STREAM_CHUNK = 1000;
+/** Rows per step when filling the row JSON of an old table (migrate). */
+const FILL_CHUNK = 5000;
 /** Advisory lock keys: one bigint for migrations; (namespace, hashtext(batch_id)) for batches. */
 const MIGRATE_LOCK = '7169139001';
 const BATCH_LOCK_SPACE = 7169139;
@@ -209,17 +211,25 @@ export class PostgresStore implements Store {
   /** Rows stored before the JSON column existed get theirs (once, inside migrate's transaction). */
   private async fillRowJson(c: Client, d: Dataset): Promise<void> {
     const json = rowJson(d);
-    const keys = d.key.map((k) => k.name);
-    const read = await c.query(
-      `SELECT ${d.fields.map((f) => q(f.name)).join(', ')} FROM ${q(d.name)} WHERE ${q(ROW_JSON_COLUMN)} IS NULL`,
+    // A cursor over the rows (its snapshot does not see the updates below), FILL_CHUNK rows
+    // at a time, each chunk written by one UPDATE … FROM unnest: bounded memory, few round trips.
+    await c.query(
+      `DECLARE mds_fill NO SCROLL CURSOR FOR SELECT ctid AS _ctid, ${d.fields.map((f) => q(f.name)).join(', ')} ` +
+        `FROM ${q(d.name)} WHERE ${q(ROW_JSON_COLUMN)} IS NULL`,
     );
-    const where = keys.map((k, i) => `${q(k)} = $${i + 2}`).join(' AND ');
-    for (const r of read.rows as Row[]) {
-      await c.query(`UPDATE ${q(d.name)} SET ${q(ROW_JSON_COLUMN)} = $1 WHERE ${where}`, [
-        json(r),
-        ...keys.map((k) => r[k] ?? null),
-      ]);
+    for (;;) {
+      const r = await c.query(`FETCH FORWARD ${FILL_CHUNK} FROM mds_fill`);
+      const rows = r.rows as DbRow[];
+      if (rows.length > 0) {
+        await c.query(
+          `UPDATE ${q(d.name)} AS t SET ${q(ROW_JSON_COLUMN)} = v.j ` +
+            `FROM unnest($1::tid[], $2::text[]) AS v(id, j) WHERE t.ctid = v.id`,
+          [rows.map((x) => String(x._ctid)), rows.map((x) => json(x as Row))],
+        );
+      }
+      if (rows.length < FILL_CHUNK) break;
     }
+    await c.query('CLOSE mds_fill');
   }
 
   async ping(): Promise<void> {

@@ -37,6 +37,8 @@ type Params = Value[];
 type DbRow = Record<string, unknown>;
 
 const STREAM_CHUNK = 1000;
+/** Rows per step when filling the row JSON of an old table (migrate). */
+const FILL_CHUNK = 5000;
 
 interface PageStatement {
   stmt: Database.Statement;
@@ -160,12 +162,18 @@ export class SqliteStore implements Store {
   private fillRowJson(d: Dataset): void {
     const json = rowJson(d);
     const cols = d.fields.map((f) => q(f.name)).join(', ');
+    // In rowid order, FILL_CHUNK rows at a time: bounded memory whatever the table's size.
     const read = this.db.prepare(
-      `SELECT rowid AS _rowid, ${cols} FROM ${q(d.name)} WHERE ${q(ROW_JSON_COLUMN)} IS NULL`,
+      `SELECT rowid AS _rowid, ${cols} FROM ${q(d.name)} WHERE rowid > ? AND ${q(ROW_JSON_COLUMN)} IS NULL ORDER BY rowid LIMIT ${FILL_CHUNK}`,
     );
     const write = this.db.prepare(`UPDATE ${q(d.name)} SET ${q(ROW_JSON_COLUMN)} = ? WHERE rowid = ?`);
-    const rows = read.all() as DbRow[];
-    for (const r of rows) write.run(json(r as Row), r._rowid as number);
+    for (let after = 0; ;) {
+      const rows = read.all(after) as DbRow[];
+      for (const r of rows) write.run(json(r as Row), r._rowid as number);
+      const last = rows[rows.length - 1];
+      if (rows.length < FILL_CHUNK || !last) return;
+      after = last._rowid as number;
+    }
   }
 
   async ping(): Promise<void> {
