@@ -110,6 +110,63 @@ for (const backend of await backends()) {
       assert.match(again.stdout, /accepted 0, duplicate 1200, rejected 0/);
     });
 
+    test('--concurrency: several batches in flight, reported in file order', async () => {
+      const csv = file('510301.csv', priceCsv(1200).text);
+      const args = ['push', '--dataset', 'etf_daily', csv, '--set', 'symbol=510301', '--source', 'eastmoney'];
+      const planned = await mds([...args, '--batch-size', '300', '--dry-run', '--key', INGEST_KEY]);
+      const ids = planned.stdout
+        .split('\n')
+        .filter((l) => l.includes('\tdry run'))
+        .map((l) => l.split('\t')[0]);
+      assert.equal(ids.length, 4, planned.stdout);
+      const run = await mds([
+        ...args,
+        '--batch-size',
+        '300',
+        '--concurrency',
+        '3',
+        '--url',
+        base,
+        '--key',
+        INGEST_KEY,
+      ]);
+      assert.equal(run.code, 0, run.stderr);
+      const lines = run.stdout.split('\n').filter((l) => /\tHTTP \d+\t/.test(l));
+      assert.deepEqual(
+        lines.map((l) => l.split('\t')[0]),
+        ids,
+      );
+      assert.ok(
+        lines.every((l) => l.includes('\taccepted\t')),
+        run.stdout,
+      );
+      const bad = await mds([...args, '--concurrency', '0', '--url', base, '--key', INGEST_KEY]);
+      assert.equal(bad.code, 1);
+      assert.match(bad.stderr, /--concurrency must be a positive integer/);
+    });
+
+    test('a key in two batches: pushed one at a time, so the later row wins', async () => {
+      const { text } = priceCsv(600);
+      // The first day again at the end, corrected: batch 1 and batch 3 hold the same key.
+      const csv = file('510302.csv', `${text}20190101,1,1,1,7.77,1\n`);
+      const args = ['push', '--dataset', 'etf_daily', csv, '--set', 'symbol=510302', '--source', 'eastmoney'];
+      const run = await mds([
+        ...args,
+        '--batch-size',
+        '300',
+        '--concurrency',
+        '4',
+        '--url',
+        base,
+        '--key',
+        INGEST_KEY,
+      ]);
+      assert.equal(run.code, 0, run.stderr);
+      assert.match(run.stderr, /one batch at a time: key .*2019-01-01.* is in batches 1 and 3/);
+      const [row] = await exportCsv('/api/v1/etf/kline?code=510302&date=2019-01-01&format=csv&fields=close');
+      assert.equal(row?.close, '7.77');
+    });
+
     test('an exported file pushes back as-is (row names, created_at ignored)', async () => {
       const res = await fetch(`${base}/api/v1/etf/kline?code=510300&format=csv&date_to=2019-01-31`, {
         headers: { 'q-api-key': QUERY_KEY },
