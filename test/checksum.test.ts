@@ -18,6 +18,15 @@ it('serialises any JSON value exactly as the canonicalize reference package', ()
   );
 });
 
+it('an own "__proto__" key is serialised as data, never as the prototype', () => {
+  // JSON.parse makes "__proto__" an own property (fast-check found this once: seed -1665844458).
+  for (const text of ['[{"__proto__":{}}]', '{"b":{"__proto__":{"z":1,"a":[1,{"__proto__":null}]}},"a":0}']) {
+    const parsed: unknown = JSON.parse(text);
+    assert.equal(canonicalJson(parsed), canonicalize(parsed), text);
+  }
+  assert.equal(canonicalJson(JSON.parse('{"__proto__":{}}')), '{"__proto__":{}}');
+});
+
 it('matches either the JCS or the compact form and nothing else', () => {
   const records = [{ b: 1, a: [{ d: 'x', c: 1.5e-7 }] }];
   assert.equal(matchChecksum(records, sha256Hex('[{"a":[{"c":1.5e-7,"d":"x"}],"b":1}]')), 'jcs');

@@ -22,7 +22,20 @@ function jcs(value: unknown): string {
       stack.push((v as Record<string, unknown>)[k]);
     }
   }
+  // A property list naming "__proto__" would make JSON.stringify read every object's prototype
+  // through it: such (rare) data takes the plain recursive path.
+  if (keys.has('__proto__')) return jcsRecursive(value);
   return JSON.stringify(value, [...keys].sort()) ?? 'null';
+}
+
+function jcsRecursive(v: unknown): string {
+  if (v === null || typeof v !== 'object') return JSON.stringify(v) ?? 'null';
+  if (Array.isArray(v)) return `[${v.map(jcsRecursive).join(',')}]`;
+  const o = v as Record<string, unknown>;
+  const parts = Object.keys(o)
+    .sort()
+    .map((k) => `${JSON.stringify(k)}:${jcsRecursive(o[k])}`);
+  return `{${parts.join(',')}}`;
 }
 
 export const sha256Hex = (text: string): string => createHash('sha256').update(text, 'utf8').digest('hex');
