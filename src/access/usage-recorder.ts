@@ -26,8 +26,8 @@ interface PendingUsage {
  * `last_used_at`. A crash loses at most one interval of usage statistics, never a limit.
  */
 export class UsageRecorder {
-  private pending = new Map<string, PendingUsage>();
-  private current = { hour: '', entries: new Map<string, PendingUsage>() };
+  /** Pending counts by UTC hour, then key id: no composite key string built per request. */
+  private pending = new Map<string, Map<string, PendingUsage>>();
   private readonly timer: NodeJS.Timeout;
   private flushing: Promise<void> = Promise.resolve();
   private readonly log: LimiterLog | undefined;
@@ -42,30 +42,27 @@ export class UsageRecorder {
   }
 
   count(keyId: string, now = Date.now()): void {
-    const hour = hourOf(now);
-    // The current hour's pending entries by key id: no `${keyId}\n${hour}` string per request.
-    let e = this.current.hour === hour ? this.current.entries.get(keyId) : undefined;
-    if (e === undefined) {
-      const id = `${keyId}\n${hour}`;
-      e = this.pending.get(id);
-      if (e === undefined) {
-        e = { keyId, hour, count: 0, lastUsedMs: now };
-        this.pending.set(id, e);
-      }
-      if (this.current.hour !== hour) this.current = { hour, entries: new Map() };
-      this.current.entries.set(keyId, e);
+    this.add({ keyId, hour: hourOf(now), count: 1, lastUsedMs: now });
+  }
+
+  /** Adds `u` to the pending entry of its hour and key (taking `u` itself when there is none). */
+  private add(u: PendingUsage): void {
+    let byKey = this.pending.get(u.hour);
+    if (byKey === undefined) this.pending.set(u.hour, (byKey = new Map()));
+    const e = byKey.get(u.keyId);
+    if (e === undefined) byKey.set(u.keyId, u);
+    else {
+      e.count += u.count;
+      e.lastUsedMs = Math.max(e.lastUsedMs, u.lastUsedMs);
     }
-    e.count++;
-    e.lastUsedMs = now;
   }
 
   /** Writes what was counted so far; resolves when it is stored (flushes never overlap). */
   flush(): Promise<void> {
     this.flushing = this.flushing.then(async () => {
       if (this.pending.size === 0) return;
-      const batch = [...this.pending.values()];
+      const batch = [...this.pending.values()].flatMap((byKey) => [...byKey.values()]);
       this.pending = new Map();
-      this.current = { hour: '', entries: new Map() };
       try {
         await this.store.recordUsage(
           batch.map((e) => ({
@@ -77,14 +74,7 @@ export class UsageRecorder {
         );
       } catch (err) {
         // Put the counts back: the next flush tries again.
-        for (const e of batch) {
-          const id = `${e.keyId}\n${e.hour}`;
-          const cur = this.pending.get(id);
-          if (cur) {
-            cur.count += e.count;
-            cur.lastUsedMs = Math.max(cur.lastUsedMs, e.lastUsedMs);
-          } else this.pending.set(id, e);
-        }
+        for (const e of batch) this.add(e);
         this.log?.warn({ err: err instanceof Error ? err.message : String(err) }, 'usage flush failed');
       }
     });

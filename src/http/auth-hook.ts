@@ -54,7 +54,8 @@ export function authHook(
       }
       req.principal = principal;
     }
-    if (limiter) apply(reply, limiter.consumeNow?.(principal) ?? (await limiter.consume(principal)));
+    // consume() itself answers at once when it can (the fast path found it could not, or never asked).
+    if (limiter) apply(reply, await limiter.consume(principal));
   }
 
   return (req, reply, done) => {

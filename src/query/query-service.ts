@@ -62,25 +62,17 @@ export class QueryService {
       if (this.totals.size >= TOTAL_CACHE_SIZE) this.totals.delete(this.totals.keys().next().value as string);
       this.totals.set(key, { version, total });
     }
-    let rows = result.rows;
-    const count = rows.rows.length;
-    const hasMore = keyset ? count > plan.limit : plan.offset + count < total;
-    if (count > plan.limit) {
-      rows =
-        rows.kind === 'json'
-          ? { kind: 'json', rows: rows.rows.slice(0, plan.limit) }
-          : { kind: 'objects', rows: rows.rows.slice(0, plan.limit) };
-    }
-    const lastIndex = Math.min(count, plan.limit) - 1;
+    const rows = result.rows;
+    const hasMore = keyset ? rows.rows.length > plan.limit : plan.offset + rows.rows.length < total;
+    // The keyset probe row is not part of the page.
+    if (rows.rows.length > plan.limit) rows.rows.length = plan.limit;
+    const last = rows.rows[rows.rows.length - 1];
     let nextCursor: string | null = null;
-    if (hasMore && lastIndex >= 0) {
-      const last =
-        rows.kind === 'json'
-          ? (JSON.parse(rows.rows[lastIndex] as string) as Record<string, Value>)
-          : (rows.rows[lastIndex] as Record<string, Value>);
+    if (hasMore && last !== undefined) {
+      const values = typeof last === 'string' ? (JSON.parse(last) as Record<string, Value>) : last;
       nextCursor = encodeCursor(
         plan,
-        plan.orderBy.map((o) => last[o.field.apiName] ?? null),
+        plan.orderBy.map((o) => values[o.field.apiName] ?? null),
       );
     }
     if (rows.kind === 'objects') {

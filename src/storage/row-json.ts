@@ -23,7 +23,7 @@ const PLAIN = /^[\x20\x21\x23-\x5b\x5d-\x7e]*$/;
  * One value's JSON: the same text as fast-json-stringify for these types (numbers are finite,
  * checked at ingest; strings well-formed, lone surrogates refused at ingest).
  */
-export function jsonValue(v: Value | undefined): string {
+function jsonValue(v: Value | undefined): string {
   if (v === null || v === undefined) return 'null';
   if (typeof v === 'number') return `${v}`;
   return v.length < 128 && PLAIN.test(v) ? `"${v}"` : JSON.stringify(v);

@@ -81,7 +81,6 @@ export class SqliteStore implements Store {
   private readonly statements = new Map<string, Database.Statement>();
   private readonly upserts = new Map<string, Database.Statement>();
   private readonly pages = new Map<string, PageStatement>();
-  private readonly jsonPages = new Map<string, Database.Statement>();
 
   constructor(
     private readonly catalog: Catalog,
@@ -344,12 +343,9 @@ export class SqliteStore implements Store {
   async queryJson(plan: QueryPlan, withTotal: boolean): Promise<QueryJsonResult> {
     return this.run(() => {
       const sel = selectStatement(plan, SQLITE, true, true);
-      let stmt = this.jsonPages.get(sel.sql);
-      if (!stmt) {
-        stmt = this.db.prepare(sel.sql).pluck();
-        this.jsonPages.set(sel.sql, stmt);
-      }
-      const rows = stmt.all(...sel.params) as (string | null)[];
+      const rows = this.stmt(sel.sql)
+        .pluck()
+        .all(...sel.params) as (string | null)[];
       return { rows, total: this.total(plan, rows.length, withTotal) };
     });
   }
