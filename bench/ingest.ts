@@ -1,37 +1,4 @@
-import Database from 'better-sqlite3';
-import { ETF_COLUMNS, migrate, type IngestBatch } from './data.js';
-
-/**
- * The raw ceiling: the same rows upserted with one prepared better-sqlite3 statement, one
- * transaction per batch, on the service's schema and with the service's durability settings
- * (WAL, synchronous = FULL). Records per second.
- */
-export async function rawUpsertCeiling(file: string, batches: readonly IngestBatch[]): Promise<number> {
-  await migrate(file);
-  const db = new Database(file);
-  db.pragma('journal_mode = WAL');
-  db.pragma('synchronous = FULL');
-  const cols = [...ETF_COLUMNS, 'created_at'];
-  const keys = new Set(['symbol', 'date', 'source']);
-  const set = cols.filter((c) => !keys.has(c) && c !== 'created_at').map((c) => `"${c}" = excluded."${c}"`);
-  const upsert = db.prepare(
-    `INSERT INTO etf_daily (${cols.map((c) => `"${c}"`).join(', ')}) VALUES (${cols.map(() => '?').join(', ')}) ` +
-      `ON CONFLICT ("symbol", "date", "source") DO UPDATE SET ${set.join(', ')}`,
-  );
-  const now = new Date().toISOString();
-  const apply = db.transaction((b: IngestBatch) => {
-    for (const r of b.rows) upsert.run(...ETF_COLUMNS.map((c) => r[c]), now);
-  });
-  const t = performance.now();
-  let n = 0;
-  for (const b of batches) {
-    apply(b);
-    n += b.rows.length;
-  }
-  const rate = n / ((performance.now() - t) / 1000);
-  db.close();
-  return rate;
-}
+import type { IngestBatch } from './data.js';
 
 /** Pushes one batch and checks it was accepted whole; returns records per second. */
 export async function pushOne(url: string, key: string, b: IngestBatch): Promise<number> {

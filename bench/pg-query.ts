@@ -4,7 +4,8 @@ import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { code, ingestBatches } from './data.js';
-import { ROOT, freePort, runLoad, startServer, type Server } from './proc.js';
+import { runLoad } from './load.js';
+import { ROOT, freePort, startServer, type Server } from './proc.js';
 
 /**
  * Query requests/s of the service on SQLite and on PostgreSQL side by side: the same server

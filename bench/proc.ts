@@ -1,10 +1,8 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import net from 'node:net';
-import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { LoadResult, LoadSpec } from './load.js';
 
 /** Child processes of the bench: servers, the load generator, and their memory. */
 
@@ -186,23 +184,4 @@ export function cpuSeconds(root: number): number {
     }
   }
   return ticks / 100; // USER_HZ is 100 on Linux
-}
-
-/** Runs the load generator in its own process and returns its figures. */
-export async function runLoad(spec: LoadSpec): Promise<LoadResult> {
-  const file = path.join(os.tmpdir(), `mds-bench-load-${process.pid}-${Date.now()}.json`);
-  fs.writeFileSync(file, JSON.stringify(spec));
-  try {
-    const child = spawn(process.execPath, tsxArgs('load.ts', file), {
-      cwd: ROOT,
-      stdio: ['ignore', 'pipe', 'inherit'],
-    });
-    let out = '';
-    child.stdout.on('data', (b: Buffer) => (out += b.toString()));
-    const code = await new Promise<number | null>((r) => child.once('exit', r));
-    if (code !== 0) throw new Error(`load generator failed (${code})`);
-    return JSON.parse(out.trim().split('\n').pop() as string) as LoadResult;
-  } finally {
-    fs.rmSync(file, { force: true });
-  }
 }

@@ -3,7 +3,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { buildQueryDatabase, code, ingestBatches, tradingDays, yearAfter } from './data.js';
 import { pushBatches } from './ingest.js';
-import { cpuSeconds, freePort, runLoad, startServer, tsxArgs } from './proc.js';
+import { runLoad } from './load.js';
+import { cpuSeconds, freePort, startServer, tsxArgs } from './proc.js';
 
 /**
  * CPU profile of the service under one load, and its top functions by self time:

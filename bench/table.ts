@@ -10,6 +10,10 @@ export interface Row {
   rssMb?: number;
   /** Server CPU time per request (all its processes), ms. */
   cpuMs?: number;
+  /** The load generator's CPU, in cores. */
+  genCpu?: number;
+  /** The load generator, not the server, was the limit of this figure. */
+  genBound?: boolean;
   /** The figure divided by the `vs` baseline of the same run. */
   ratio?: number;
   vs?: string;
@@ -49,6 +53,7 @@ export function printTable(rows: readonly Row[], info: RunInfo): void {
     'p99 ms',
     'CPU ms/req',
     'peak RSS MB',
+    'load gen cores',
     'ratio',
     'goal',
     'met',
@@ -65,6 +70,7 @@ export function printTable(rows: readonly Row[], info: RunInfo): void {
           r.p99 === undefined ? '' : fmt(r.p99, r.p99 < 10 ? 2 : 1),
           r.cpuMs === undefined ? '' : fmt(r.cpuMs, 3),
           fmt(r.rssMb),
+          r.genCpu === undefined ? '' : `${fmt(r.genCpu, 2)}${r.genBound ? ' **(generator-bound)**' : ''}`,
           r.ratio === undefined ? '' : `${fmt(r.ratio, 2)}× ${r.vs ?? ''}`,
           r.goal ?? '',
           r.met === undefined ? '' : r.met ? 'yes' : '**no**',

@@ -1,0 +1,109 @@
+import { spawnSync } from 'node:child_process';
+import os from 'node:os';
+import path from 'node:path';
+import { ROOT, freePort, startServer, tsxArgs, type Server } from './proc.js';
+
+/**
+ * What every bench phase shares: the run's sizes, the keys, the log, and how servers start.
+ * BENCH_QUICK=1: a small data set and 3 s loads (a smoke run, not for the docs).
+ */
+export const QUICK = process.env.BENCH_QUICK === '1';
+export const CFG = QUICK
+  ? {
+      codes: 300,
+      days: 1000,
+      durationSec: 3,
+      batches: 5,
+      bigBatch: 20_000,
+      deepOffset: 100_000,
+      deepRuns: 10,
+      pacedSec: 4,
+    }
+  : {
+      codes: 1500,
+      days: 2000,
+      durationSec: 10,
+      batches: 20,
+      bigBatch: 100_000,
+      deepOffset: 100_000,
+      deepRuns: 20,
+      pacedSec: 10,
+    };
+export const CONNECTIONS = 32;
+/** Each server's load is split into this many rounds, alternating with the others'. */
+export const ROUNDS = 2;
+export const BATCH_SIZE = 10_000;
+export const QUERY_KEY = 'bench-query-key-0123456789abcdef';
+export const INGEST_KEY = 'bench-ingest-key-0123456789abcdef';
+export const DATA_DIR = process.env.BENCH_DATA_DIR ?? path.join(os.tmpdir(), 'mds-bench-data');
+export const WORKERS = Math.max(2, os.cpus().length);
+export const ONLY_ONE_WORKER = process.env.BENCH_WORKERS === '1';
+
+const started = Date.now();
+export const log = (s: string): void => {
+  process.stderr.write(`[bench ${((Date.now() - started) / 1000).toFixed(0).padStart(4)} s] ${s}\n`);
+};
+export const elapsedSec = (): number => (Date.now() - started) / 1000;
+
+/**
+ * How the service is started: `node dist/main.js` after `npm run build` (as in production), or,
+ * when the build fails or BENCH_TSX=1, tsx on src/ (the same code, ~30 MB more RSS for tsx).
+ */
+let serviceEntry: string[] | null = null;
+function entry(): string[] {
+  if (serviceEntry) return serviceEntry;
+  serviceEntry = ['--import', 'tsx', 'src/main.ts'];
+  if (process.env.BENCH_TSX !== '1') {
+    const build = spawnSync('npm', ['run', 'build', '--silent'], { cwd: ROOT, encoding: 'utf8' });
+    if (build.status === 0) serviceEntry = [path.join(ROOT, 'dist/main.js')];
+    else
+      log(
+        `npm run build failed; running the service with tsx:\n${build.stdout}${build.stderr}`.slice(0, 2000),
+      );
+  }
+  log(`service entry: node ${serviceEntry.join(' ')}`);
+  return serviceEntry;
+}
+
+/**
+ * The service on `file` (a SQLite path or a postgres:// URL). `workers` sets MDS_WORKERS;
+ * undefined leaves the default start-up settings (what `npm start` does).
+ */
+export async function startService(
+  file: string,
+  workers: number | undefined,
+  extra: Record<string, string> = {},
+): Promise<Server> {
+  const port = await freePort();
+  return startServer(
+    workers === undefined ? 'service (defaults)' : workers > 1 ? `service (${workers} workers)` : 'service',
+    entry(),
+    {
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      DATABASE_URL: file.startsWith('postgres') ? file : `sqlite:${file}`,
+      MDS_QUERY_KEYS: QUERY_KEY,
+      MDS_INGEST_KEYS: INGEST_KEY,
+      // Limits are on (counted per request) but high enough never to refuse the bench.
+      MDS_STATIC_RATE_PER_MINUTE: '1000000000',
+      MDS_STATIC_DAILY_QUOTA: '1000000000000',
+      ...(workers === undefined ? {} : { MDS_WORKERS: String(workers) }),
+      LOG_LEVEL: 'warn',
+      ...extra,
+    },
+    port,
+    '/health',
+  );
+}
+
+/** A reference server of bench/baseline-server.ts on the minimal table (see minimal.ts). */
+export async function startBaseline(mode: 'naive' | 'naive-pg' | 'ceiling', file: string): Promise<Server> {
+  const port = await freePort();
+  return startServer(
+    mode,
+    tsxArgs('baseline-server.ts', mode, String(port), file),
+    {},
+    port,
+    '/api/v1/etf/kline',
+  );
+}

@@ -1,0 +1,67 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { BATCH_SIZE, CFG, INGEST_KEY, log, startService } from '../context.js';
+import { ingestBatches } from '../data.js';
+import { pushBatches, pushOne } from '../ingest.js';
+import { sqliteRawUpsertCeiling } from '../minimal.js';
+import { rssMeter } from '../proc.js';
+import type { Row } from '../table.js';
+
+/** SQLite ingest: 10k-record batches end to end against the raw upsert on the minimal table. */
+export async function ingestPhase(rows: Row[]): Promise<void> {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'mds-bench-ingest-'));
+  try {
+    log(`ingest: building ${CFG.batches} × ${BATCH_SIZE} records and one ${CFG.bigBatch}-record batch`);
+    const batches = ingestBatches('7', CFG.batches, BATCH_SIZE);
+    const ceiling = sqliteRawUpsertCeiling(path.join(dir, 'raw.db'), batches);
+    log(`ingest raw ceiling: ${ceiling.toFixed(0)} records/s`);
+    const phase = 'ingest 10k-record batches';
+    rows.push({
+      phase,
+      server: 'raw upsert, minimal table (1 statement, 1 tx per batch)',
+      rate: ceiling,
+      unit: 'rec/s',
+    });
+
+    const svc = await startService(path.join(dir, 'service.db'), undefined);
+    try {
+      const meter = rssMeter(svc.pid);
+      const rate = await pushBatches(svc.url, INGEST_KEY, batches);
+      const rssMb = meter.stop();
+      log(`ingest service: ${rate.toFixed(0)} records/s rss ${rssMb.toFixed(0)} MB`);
+      rows.push({
+        phase,
+        server: `${svc.name} over HTTP (end to end)`,
+        rate,
+        unit: 'rec/s',
+        rssMb,
+        ratio: rate / ceiling,
+        vs: 'raw ceiling',
+        goal: '≥ 0.4× raw ceiling',
+        met: rate >= 0.4 * ceiling,
+      });
+      batches.length = 0;
+      const big = ingestBatches('8', 1, CFG.bigBatch)[0]!;
+      const bigMeter = rssMeter(svc.pid);
+      const bigRate = await pushOne(svc.url, INGEST_KEY, big);
+      const bigRss = bigMeter.stop();
+      log(
+        `ingest one ${CFG.bigBatch}-record batch: ${bigRate.toFixed(0)} records/s rss ${bigRss.toFixed(0)} MB`,
+      );
+      rows.push({
+        phase: `ingest one ${CFG.bigBatch.toLocaleString('en')}-record batch`,
+        server: `${svc.name} over HTTP`,
+        rate: bigRate,
+        unit: 'rec/s',
+        rssMb: bigRss,
+        goal: 'peak RSS ≤ 1 GB (whole service)',
+        met: bigRss <= 1024,
+      });
+    } finally {
+      await svc.stop();
+    }
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+}
