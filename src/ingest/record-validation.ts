@@ -16,13 +16,33 @@ export type RecordResult =
 
 const MAX_TEXT = 65_536;
 
+/**
+ * UTF-8 bytes of a text value in a field the database indexes (key, exact filters, date range,
+ * partition, default sort). PostgreSQL refuses a btree entry over 2,704 bytes (a 2.7 KB key gave a
+ * 500 there while SQLite stored it); the widest index holds five text columns, and 5 × 512 bytes
+ * plus overheads stays under that limit (test/ingest-text-limits.test.ts checks the catalog).
+ * Enforced on both backends, so they accept and refuse the same records.
+ */
+export const MAX_INDEXED_TEXT_BYTES = 512;
+
+/** The fields a dataset's indexes may hold: every one whose values must fit a btree entry. */
+export function indexedFields(d: Dataset): Set<Field> {
+  const out = new Set<Field>([...d.key, ...d.exact, d.sort.field]);
+  if (d.range) out.add(d.range);
+  if (d.partition) out.add(d.partition);
+  return out;
+}
+
 /** Returns the stored value, or the reason the value is refused. */
-function checkValue(f: Field, v: unknown): { value: Value } | { reason: string } {
+function checkValue(f: Field, v: unknown, indexed: boolean): { value: Value } | { reason: string } {
   switch (f.type) {
     case 'string':
       if (typeof v !== 'string') return { reason: 'must be a string' };
       if (!isCleanText(v)) return { reason: 'must not contain NUL or unpaired surrogates' };
       if (v.length > MAX_TEXT) return { reason: `must be at most ${MAX_TEXT} characters` };
+      // Characters are at most 3 UTF-8 bytes each (no lone surrogates): only long text is measured.
+      if (indexed && v.length * 3 > MAX_INDEXED_TEXT_BYTES && Buffer.byteLength(v) > MAX_INDEXED_TEXT_BYTES)
+        return { reason: `must be at most ${MAX_INDEXED_TEXT_BYTES} bytes in UTF-8 (an indexed field)` };
       if (f.pattern && !f.pattern.test(v)) return { reason: `must match ${f.pattern.source}` };
       break;
     case 'number':
@@ -60,6 +80,7 @@ export function recordValidator(
   d: Dataset,
 ): (record: unknown, index: number, ctx: RecordContext) => RecordResult {
   const keyNames = d.key.map((k) => k.name);
+  const indexed = indexedFields(d);
   const sourceName = d.sourceField?.name ?? null;
   const sourceOptional = d.sourceField !== null && !d.sourceField.required;
 
@@ -95,7 +116,7 @@ export function recordValidator(
         else row[f.name] = null;
         continue;
       }
-      const checked = checkValue(f, v);
+      const checked = checkValue(f, v, indexed.has(f));
       if ('reason' in checked) return fail(f.name, checked.reason);
       row[f.name] = checked.value;
     }
