@@ -1,52 +1,22 @@
-import Fastify, { type FastifyInstance } from 'fastify';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
-import type { Config } from './config.js';
-import { CATALOG, type Catalog } from './catalog/catalog.js';
-import type { Store } from './storage/store.js';
-import { IngestService } from './ingest/ingest-service.js';
-import { QueryService } from './query/query-service.js';
-import { KeyRing } from './access/keyring.js';
-import { AuthFailureGuard } from './access/auth-failures.js';
-import type { Limiter } from './access/limiter.js';
-import { createLimiter } from './access/create-limiter.js';
-import { KeyService, keyDefaults } from './access/key-service.js';
-import { UsageRecorder, metered } from './access/usage-recorder.js';
-import { AppError } from './errors.js';
+import { createServices, type ServiceDeps, type Services } from './services.js';
 import { frameworkErrors, registerErrorHandling } from './http/error-handler.js';
+import { registerReadinessHook } from './http/readiness-hook.js';
 import { registerHealthRoute } from './http/health-route.js';
-import { registerIngestRoutes } from './http/ingest-routes.js';
-import { registerQueryRoutes } from './http/query-routes.js';
-import { authHook } from './http/auth-hook.js';
-import { adminAuthHook } from './http/admin-auth.js';
-import { registerAdminKeyRoutes } from './http/admin-key-routes.js';
-import { registerAdminDataRoutes } from './http/admin-data-routes.js';
-import { registerDashboardRoutes } from './http/dashboard-routes.js';
 import { registerMetricsRoutes } from './http/metrics-routes.js';
-import { registerEventsRoutes, type EventsOptions } from './http/events-routes.js';
+import { registerDashboardRoutes } from './http/dashboard-routes.js';
+import type { EventsOptions } from './http/events-routes.js';
+import { queryPlugin } from './http/query-plugin.js';
+import { ingestPlugin } from './http/ingest-plugin.js';
+import { adminPlugin } from './http/admin-plugin.js';
 import { openApiDocument } from './http/openapi.js';
 import { VERSION } from './version.js';
 
-export interface AppDeps {
-  config: Config;
-  store: Store;
-  catalog?: Catalog;
-  limiter?: Limiter;
-  /** False until the database is migrated and reachable (health 503, requests 503); asked until true. */
-  ready?: () => boolean;
+export interface AppOptions {
   /** Server-sent events tuning (tests shorten the heartbeat). */
   events?: Pick<EventsOptions, 'heartbeatMs' | 'maxBufferedBytes'>;
-}
-
-export interface Services {
-  catalog: Catalog;
-  store: Store;
-  ingest: IngestService;
-  query: QueryService;
-  keyring: KeyRing;
-  limiter: Limiter;
-  keys: KeyService;
-  usage: UsageRecorder;
 }
 
 declare module 'fastify' {
@@ -55,19 +25,16 @@ declare module 'fastify' {
   }
 }
 
-/** Builds the app without listening (tests use inject()). */
-export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
-  const { config, store } = deps;
-  const catalog = deps.catalog ?? CATALOG;
+/**
+ * The HTTP application over built services, without listening (tests use inject()). It owns
+ * them from here on: closing the app closes them (the store excepted).
+ */
+export async function createApp(services: Services, opts: AppOptions = {}): Promise<FastifyInstance> {
+  const { config, catalog, store, readiness } = services;
+  // Typed as Fastify's logger, so plugins take the default FastifyInstance.
+  const loggerInstance: FastifyBaseLogger = services.log;
   const app = Fastify({
-    logger: {
-      level: config.LOG_LEVEL,
-      // Keys and tokens never reach the logs.
-      redact: {
-        paths: ['req.headers["q-api-key"]', 'req.headers["up-api-key"]', 'req.headers.authorization'],
-        censor: '[redacted]',
-      },
-    },
+    loggerInstance,
     bodyLimit: config.MDS_BODY_LIMIT,
     requestTimeout: config.MDS_REQUEST_TIMEOUT_MS,
     connectionTimeout: 0,
@@ -77,7 +44,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     http: { connectionsCheckingInterval: Math.max(50, Math.min(1000, config.MDS_HEADERS_TIMEOUT_MS)) },
     maxRequestsPerSocket: 0,
     trustProxy: config.MDS_TRUST_PROXY,
-    // Fastify's own closing answer has neither our body nor Retry-After: see the onRequest hook.
+    // Fastify's own closing answer has neither our body nor Retry-After: see the readiness hook.
     return503OnClosing: false,
     forceCloseConnections: 'idle',
     // A batch_id may be 256 characters (batch-request.ts): its status path must route.
@@ -86,29 +53,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   });
   app.server.headersTimeout = config.MDS_HEADERS_TIMEOUT_MS;
   if (config.MDS_MAX_CONNECTIONS > 0) app.server.maxConnections = config.MDS_MAX_CONNECTIONS;
-
-  // Counters from REDIS_URL (else memory) unless the caller brings its own (and then closes it).
-  const baseLimiter = deps.limiter ?? (await createLimiter(config, app.log, store));
-  const usage = new UsageRecorder(store, { log: app.log });
-  const limiter = metered(baseLimiter, usage);
-  app.addHook('onClose', async () => {
-    await usage.close();
-    if (!deps.limiter) await baseLimiter.close();
-  });
-  const services: Services = {
-    catalog,
-    store,
-    ingest: new IngestService(catalog, store, {
-      maxRecords: config.MDS_MAX_RECORDS,
-      pauseBeforeCommitMs: config.MDS_TEST_PAUSE_BEFORE_COMMIT_MS,
-    }),
-    query: new QueryService(store),
-    keyring: new KeyRing(store, config),
-    limiter,
-    keys: new KeyService(store, keyDefaults(config)),
-    usage,
-  };
   app.decorate('services', services);
+  app.addHook('onClose', async () => services.close());
 
   // Only JSON bodies: anything else (text/plain included) is 415 / 4150.
   app.removeAllContentTypeParsers();
@@ -118,50 +64,15 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     app.getDefaultJsonParser('error', 'error'),
   );
 
-  const ready = deps.ready ?? (() => true);
-  let closing = false;
-  // Latched once ready and until closing, so an open service pays one test per request.
-  let open = false;
-  app.addHook('preClose', async () => {
-    closing = true;
-    open = false;
-  });
-  // Callback style: an async hook costs every request a promise.
-  app.addHook('onRequest', (req, reply, done) => {
-    if (open) return done();
-    // Shutting down: requests still arriving on open connections are sent elsewhere.
-    if (closing) {
-      reply.header('Connection', 'close');
-      return done(new AppError(5030, 'shutting down; retry (another instance)', { retryAfter: 1 }));
-    }
-    if (ready()) open = true;
-    else if (req.url !== '/health')
-      return done(new AppError(5030, 'database not reachable yet', { retryAfter: 1 }));
-    done();
-  });
-
+  // Hooks on the root see every request; each API group adds its own auth in its plugin.
+  registerReadinessHook(app, readiness);
   registerErrorHandling(app);
-  // Before the routes, so its hooks see every request.
   const metrics = registerMetricsRoutes(app, services.ingest);
-  registerHealthRoute(app, store, ready);
+  registerHealthRoute(app, store, () => readiness.isReady());
 
-  const guard = new AuthFailureGuard(config.MDS_AUTH_FAILURES_PER_MINUTE);
-  const ingestAuth = authHook('ingest', { keyring: services.keyring, guard, limiter: null });
-  registerIngestRoutes(app, services.ingest, ingestAuth, config.MDS_BODY_LIMIT);
-  registerEventsRoutes(app, catalog, services.ingest, ingestAuth, {
-    ...deps.events,
-    gauge: metrics.sseClients,
-  });
-  registerQueryRoutes(
-    app,
-    catalog,
-    services.query,
-    authHook('query', { keyring: services.keyring, guard, limiter }),
-  );
-
-  const adminAuth = adminAuthHook(config.MDS_ADMIN_TOKEN, guard);
-  registerAdminKeyRoutes(app, services, adminAuth);
-  registerAdminDataRoutes(app, services, adminAuth);
+  await app.register(ingestPlugin, { services, events: { ...opts.events, gauge: metrics.sseClients } });
+  await app.register(queryPlugin, { services });
+  await app.register(adminPlugin, { services });
   registerDashboardRoutes(app);
 
   const doc = openApiDocument(catalog, VERSION);
@@ -169,4 +80,10 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(swagger, { mode: 'static', specification: { document: doc as never } });
   await app.register(swaggerUi, { routePrefix: '/docs' });
   return app;
+}
+
+/** Services and app in one call (tests, benches): see createServices() and createApp(). */
+export async function buildApp(deps: ServiceDeps & AppOptions): Promise<FastifyInstance> {
+  const { events, ...serviceDeps } = deps;
+  return createApp(await createServices(serviceDeps), events ? { events } : {});
 }

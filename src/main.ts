@@ -4,14 +4,16 @@ import os from 'node:os';
 import { loadConfig } from './config.js';
 import { CATALOG } from './catalog/catalog.js';
 import { createStore } from './storage/create-store.js';
-import { buildApp } from './app.js';
+import { createServices } from './services.js';
+import { createApp } from './app.js';
 
-/** config → store → app → listen; migrations retried with backoff; graceful shutdown on signals. */
+/** config → store → services → app → listen; migrations retried with backoff; graceful shutdown on signals. */
 async function main(): Promise<void> {
   const config = loadConfig();
   const store = await createStore(config.DATABASE_URL, CATALOG, config);
-  let ready = false;
-  const app = await buildApp({ config, store, ready: () => ready });
+  // Not ready (503) until the migration below succeeds.
+  const services = await createServices({ config, store, ready: () => false });
+  const app = await createApp(services);
   await app.listen({ port: config.PORT, host: config.HOST });
 
   let stopping = false;
@@ -19,7 +21,7 @@ async function main(): Promise<void> {
     for (let attempt = 0, delay = 250; !stopping; attempt++, delay = Math.min(delay * 2, 10_000)) {
       try {
         await store.migrate();
-        ready = true;
+        services.readiness.markReady();
         app.log.info({ storage: store.backend }, 'database ready');
         return;
       } catch (err) {

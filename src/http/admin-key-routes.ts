@@ -1,5 +1,5 @@
-import type { FastifyInstance, onRequestAsyncHookHandler } from 'fastify';
-import type { Services } from '../app.js';
+import type { FastifyInstance } from 'fastify';
+import type { Services } from '../services.js';
 import { invalid } from '../errors.js';
 import type { KeyService } from '../access/key-service.js';
 
@@ -11,15 +11,11 @@ export const MAX_USAGE_HOURS = 24 * 90;
  * `{code: 0, message: "ok", data}`; errors 4001 (bad input) and 4041 (unknown key id).
  * The secret is in the answer to POST /admin/api/keys and nowhere else, ever.
  */
-export function registerAdminKeyRoutes(
-  app: FastifyInstance,
-  services: Services,
-  auth: onRequestAsyncHookHandler,
-): void {
+export function registerAdminKeyRoutes(app: FastifyInstance, services: Services): void {
   const keys: KeyService = services.keys;
   const ok = <T>(data: T) => ({ code: 0, message: 'ok', data });
 
-  app.get('/admin/api/keys', { onRequest: auth }, async () => {
+  app.get('/admin/api/keys', async () => {
     // This instance's pending counts first, so last_used_at and usage are current.
     await services.usage.flush();
     const list = await keys.list();
@@ -33,42 +29,38 @@ export function registerAdminKeyRoutes(
     );
   });
 
-  app.get<{ Params: { id: string } }>('/admin/api/keys/:id', { onRequest: auth }, async (req) => {
+  app.get<{ Params: { id: string } }>('/admin/api/keys/:id', async (req) => {
     await services.usage.flush();
     const key = await keys.get(req.params.id);
     const usage = await keys.usage([key.id], services.limiter, services.usage);
     return ok({ ...key, usage: usage.get(key.id) });
   });
 
-  app.post('/admin/api/keys', { onRequest: auth }, async (req, reply) => {
+  app.post('/admin/api/keys', async (req, reply) => {
     const { key, secret } = await keys.create((req.body ?? {}) as Record<string, unknown>);
     req.log.info({ keyId: key.id, scope: key.scope }, 'key created');
     return reply.code(201).send(ok({ ...key, secret }));
   });
 
-  app.patch<{ Params: { id: string } }>('/admin/api/keys/:id', { onRequest: auth }, async (req) => {
+  app.patch<{ Params: { id: string } }>('/admin/api/keys/:id', async (req) => {
     const key = await keys.update(req.params.id, req.body ?? {});
     req.log.info({ keyId: key.id }, 'key updated');
     return ok(key);
   });
 
-  app.post<{ Params: { id: string } }>('/admin/api/keys/:id/revoke', { onRequest: auth }, async (req) => {
+  app.post<{ Params: { id: string } }>('/admin/api/keys/:id/revoke', async (req) => {
     const key = await keys.revoke(req.params.id);
     req.log.info({ keyId: key.id }, 'key revoked');
     return ok(key);
   });
 
-  app.get<{ Querystring: Record<string, string | undefined> }>(
-    '/admin/api/usage',
-    { onRequest: auth },
-    async (req) => {
-      const { hours: raw, ...rest } = req.query;
-      const extra = Object.keys(rest);
-      if (extra.length > 0) throw invalid(`unknown query parameter(s) ${extra.join(', ')}; allowed: hours`);
-      const hours = raw === undefined ? 24 : Number(raw);
-      if (!/^\d+$/.test(raw ?? '24') || hours < 1 || hours > MAX_USAGE_HOURS)
-        throw invalid(`hours must be an integer from 1 to ${MAX_USAGE_HOURS}`);
-      return ok(await keys.usageByHour(hours, services.usage));
-    },
-  );
+  app.get<{ Querystring: Record<string, string | undefined> }>('/admin/api/usage', async (req) => {
+    const { hours: raw, ...rest } = req.query;
+    const extra = Object.keys(rest);
+    if (extra.length > 0) throw invalid(`unknown query parameter(s) ${extra.join(', ')}; allowed: hours`);
+    const hours = raw === undefined ? 24 : Number(raw);
+    if (!/^\d+$/.test(raw ?? '24') || hours < 1 || hours > MAX_USAGE_HOURS)
+      throw invalid(`hours must be an integer from 1 to ${MAX_USAGE_HOURS}`);
+    return ok(await keys.usageByHour(hours, services.usage));
+  });
 }

@@ -1,0 +1,22 @@
+import type { FastifyInstance } from 'fastify';
+import type { Services } from '../services.js';
+import { authHook } from './auth-hook.js';
+import { registerIngestRoutes } from './ingest-routes.js';
+import { registerEventsRoutes, type EventsOptions } from './events-routes.js';
+
+export interface IngestPluginOptions {
+  services: Services;
+  events: EventsOptions;
+}
+
+/**
+ * The upstream API (push, batch status, the events stream) behind an ingest key, added once
+ * for the group (encapsulated by app.register()).
+ */
+export async function ingestPlugin(app: FastifyInstance, opts: IngestPluginOptions): Promise<void> {
+  const { services } = opts;
+  const { keyring, authFailures: guard } = services;
+  app.addHook('onRequest', authHook('ingest', { keyring, guard, limiter: null }));
+  registerIngestRoutes(app, services.ingest, services.config.MDS_BODY_LIMIT);
+  registerEventsRoutes(app, services.catalog, services.ingest, opts.events);
+}

@@ -1,0 +1,76 @@
+import type { Logger } from 'pino';
+import type { Config } from './config.js';
+import { CATALOG, type Catalog } from './catalog/catalog.js';
+import type { Store } from './storage/store.js';
+import { IngestService } from './ingest/ingest-service.js';
+import { QueryService } from './query/query-service.js';
+import { CoverageCache } from './query/coverage-cache.js';
+import { KeyRing } from './access/keyring.js';
+import { AuthFailureGuard } from './access/auth-failures.js';
+import type { Limiter } from './access/limiter.js';
+import { createLimiter } from './access/create-limiter.js';
+import { KeyService, keyDefaults } from './access/key-service.js';
+import { UsageRecorder, metered } from './access/usage-recorder.js';
+import { Readiness } from './readiness.js';
+import { createLogger } from './logger.js';
+
+export interface ServiceDeps {
+  config: Config;
+  store: Store;
+  catalog?: Catalog;
+  /** Brought by the caller, who then closes it; else made from REDIS_URL (else memory). */
+  limiter?: Limiter;
+  /** Asked until true whether the database is migrated and reachable (default: it is). */
+  ready?: () => boolean;
+  log?: Logger;
+}
+
+/** Everything the HTTP layer serves from, built once here (the composition root). */
+export interface Services {
+  readonly config: Config;
+  readonly log: Logger;
+  readonly catalog: Catalog;
+  readonly store: Store;
+  readonly ingest: IngestService;
+  readonly query: QueryService;
+  readonly coverage: CoverageCache;
+  readonly keyring: KeyRing;
+  /** Counts query requests per key; metered, so usage is recorded as it counts. */
+  readonly limiter: Limiter;
+  readonly keys: KeyService;
+  readonly usage: UsageRecorder;
+  readonly authFailures: AuthFailureGuard;
+  readonly readiness: Readiness;
+  /** Flushes usage and closes what was made here (never the store: its opener closes it). */
+  close(): Promise<void>;
+}
+
+export async function createServices(deps: ServiceDeps): Promise<Services> {
+  const { config, store } = deps;
+  const catalog = deps.catalog ?? CATALOG;
+  const log = deps.log ?? createLogger(config);
+  const baseLimiter = deps.limiter ?? (await createLimiter(config, log, store));
+  const usage = new UsageRecorder(store, { log });
+  return {
+    config,
+    log,
+    catalog,
+    store,
+    ingest: new IngestService(catalog, store, {
+      maxRecords: config.MDS_MAX_RECORDS,
+      pauseBeforeCommitMs: config.MDS_TEST_PAUSE_BEFORE_COMMIT_MS,
+    }),
+    query: new QueryService(store),
+    coverage: new CoverageCache(store, catalog),
+    keyring: new KeyRing(store, config),
+    limiter: metered(baseLimiter, usage),
+    keys: new KeyService(store, keyDefaults(config)),
+    usage,
+    authFailures: new AuthFailureGuard(config.MDS_AUTH_FAILURES_PER_MINUTE),
+    readiness: new Readiness(deps.ready ?? (() => true)),
+    async close() {
+      await usage.close();
+      if (!deps.limiter) await baseLimiter.close();
+    },
+  };
+}
