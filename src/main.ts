@@ -36,7 +36,7 @@ async function main(): Promise<void> {
   const purge = async (): Promise<void> => {
     const before = new Date(Date.now() - config.MDS_BATCH_RETENTION_DAYS * 86_400_000).toISOString();
     try {
-      const n = await store.purgeBatches(before);
+      const n = await store.batches.purgeBatches(before);
       if (n > 0) app.log.info({ purged: n }, 'purged old batch status records');
     } catch (err) {
       app.log.warn({ err }, 'batch purge failed');

@@ -376,8 +376,8 @@ for (const backend of await backends()) {
     let batchesBefore: number;
 
     const totals = async (): Promise<{ rows: number; batches: number }> => {
-      const cov = await h.store.coverage();
-      const batches = await h.store.listBatches({ limit: 100_000 });
+      const cov = await h.store.datasets.coverage();
+      const batches = await h.store.batches.listBatches({ limit: 100_000 });
       return {
         rows: cov.reduce((n, c) => n + c.rows, 0),
         batches: batches.filter((b) => b.status !== 'rejected').length,

@@ -195,7 +195,7 @@ describe(
       });
       assert.equal(res.status, 201);
       const other = ((await res.json()) as { data: { id: string } }).data;
-      await h.store.recordUsage(traffic.map((u) => ({ keyId: other.id, ...u })));
+      await h.store.keys.recordUsage(traffic.map((u) => ({ keyId: other.id, ...u })));
       await page.click('#refresh');
       await page.locator('#keys-table tbody tr', { hasText: 'mobile app backend' }).waitFor();
       await shot('keys');

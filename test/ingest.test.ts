@@ -585,8 +585,8 @@ for (const backend of await backends()) {
     it('purges status records older than the retention period', async () => {
       const b = batch('etf_daily', [etfBar('510700', '2024-01-02')]);
       await push(h.app, b);
-      assert.equal(await h.store.purgeBatches('2000-01-01T00:00:00.000Z'), 0);
-      assert.ok((await h.store.purgeBatches('2999-01-01T00:00:00.000Z')) >= 1);
+      assert.equal(await h.store.batches.purgeBatches('2000-01-01T00:00:00.000Z'), 0);
+      assert.ok((await h.store.batches.purgeBatches('2999-01-01T00:00:00.000Z')) >= 1);
       assert.equal((await batchStatus(h.app, idOf(b))).statusCode, 404);
     });
   });

@@ -220,7 +220,7 @@ describe('PostgreSQL resilience', { skip: !pgUp && 'PostgreSQL unreachable' }, (
     let adminAlive = true;
     const settle = <T>(ps: Promise<T>[]) => Promise.allSettled(ps);
     const healthy = async (): Promise<void> => {
-      const r = await store.query(plan(), true);
+      const r = await store.datasets.query(plan(), true);
       assert.equal(r.total, 1);
       const stats = store.poolStats;
       assert.equal(stats.waiting, 0, 'nobody left waiting for a connection');
@@ -228,7 +228,7 @@ describe('PostgreSQL resilience', { skip: !pgUp && 'PostgreSQL unreachable' }, (
     };
     try {
       await store.migrate();
-      await store.applyBatch(
+      await store.batches.applyBatch(
         {
           batchId: 'seed',
           dataset: etf,
@@ -264,7 +264,7 @@ describe('PostgreSQL resilience', { skip: !pgUp && 'PostgreSQL unreachable' }, (
       //    and every connection goes back to the pool.
       const bad = await settle(
         Array.from({ length: 200 }, () =>
-          store.query(plan([{ field: field('close'), op: 'eq', value: 'x' }]), true),
+          store.datasets.query(plan([{ field: field('close'), op: 'eq', value: 'x' }]), true),
         ),
       );
       // Each fails with the database's own error; on a very busy machine a few may instead wait
@@ -282,7 +282,7 @@ describe('PostgreSQL resilience', { skip: !pgUp && 'PostgreSQL unreachable' }, (
       await admin.connect();
       await admin.query('BEGIN');
       await admin.query('LOCK TABLE etf_daily IN ACCESS EXCLUSIVE MODE');
-      const stuck = await settle(Array.from({ length: 30 }, () => store.query(plan(), true)));
+      const stuck = await settle(Array.from({ length: 30 }, () => store.datasets.query(plan(), true)));
       assert.ok(stuck.every((r) => r.status === 'rejected' && r.reason instanceof StoreUnavailableError));
       await admin.query('ROLLBACK');
       await healthy();
@@ -290,7 +290,7 @@ describe('PostgreSQL resilience', { skip: !pgUp && 'PostgreSQL unreachable' }, (
       // 3. Every session terminated while statements wait on the lock.
       await admin.query('BEGIN');
       await admin.query('LOCK TABLE etf_daily IN ACCESS EXCLUSIVE MODE');
-      const waiting = settle(Array.from({ length: 20 }, () => store.query(plan(), true)));
+      const waiting = settle(Array.from({ length: 20 }, () => store.datasets.query(plan(), true)));
       await sleep(100);
       await terminateSessions(databaseName(db.url)).catch(() => 0);
       const terminated = await waiting;

@@ -41,7 +41,7 @@ describe('PostgreSQL: several instances on one database', { skip: !pgUp && 'Post
     try {
       await Promise.all(stores.map((s) => s.migrate()));
       await Promise.all(stores.map((s) => s.migrate()));
-      assert.equal(await stores[0]?.datasetVersion('etf_daily'), 0);
+      assert.equal(await stores[0]?.datasets.datasetVersion('etf_daily'), 0);
     } finally {
       for (const s of stores) await s.close();
       await db.drop();
@@ -80,7 +80,7 @@ describe('PostgreSQL: several instances on one database', { skip: !pgUp && 'Post
     console.log(`# concurrent pushes answered 409/4091 (in progress): ${inProgress}`);
     const total = json(await get(b.app, '/api/v1/etf/kline?date=2024-03-01&limit=1')).meta as Json;
     assert.equal(total.total, 4000);
-    assert.equal(await a.store.datasetVersion('etf_daily'), 4, 'one version bump per applied batch');
+    assert.equal(await a.store.datasets.datasetVersion('etf_daily'), 4, 'one version bump per applied batch');
   });
 
   test('a batch another session is processing answers 409 / 4091 with Retry-After', async () => {

@@ -110,22 +110,22 @@ async function scenario(store: Store): Promise<unknown[]> {
     row('b', '2024-06-03', { open: 2, amount: null }),
     row('A', '2024-06-04'),
   ];
-  seen.push(await store.applyBatch(write('b1', rows), (o) => record('b1', o)));
+  seen.push(await store.batches.applyBatch(write('b1', rows), (o) => record('b1', o)));
   // Same rows again: nothing written; one changed row and one new.
-  seen.push(await store.applyBatch(write('b1', rows), (o) => record('b1', o)));
+  seen.push(await store.batches.applyBatch(write('b1', rows), (o) => record('b1', o)));
   const changed = [...rows.slice(0, 4), row('A', '2024-06-04', { close: 7 }), row('c', '2024-06-05')];
-  seen.push(await store.applyBatch(write('b2', changed), (o) => record('b2', o)));
+  seen.push(await store.batches.applyBatch(write('b2', changed), (o) => record('b2', o)));
   // updated_at alone, not sent by the client: unchanged; sent: changed.
   const later = [row('c', '2024-06-05', { updated_at: '2024-06-05T00:00:00.000Z' })];
   seen.push(
-    await store.applyBatch({ ...write('b3', later), updatedAtGiven: Uint8Array.of(0) }, (o) =>
+    await store.batches.applyBatch({ ...write('b3', later), updatedAtGiven: Uint8Array.of(0) }, (o) =>
       record('b3', o),
     ),
   );
-  seen.push(await store.applyBatch(write('b4', later), (o) => record('b4', o)));
+  seen.push(await store.batches.applyBatch(write('b4', later), (o) => record('b4', o)));
   // Full snapshot of 2024-06-03 / src keeping two rows.
   seen.push(
-    await store.applyBatch(
+    await store.batches.applyBatch(
       write('b5', [row('a', '2024-06-03', { open: 3 }), row('B', '2024-06-03')], {
         partitionValue: '2024-06-03',
         source: 'src',
@@ -133,29 +133,35 @@ async function scenario(store: Store): Promise<unknown[]> {
       (o) => record('b5', o),
     ),
   );
-  seen.push(await store.query(plan(), true));
-  seen.push(await store.query(plan({ orderBy: plan().orderBy.map((o) => ({ ...o, dir: 'desc' })) }), true));
-  seen.push(await store.query(plan({ limit: 2, offset: 1 }), true));
-  seen.push(await store.query(plan({ offset: 50 }), true));
-  seen.push(await store.query(plan({ where: [{ field: etf.key[0]!, op: 'like', value: 'ä' }] }), true));
-  seen.push(await store.query(plan({ where: [{ field: etf.key[0]!, op: 'like', value: '%' }] }), true));
-  seen.push(await store.datasetVersion('etf_daily'));
-  seen.push(await store.datasetVersion('fx'));
-  seen.push(await store.getBatch('b2'));
-  seen.push(await store.getBatch('nope'));
-  seen.push(await store.listBatches({ limit: 10 }));
-  seen.push(await store.listBatches({ dataset: 'etf_daily', status: 'accepted', limit: 2 }));
-  seen.push(await store.coverage());
+  seen.push(await store.datasets.query(plan(), true));
+  seen.push(
+    await store.datasets.query(plan({ orderBy: plan().orderBy.map((o) => ({ ...o, dir: 'desc' })) }), true),
+  );
+  seen.push(await store.datasets.query(plan({ limit: 2, offset: 1 }), true));
+  seen.push(await store.datasets.query(plan({ offset: 50 }), true));
+  seen.push(
+    await store.datasets.query(plan({ where: [{ field: etf.key[0]!, op: 'like', value: 'ä' }] }), true),
+  );
+  seen.push(
+    await store.datasets.query(plan({ where: [{ field: etf.key[0]!, op: 'like', value: '%' }] }), true),
+  );
+  seen.push(await store.datasets.datasetVersion('etf_daily'));
+  seen.push(await store.datasets.datasetVersion('fx'));
+  seen.push(await store.batches.getBatch('b2'));
+  seen.push(await store.batches.getBatch('nope'));
+  seen.push(await store.batches.listBatches({ limit: 10 }));
+  seen.push(await store.batches.listBatches({ dataset: 'etf_daily', status: 'accepted', limit: 2 }));
+  seen.push(await store.datasets.coverage());
   // A rejected batch's id can be used again; an accepted one cannot.
   seen.push(
-    await store.saveRejectedBatch({
+    await store.batches.saveRejectedBatch({
       ...record('r1', { written: 0, unchanged: 0, pruned: 0 }),
       status: 'rejected',
     }),
   );
-  seen.push(await store.applyBatch(write('r1', [row('d', '2024-06-06')]), (o) => record('r1', o)));
+  seen.push(await store.batches.applyBatch(write('r1', [row('d', '2024-06-06')]), (o) => record('r1', o)));
   seen.push(
-    await store.saveRejectedBatch({
+    await store.batches.saveRejectedBatch({
       ...record('b1', { written: 0, unchanged: 0, pruned: 0 }),
       status: 'rejected',
     }),
@@ -163,10 +169,10 @@ async function scenario(store: Store): Promise<unknown[]> {
 
   // Streaming: 2,500 rows in pages, same order as a query.
   const many = Array.from({ length: 2500 }, (_, i) => row(`S${String(i).padStart(5, '0')}`, '2024-07-01'));
-  await store.applyBatch(write('big', many), (o) => record('big', o));
+  await store.batches.applyBatch(write('big', many), (o) => record('big', o));
   const pages: number[] = [];
   const streamed: unknown[] = [];
-  for await (const page of store.stream(
+  for await (const page of store.datasets.stream(
     plan({ where: [{ field: etf.fieldByName.get('date')!, op: 'eq', value: '2024-07-01' }] }),
   )) {
     pages.push(page.length);
@@ -178,29 +184,29 @@ async function scenario(store: Store): Promise<unknown[]> {
     streamed.slice(-1),
   );
   // A consumer that stops early releases its connection.
-  for await (const page of store.stream(plan())) {
+  for await (const page of store.datasets.stream(plan())) {
     seen.push(page.length > 0);
     break;
   }
 
   // Keys and usage.
-  await store.insertKey(key('k1', 'h'.repeat(64)));
-  await store.insertKey(key('k2', 'g'.repeat(64)));
-  seen.push(await store.listKeys());
-  seen.push(await store.findKeyByHash('g'.repeat(64)));
-  seen.push(await store.updateKey('k1', { name: 'renamed', daily_quota: 1000, rate_per_minute: null }));
-  seen.push(await store.revokeKey('k2', NOW));
-  seen.push(await store.revokeKey('k2', '2030-01-01T00:00:00.000Z'));
-  seen.push(await store.getKey('missing'));
-  await store.recordUsage([
+  await store.keys.insertKey(key('k1', 'h'.repeat(64)));
+  await store.keys.insertKey(key('k2', 'g'.repeat(64)));
+  seen.push(await store.keys.listKeys());
+  seen.push(await store.keys.findKeyByHash('g'.repeat(64)));
+  seen.push(await store.keys.updateKey('k1', { name: 'renamed', daily_quota: 1000, rate_per_minute: null }));
+  seen.push(await store.keys.revokeKey('k2', NOW));
+  seen.push(await store.keys.revokeKey('k2', '2030-01-01T00:00:00.000Z'));
+  seen.push(await store.keys.getKey('missing'));
+  await store.keys.recordUsage([
     { keyId: 'k1', hour: '2024-06-03T09', count: 3, lastUsed: '2024-06-03T09:10:00.000Z' },
     { keyId: 'k1', hour: '2024-06-03T09', count: 2, lastUsed: '2024-06-03T09:05:00.000Z' },
     { keyId: 'k2', hour: '2024-06-03T10', count: 1, lastUsed: '2024-06-03T10:00:00.000Z' },
   ]);
-  seen.push(await store.usage('2024-06-03T00'));
-  seen.push(await store.getKey('k1'));
-  seen.push(await store.purgeBatches('2024-06-03T09:00:00.001Z'));
-  seen.push(await store.listBatches({ limit: 10 }));
+  seen.push(await store.keys.usage('2024-06-03T00'));
+  seen.push(await store.keys.getKey('k1'));
+  seen.push(await store.batches.purgeBatches('2024-06-03T09:00:00.001Z'));
+  seen.push(await store.batches.listBatches({ limit: 10 }));
   return seen;
 }
 
@@ -238,8 +244,8 @@ describe(
     test('values come back with the same JavaScript types and bits', async () => {
       const [sqlite, postgres] = stores as [Store, Store];
       const q = plan({ where: [{ field: etf.key[0]!, op: 'eq', value: 'c' }] });
-      const [x] = (await sqlite.query(q, false)).rows;
-      const [y] = (await postgres.query(q, false)).rows;
+      const [x] = (await sqlite.datasets.query(q, false)).rows;
+      const [y] = (await postgres.datasets.query(q, false)).rows;
       assert.ok(x && y);
       for (const k of Object.keys(x)) {
         assert.equal(typeof y[k], typeof x[k], k);
@@ -260,7 +266,7 @@ describe(
         limit: 5,
         offset: 0,
       };
-      assert.deepStrictEqual(await postgres.query(q, true), await sqlite.query(q, true));
+      assert.deepStrictEqual(await postgres.datasets.query(q, true), await sqlite.datasets.query(q, true));
     });
   },
 );

@@ -42,10 +42,10 @@ if ((await backends()).includes('postgres')) {
       await locker.connect();
       await locker.query('BEGIN');
       await locker.query('LOCK TABLE mds_batches IN ACCESS EXCLUSIVE MODE');
-      await assert.rejects(store.getBatch('any'), StoreUnavailableError);
+      await assert.rejects(store.batches.getBatch('any'), StoreUnavailableError);
       await locker.query('ROLLBACK');
       await locker.end();
-      assert.equal(await store.getBatch('any'), null, 'answers again once the lock is gone');
+      assert.equal(await store.batches.getBatch('any'), null, 'answers again once the lock is gone');
       await store.close();
       await db.drop();
     },

@@ -12,7 +12,7 @@ import { RedisLimiter, type LimiterLog } from './redis-limiter.js';
 export async function createLimiter(
   config: Pick<Config, 'REDIS_URL'>,
   log: LimiterLog,
-  store?: Store,
+  store?: Pick<Store, 'keys'>,
 ): Promise<Limiter> {
   if (!config.REDIS_URL) {
     // Today's stored usage starts each key's day count, so a restart does not renew a quota.
@@ -20,7 +20,7 @@ export async function createLimiter(
       store
         ? {
             seed: async (keyId, day) =>
-              (await store.usage(`${day}T00`))
+              (await store.keys.usage(`${day}T00`))
                 .filter((u) => u.key_id === keyId && u.hour.startsWith(day))
                 .reduce((n, u) => n + u.count, 0),
           }

@@ -101,7 +101,7 @@ function onlyFields(body: Record<string, unknown>, allowed: readonly string[]): 
  */
 export class KeyService {
   constructor(
-    private readonly store: Store,
+    private readonly store: Pick<Store, 'keys'>,
     private readonly defaults: KeyDefaults = { ratePerMinute: null, dailyQuota: null },
   ) {}
 
@@ -142,16 +142,16 @@ export class KeyService {
       last_used_at: null,
       revoked_at: null,
     };
-    await this.store.insertKey(record);
+    await this.store.keys.insertKey(record);
     return { key: keyView(record), secret };
   }
 
   async list(): Promise<KeyView[]> {
-    return (await this.store.listKeys()).map(keyView);
+    return (await this.store.keys.listKeys()).map(keyView);
   }
 
   async get(id: string): Promise<KeyView> {
-    const k = await this.store.getKey(id);
+    const k = await this.store.keys.getKey(id);
     if (!k) throw unknownKey(id);
     return keyView(k);
   }
@@ -165,18 +165,18 @@ export class KeyService {
     if (body.rate_per_minute !== undefined)
       patch.rate_per_minute = limitValue('rate_per_minute', body.rate_per_minute);
     if (body.daily_quota !== undefined) patch.daily_quota = limitValue('daily_quota', body.daily_quota);
-    const current = await this.store.getKey(id);
+    const current = await this.store.keys.getKey(id);
     if (!current) throw unknownKey(id);
     if (current.scope === 'ingest' && (patch.rate_per_minute != null || patch.daily_quota != null))
       throw invalid('rate_per_minute and daily_quota apply to query keys only');
-    const k = await this.store.updateKey(id, patch);
+    const k = await this.store.keys.updateKey(id, patch);
     if (!k) throw unknownKey(id);
     return keyView(k);
   }
 
   /** Idempotent: revoking a revoked key keeps its first revocation time. */
   async revoke(id: string): Promise<KeyView> {
-    const k = await this.store.revokeKey(id, new Date().toISOString());
+    const k = await this.store.keys.revokeKey(id, new Date().toISOString());
     if (!k) throw unknownKey(id);
     return keyView(k);
   }
@@ -193,7 +193,7 @@ export class KeyService {
     const thisHour = hourOf(now);
     const lastHour = hourOf(now - 3_600_000);
     const since = lastHour < `${today}T00` ? lastHour : `${today}T00`;
-    const rows = await this.store.usage(since);
+    const rows = await this.store.keys.usage(since);
     const minute = limiter.peek ? await limiter.peek(ids) : new Map<string, number>();
     const elapsed = (now % 3_600_000) / 3_600_000;
     const out = new Map<string, KeyUsage>();
@@ -220,7 +220,7 @@ export class KeyService {
     recorder: UsageRecorder | null,
   ): Promise<{ key_id: string; hour: string; count: number }[]> {
     await recorder?.flush();
-    return this.store.usage(hourOf(Date.now() - (hours - 1) * 3_600_000));
+    return this.store.keys.usage(hourOf(Date.now() - (hours - 1) * 3_600_000));
   }
 }
 

@@ -43,7 +43,7 @@ export class KeyRing {
   private readonly known = new Map<string, { until: number; principal: Principal }>();
 
   constructor(
-    private readonly store: Store,
+    private readonly store: Pick<Store, 'keys'>,
     config: Pick<
       Config,
       'MDS_QUERY_KEYS' | 'MDS_INGEST_KEYS' | 'MDS_STATIC_RATE_PER_MINUTE' | 'MDS_STATIC_DAILY_QUOTA'
@@ -119,7 +119,7 @@ export class KeyRing {
     }
     let principal: Principal | null = null;
     if (managedKeyScope(key) !== null) {
-      const rec = await this.store.findKeyByHash(hash);
+      const rec = await this.store.keys.findKeyByHash(hash);
       if (rec && rec.revoked_at === null) {
         principal = {
           id: rec.id,

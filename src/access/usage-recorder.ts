@@ -33,7 +33,7 @@ export class UsageRecorder {
   private readonly log: LimiterLog | undefined;
 
   constructor(
-    private readonly store: Store,
+    private readonly store: Pick<Store, 'keys'>,
     opts: { intervalMs?: number; log?: LimiterLog } = {},
   ) {
     this.log = opts.log;
@@ -64,7 +64,7 @@ export class UsageRecorder {
       const batch = [...this.pending.values()].flatMap((byKey) => [...byKey.values()]);
       this.pending = new Map();
       try {
-        await this.store.recordUsage(
+        await this.store.keys.recordUsage(
           batch.map((e) => ({
             keyId: e.keyId,
             hour: e.hour,

@@ -49,8 +49,8 @@ async function withKeys<T>(fn: (keys: KeyService, store: Store) => Promise<T>): 
 
 /** A full id, or a unique beginning of one (at least 4 characters), like git's short hashes. */
 async function resolveId(store: Store, id: string): Promise<string> {
-  if (await store.getKey(id)) return id;
-  const matches = id.length >= 4 ? (await store.listKeys()).filter((k) => k.id.startsWith(id)) : [];
+  if (await store.keys.getKey(id)) return id;
+  const matches = id.length >= 4 ? (await store.keys.listKeys()).filter((k) => k.id.startsWith(id)) : [];
   if (matches.length === 1) return (matches[0] as { id: string }).id;
   throw new Error(matches.length > 1 ? `key id "${id}" is ambiguous` : `unknown key id "${id}"`);
 }

@@ -34,7 +34,7 @@ export function registerAdminDataRoutes(app: FastifyInstance, services: Services
     if (status !== undefined && !(STATUSES as readonly string[]).includes(status)) {
       throw invalid(`status must be one of ${STATUSES.join(', ')}`);
     }
-    const batches = await store.listBatches({
+    const batches = await store.batches.listBatches({
       ...(dataset ? { dataset } : {}),
       ...(status ? { status } : {}),
       limit: listLimit(q.limit),
@@ -48,7 +48,7 @@ export function registerAdminDataRoutes(app: FastifyInstance, services: Services
   });
 
   app.get<{ Params: { batch_id: string } }>('/admin/api/batches/:batch_id', async (req) => {
-    const rec = await store.getBatch(req.params.batch_id);
+    const rec = await store.batches.getBatch(req.params.batch_id);
     if (!rec) throw new AppError(4040);
     return { code: 0, message: 'ok', data: rec };
   });

@@ -1,15 +1,15 @@
 import { EventEmitter } from 'node:events';
 import type { Catalog, Dataset } from '../catalog/catalog.js';
 import { AppError } from '../errors.js';
-import type { BatchRecord, RecordError, Row, Store } from '../storage/store.js';
+import type { ApplyResult, BatchRecord, RecordError, Row, Store } from '../storage/store.js';
 import { parseBatchRequest, type BatchMeta } from './batch-request.js';
+import { holdsId, outcomeOf, repeatOf, type IngestOutcome } from './batch-registry.js';
 import { matchChecksum } from './checksum.js';
 import { recordValidator, type RecordContext, type RecordResult } from './record-validation.js';
 import { keyString } from '../storage/row-mapping.js';
 import { isCleanText } from './values.js';
 
-export type IngestOutcome =
-  { kind: 'processed'; record: BatchRecord } | { kind: 'duplicate'; record: BatchRecord };
+export type { IngestOutcome } from './batch-registry.js';
 
 export interface IngestOptions {
   maxRecords: number;
@@ -41,7 +41,7 @@ export class IngestService {
 
   constructor(
     private readonly catalog: Catalog,
-    private readonly store: Store,
+    private readonly store: Pick<Store, 'batches'>,
     private readonly opts: IngestOptions,
   ) {
     this.clock = opts.now ?? (() => new Date());
@@ -66,8 +66,9 @@ export class IngestService {
         'checksum mismatch: expected the SHA-256 of the records as JCS or compact JSON',
       );
     }
-    const prior = await this.store.getBatch(meta.batch_id);
-    if (prior && prior.status !== 'rejected') return this.repeat(prior, req.checksum);
+    // The registry's answer before validating records; asked again under the batch's lock.
+    const prior = await this.store.batches.getBatch(meta.batch_id);
+    if (holdsId(prior)) return repeatOf(prior, req.checksum);
 
     const receivedAt = this.clock().toISOString();
     const full = meta.snapshot_type === 'full_snapshot';
@@ -128,11 +129,11 @@ export class IngestService {
     });
 
     if (rejected > 0 && rejected === records.length) {
-      const result = await this.store.saveRejectedBatch(build(0, 0, 0, []));
+      const result = await this.store.batches.saveRejectedBatch(build(0, 0, 0, []));
       return this.settle(result, req.checksum);
     }
     const skipPrune = full && rejected > 0;
-    const result = await this.store.applyBatch(
+    const result = await this.store.batches.applyBatch(
       {
         batchId: meta.batch_id,
         dataset,
@@ -158,25 +159,16 @@ export class IngestService {
     return this.settle(result, req.checksum);
   }
 
-  private settle(result: Awaited<ReturnType<Store['applyBatch']>>, checksum: string): IngestOutcome {
-    if (result.kind === 'in_progress') {
-      throw new AppError(4091, undefined, { retryAfter: 1 });
-    }
-    if (result.kind === 'exists') return this.repeat(result.record, checksum);
-    this.events.emit('batch', result.record);
-    return { kind: 'processed', record: result.record };
-  }
-
-  /** A batch_id seen before: the same content is a duplicate, other content a conflict. */
-  private repeat(prior: BatchRecord, checksum: string): IngestOutcome {
-    if (prior.checksum !== checksum) throw new AppError(4090);
-    return { kind: 'duplicate', record: prior };
+  private settle(result: ApplyResult, checksum: string): IngestOutcome {
+    const outcome = outcomeOf(result, checksum);
+    if (outcome.kind === 'processed') this.events.emit('batch', outcome.record);
+    return outcome;
   }
 
   async status(batchId: string): Promise<BatchRecord> {
     // No stored batch_id holds NUL or a lone surrogate (meta refuses them), and PostgreSQL
     // cannot compare such text: answer "not found" without asking the database.
-    const rec = isCleanText(batchId) ? await this.store.getBatch(batchId) : null;
+    const rec = isCleanText(batchId) ? await this.store.batches.getBatch(batchId) : null;
     if (!rec) throw new AppError(4040, `batch ${batchId} not found`);
     return rec;
   }

@@ -15,13 +15,13 @@ export class CoverageCache {
   private inflight: { versions: string; promise: Promise<CoverageRow[]> } | null = null;
 
   constructor(
-    private readonly store: Store,
+    private readonly store: Pick<Store, 'datasets'>,
     private readonly catalog: Catalog,
   ) {}
 
   async get(): Promise<CoverageRow[]> {
     const versions = (
-      await Promise.all(this.catalog.datasets.map((d) => this.store.datasetVersion(d.name)))
+      await Promise.all(this.catalog.datasets.map((d) => this.store.datasets.datasetVersion(d.name)))
     ).join(',');
     if (this.cached?.versions === versions) return this.cached.rows;
     // Concurrent first loads share one computation.
@@ -38,7 +38,7 @@ export class CoverageCache {
   }
 
   private async compute(): Promise<CoverageRow[]> {
-    const byName = new Map((await this.store.coverage()).map((c) => [c.dataset, c]));
+    const byName = new Map((await this.store.datasets.coverage()).map((c) => [c.dataset, c]));
     // Catalog order, every dataset present even if a store skipped one.
     return this.catalog.datasets.map((d) => ({
       dataset: d.name,

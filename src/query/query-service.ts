@@ -30,7 +30,7 @@ const TOTAL_CACHE_SIZE = 10_000;
 export class QueryService {
   private readonly totals = new Map<string, { version: number; total: number }>();
 
-  constructor(private readonly store: Store) {}
+  constructor(private readonly store: Pick<Store, 'datasets'>) {}
 
   parse(d: Dataset, raw: Record<string, unknown>): { parsed: ParsedQuery; plan: QueryPlan } {
     const parsed = parseQuery(d, raw);
@@ -40,7 +40,7 @@ export class QueryService {
   }
 
   version(d: Dataset): Promise<number> {
-    return this.store.datasetVersion(d.name);
+    return this.store.datasets.datasetVersion(d.name);
   }
 
   async page(plan: QueryPlan, version: number): Promise<QueryPage> {
@@ -53,7 +53,7 @@ export class QueryService {
     let result = await this.fetch(query, !hit);
     // A batch committed between reading `version` and the rows: the cached total is of the old
     // rows (a full snapshot showed 300 rows with total 500). Count again, in the rows' statement.
-    if (hit && (await this.store.datasetVersion(plan.dataset.name)) !== version) {
+    if (hit && (await this.store.datasets.datasetVersion(plan.dataset.name)) !== version) {
       result = await this.fetch(query, true);
       hit = false;
     }
@@ -93,10 +93,10 @@ export class QueryService {
    */
   private async fetch(plan: QueryPlan, withTotal: boolean): Promise<{ rows: PageRows; total: number }> {
     if (plan.select === plan.dataset.rowFields) {
-      const r = await this.store.queryJson(plan, withTotal);
+      const r = await this.store.datasets.queryJson(plan, withTotal);
       if (!r.rows.includes(null)) return { rows: { kind: 'json', rows: r.rows as string[] }, total: r.total };
     }
-    const r = await this.store.query(
+    const r = await this.store.datasets.query(
       { ...plan, select: [...plan.select, ...this.extraFields(plan)] },
       withTotal,
     );
@@ -104,6 +104,6 @@ export class QueryService {
   }
 
   stream(plan: QueryPlan): AsyncIterable<Record<string, Value>[]> {
-    return this.store.stream(plan);
+    return this.store.datasets.stream(plan);
   }
 }

@@ -5,10 +5,91 @@ import type { TableSpec } from './schema.js';
 import { ROW_JSON_COLUMN } from './row-json.js';
 
 /**
- * Every difference between the SQL dialects lives here; the statements themselves are built
- * once from the catalog by the functions below. Identifiers are always quoted and come only
- * from the catalog; values are always bound parameters.
+ * The shared statement builder. Statements are written once, as fragments (`sql` below), and
+ * compiled by a dialect: every difference between SQLite and PostgreSQL is a small hook of
+ * `Dialect` (placeholder, column types, NULL-safe comparison, substring test, page-plus-count).
+ * Identifiers are always quoted and come only from the catalog or this folder; values are always
+ * bound parameters.
  */
+
+/** A piece of SQL text with its bound values, compiled to a dialect's placeholders by `compile`. */
+export interface Sql {
+  readonly chunks: readonly (string | { readonly value: Value })[];
+}
+
+/** A compiled statement. */
+export interface Statement {
+  sql: string;
+  params: Value[];
+}
+
+const isSql = (x: Value | Sql): x is Sql => typeof x === 'object' && x !== null;
+
+/** sql`… ${value} … ${fragment} …`: values become parameters, fragments are spliced. */
+export function sql(strings: TemplateStringsArray, ...args: (Value | Sql)[]): Sql {
+  const chunks: Sql['chunks'][number][] = [];
+  strings.forEach((s, i) => {
+    if (s) chunks.push(s);
+    if (i >= args.length) return;
+    const a = args[i] as Value | Sql;
+    if (isSql(a)) chunks.push(...a.chunks);
+    else chunks.push({ value: a });
+  });
+  return { chunks };
+}
+
+/** Trusted SQL text (built in this folder from catalog names). */
+export const raw = (text: string): Sql => ({ chunks: [text] });
+
+export function q(id: string): string {
+  // Identifiers come from the catalog (checked against /^[a-z][a-z0-9_]*$/ at boot); quoting
+  // keeps words such as "window" or "change" usable as column names.
+  return `"${id}"`;
+}
+
+/** A quoted identifier as a fragment. */
+export const ident = (id: string): Sql => raw(q(id));
+
+export function join(items: readonly Sql[], sep = ', '): Sql {
+  const chunks: Sql['chunks'][number][] = [];
+  items.forEach((it, i) => {
+    if (i > 0) chunks.push(sep);
+    chunks.push(...it.chunks);
+  });
+  return { chunks };
+}
+
+export function compile(s: Sql, dialect: Dialect): Statement {
+  let text = '';
+  const params: Value[] = [];
+  for (const c of s.chunks) {
+    if (typeof c === 'string') text += c;
+    else {
+      params.push(c.value);
+      text += dialect.param(params.length);
+    }
+  }
+  return { sql: text, params };
+}
+
+/** A SELECT in parts, so a dialect can add to it (the page's total) without editing SQL text. */
+export interface SelectParts {
+  columns: Sql[];
+  from: Sql;
+  where: Sql | null;
+  orderBy: Sql;
+  /** LIMIT … OFFSET …, or null for every row. */
+  page: Sql | null;
+}
+
+export function renderSelect(p: SelectParts): Sql {
+  return sql`SELECT ${join(p.columns)} FROM ${p.from}${p.where ? sql` WHERE ${p.where}` : raw('')} ORDER BY ${p.orderBy}${p.page ?? raw('')}`;
+}
+
+/** The name of the total column a dialect's page-plus-count adds ("__total": no catalog field starts with `_`). */
+export const TOTAL_COLUMN = '__total';
+
+/** Every difference between the SQL dialects. */
 export interface Dialect {
   readonly name: 'sqlite' | 'postgres';
   columnType(t: FieldType): string;
@@ -19,9 +100,16 @@ export interface Dialect {
   /** Table options appended after the column list. */
   tableSuffix: string;
   /** "col contains needle" as a plain substring test (needle already lower-cased). */
-  contains(col: string, needle: string): string;
+  contains(col: Sql, needle: Sql): Sql;
   /** Suffix of a nullable index column, so the index serves ORDER BY's NULLS FIRST (asc). */
   indexNullsFirst: string;
+  /**
+   * The page and its total in ONE statement (one snapshot, one round trip), the total in column
+   * TOTAL_COLUMN of every row; null when the dialect reads them separately.
+   */
+  pageWithTotal: ((page: SelectParts, count: Sql) => Sql) | null;
+  /** Lists every (table_name, column_name) of the schema. */
+  listColumns: string;
 }
 
 export const SQLITE: Dialect = {
@@ -38,8 +126,13 @@ export const SQLITE: Dialect = {
   param: () => '?',
   differs: (a, b) => `${a} IS NOT ${b}`,
   tableSuffix: ' STRICT',
-  contains: (col, needle) => `instr(mds_lower(${col}), ${needle}) > 0`,
+  contains: (col, needle) => sql`instr(mds_lower(${col}), ${needle}) > 0`,
   indexNullsFirst: '',
+  // better-sqlite3 runs in-process: a second statement costs no round trip, and a short page
+  // needs no count at all (DatasetStore).
+  pageWithTotal: null,
+  listColumns: `SELECT m.name AS table_name, c.name AS column_name
+    FROM sqlite_schema AS m JOIN pragma_table_info(m.name) AS c WHERE m.type = 'table'`,
 };
 
 // Text sorts and compares by code point (COLLATE "C"), as in SQLite, whatever the database's
@@ -58,47 +151,32 @@ export const POSTGRES: Dialect = {
   param: (n) => `$${n}`,
   differs: (a, b) => `${a} IS DISTINCT FROM ${b}`,
   tableSuffix: '',
-  contains: (col, needle) => `strpos(lower(${col} COLLATE "default"), ${needle}) > 0`,
+  contains: (col, needle) => sql`strpos(lower(${col} COLLATE "default"), ${needle}) > 0`,
   indexNullsFirst: ' NULLS FIRST',
+  // The count is an uncorrelated scalar subquery: evaluated once, added to every row.
+  pageWithTotal: (page, count) =>
+    renderSelect({ ...page, columns: [...page.columns, sql`(${count}) AS ${ident(TOTAL_COLUMN)}`] }),
+  listColumns: `SELECT table_name, column_name FROM information_schema.columns
+    WHERE table_schema = current_schema()`,
 };
 
-export function q(id: string): string {
-  // Identifiers come from the catalog (checked against /^[a-z][a-z0-9_]*$/ at boot); quoting
-  // keeps words such as "window" or "change" usable as column names.
-  return `"${id}"`;
-}
-
-export interface Statement {
-  sql: string;
-  params: Value[];
-}
-
-class Params {
-  readonly values: Value[] = [];
-  constructor(readonly dialect: Dialect) {}
-  add(v: Value): string {
-    this.values.push(v);
-    return this.dialect.param(this.values.length);
-  }
-}
-
-function whereClause(plan: QueryPlan, p: Params): string {
-  if (plan.where.length === 0) return '';
+function whereConditions(plan: QueryPlan, dialect: Dialect): Sql | null {
+  if (plan.where.length === 0) return null;
   const parts = plan.where.map((c) => {
-    const col = q(c.field.name);
+    const col = ident(c.field.name);
     switch (c.op) {
       case 'eq':
-        return `${col} = ${p.add(c.value)}`;
+        return sql`${col} = ${c.value}`;
       case 'gte':
-        return `${col} >= ${p.add(c.value)}`;
+        return sql`${col} >= ${c.value}`;
       case 'lte':
-        return `${col} <= ${p.add(c.value)}`;
+        return sql`${col} <= ${c.value}`;
       case 'like':
         // strpos/instr on lower(): a plain substring test, so % and _ in the value are literal.
-        return p.dialect.contains(col, p.add(typeof c.value === 'string' ? c.value.toLowerCase() : c.value));
+        return dialect.contains(col, sql`${typeof c.value === 'string' ? c.value.toLowerCase() : c.value}`);
     }
   });
-  return ` WHERE ${parts.join(' AND ')}`;
+  return join(parts, ' AND ');
 }
 
 /** A nullable column's NULLs sort as the smallest value on both dialects (SQLite's own rule). */
@@ -113,59 +191,65 @@ function orderTerm(o: QueryPlan['orderBy'][number]): string {
  * asc/desc orders work on both dialects (a row-value comparison cannot mix directions), with
  * a redundant leading bound so an index on the first sort column is range-scanned.
  */
-function keysetPredicate(plan: QueryPlan, p: Params): string | null {
+function keysetPredicate(plan: QueryPlan): Sql | null {
   const after = plan.after;
   if (!after) return null;
-  const build = (i: number): string => {
+  const build = (i: number): Sql => {
     const o = plan.orderBy[i];
-    if (!o) return 'FALSE';
-    const col = q(o.field.name);
+    if (!o) return raw('FALSE');
+    const col = ident(o.field.name);
     const v = after[i] ?? null;
     const nullable = !o.field.required && !o.field.serverSet;
-    let beyond: string;
-    if (v === null) beyond = o.dir === 'asc' ? `${col} IS NOT NULL` : 'FALSE';
-    else if (o.dir === 'asc') beyond = `${col} > ${p.add(v)}`;
-    else beyond = nullable ? `(${col} < ${p.add(v)} OR ${col} IS NULL)` : `${col} < ${p.add(v)}`;
+    let beyond: Sql;
+    if (v === null) beyond = o.dir === 'asc' ? sql`${col} IS NOT NULL` : raw('FALSE');
+    else if (o.dir === 'asc') beyond = sql`${col} > ${v}`;
+    else beyond = nullable ? sql`(${col} < ${v} OR ${col} IS NULL)` : sql`${col} < ${v}`;
     if (i === plan.orderBy.length - 1) return beyond;
-    const same = v === null ? `${col} IS NULL` : `${col} = ${p.add(v)}`;
-    return `(${beyond} OR (${same} AND ${build(i + 1)}))`;
+    const same = v === null ? sql`${col} IS NULL` : sql`${col} = ${v}`;
+    return sql`(${beyond} OR (${same} AND ${build(i + 1)}))`;
   };
   const first = plan.orderBy[0];
   const v0 = after[0] ?? null;
-  let lead = '';
   if (first && v0 !== null && (first.field.required || first.field.serverSet)) {
-    lead = `${q(first.field.name)} ${first.dir === 'asc' ? '>=' : '<='} ${p.add(v0)} AND `;
+    return sql`${ident(first.field.name)} ${raw(first.dir === 'asc' ? '>=' : '<=')} ${v0} AND ${build(0)}`;
   }
-  return `${lead}${build(0)}`;
+  return build(0);
 }
 
 /**
  * Each whole row's response JSON (row-json.ts): the stored text completed with created_at, an
  * ISO timestamp written by the service (nothing in it needs escaping).
  */
-const ROW_JSON_SELECT = `${q(ROW_JSON_COLUMN)} || ',"created_at":"' || ${q('created_at')} || '"}' AS "j"`;
+export const ROW_JSON_SELECT = `${q(ROW_JSON_COLUMN)} || ',"created_at":"' || ${q('created_at')} || '"}' AS "j"`;
 
-/** The page's rows; `json`: one column "j", each whole row's response JSON (plan.select ignored). */
+/** A plan's SELECT; `json`: one column "j", each whole row's response JSON (plan.select ignored). */
+export function selectParts(plan: QueryPlan, dialect: Dialect, paged = true, json = false): SelectParts {
+  const columns = json
+    ? [raw(ROW_JSON_SELECT)]
+    : plan.select.map((f) => raw(f.name === f.apiName ? q(f.name) : `${q(f.name)} AS ${q(f.apiName)}`));
+  const conditions = whereConditions(plan, dialect);
+  const keyset = keysetPredicate(plan);
+  return {
+    columns,
+    from: ident(plan.dataset.name),
+    where: conditions && keyset ? sql`${conditions} AND (${keyset})` : (conditions ?? keyset),
+    orderBy: raw(plan.orderBy.map(orderTerm).join(', ')),
+    page: paged ? sql` LIMIT ${plan.limit} OFFSET ${plan.offset}` : null,
+  };
+}
+
+/** The count of a plan's rows (its filters; not its keyset position). */
+export function countSql(plan: QueryPlan, dialect: Dialect): Sql {
+  const where = whereConditions(plan, dialect);
+  return sql`SELECT count(*) AS n FROM ${ident(plan.dataset.name)}${where ? sql` WHERE ${where}` : raw('')}`;
+}
+
 export function selectStatement(plan: QueryPlan, dialect: Dialect, paged = true, json = false): Statement {
-  const p = new Params(dialect);
-  const cols = json
-    ? [ROW_JSON_SELECT]
-    : plan.select.map((f) => (f.name === f.apiName ? q(f.name) : `${q(f.name)} AS ${q(f.apiName)}`));
-  const order = plan.orderBy.map(orderTerm).join(', ');
-  let where = whereClause(plan, p);
-  const keyset = keysetPredicate(plan, p);
-  if (keyset) where = where ? `${where} AND (${keyset})` : ` WHERE ${keyset}`;
-  let sql = `SELECT ${cols.join(', ')} FROM ${q(plan.dataset.name)}${where} ORDER BY ${order}`;
-  if (paged) sql += ` LIMIT ${p.add(plan.limit)} OFFSET ${p.add(plan.offset)}`;
-  return { sql, params: p.values };
+  return compile(renderSelect(selectParts(plan, dialect, paged, json)), dialect);
 }
 
 export function countStatement(plan: QueryPlan, dialect: Dialect): Statement {
-  const p = new Params(dialect);
-  return {
-    sql: `SELECT count(*) AS n FROM ${q(plan.dataset.name)}${whereClause(plan, p)}`,
-    params: p.values,
-  };
+  return compile(countSql(plan, dialect), dialect);
 }
 
 export function createTableStatements(spec: TableSpec, dialect: Dialect): string[] {
@@ -212,4 +296,22 @@ export function upsertConflictClause(d: Dataset, dialect: Dialect, target: strin
     `(${given} AND ${dialect.differs(`${target}.${q('updated_at')}`, `excluded.${q('updated_at')}`)})`,
   );
   return `ON CONFLICT (${d.key.map((k) => q(k.name)).join(', ')}) DO UPDATE SET ${set} WHERE ${changed.join(' OR ')}`;
+}
+
+/**
+ * The full-snapshot prune, one statement for both dialects: delete the partition's rows (of the
+ * batch's source, when the dataset has one) whose key is not among the batch's keys, which the
+ * dialect has put in table `keys` (PostgreSQL: its staging table; SQLite: a temporary key table).
+ */
+export function pruneSql(
+  d: Dataset,
+  prune: { partitionValue: string | null; source: string | null },
+  keys: string,
+): Sql {
+  const where: Sql[] = [];
+  if (d.partition) where.push(sql`t.${ident(d.partition.name)} = ${prune.partitionValue}`);
+  if (d.sourceField) where.push(sql`t.${ident(d.sourceField.name)} = ${prune.source}`);
+  const same = d.key.map((k) => `s.${q(k.name)} = t.${q(k.name)}`).join(' AND ');
+  where.push(raw(`NOT EXISTS (SELECT 1 FROM ${keys} AS s WHERE ${same})`));
+  return sql`DELETE FROM ${ident(d.name)} AS t WHERE ${join(where, ' AND ')}`;
 }

@@ -1,8 +1,8 @@
 import type { Dataset, Field } from '../catalog/catalog.js';
 
 /**
- * The one narrow interface between the domain and a database. Implementations:
- * `sqlite/sqlite-store.ts` (embedded default) and `postgres/postgres-store.ts`.
+ * The storage's types and the `Store` the domain is wired with. One implementation over two
+ * executors: `sqlite/sqlite-db.ts` (embedded default) and `postgres/postgres-db.ts`.
  * No SQL exists outside `src/storage`; column names come only from the catalog.
  */
 
@@ -154,29 +154,8 @@ export interface BatchListFilter {
 /** Thrown by a store when the database cannot answer now (busy, full, unreachable): a 503. */
 export class StoreUnavailableError extends Error {}
 
-export interface Store {
-  readonly backend: 'sqlite' | 'postgres';
-  /** Creates or upgrades tables and indexes from the catalog. Idempotent. */
-  migrate(): Promise<void>;
-  /** Resolves while the database answers. */
-  ping(): Promise<void>;
-  close(): Promise<void>;
-
-  // Ingest
-  getBatch(batchId: string): Promise<BatchRecord | null>;
-  /**
-   * One transaction: check the registry (a row with status other than "rejected" → exists),
-   * upsert the rows, prune a full snapshot's partition, bump the dataset's version, and save the
-   * record that `finish` builds from the outcome. All or nothing.
-   */
-  applyBatch(batch: WriteBatch, finish: (outcome: WriteOutcome) => BatchRecord): Promise<ApplyResult>;
-  /** Saves the record of a batch whose every record was rejected (nothing else written). */
-  saveRejectedBatch(record: BatchRecord): Promise<ApplyResult>;
-  /** Deletes status records processed before `before` (ISO). Returns how many. */
-  purgeBatches(before: string): Promise<number>;
-  listBatches(filter: BatchListFilter): Promise<BatchRecord[]>;
-
-  // Query
+/** Dataset rows and the queries over them (dataset-store.ts). */
+export interface DatasetStore {
   query(plan: QueryPlan, withTotal: boolean): Promise<QueryResult>;
   /** `query` for a plan selecting every row field, each row as its response JSON (plan.select ignored). */
   queryJson(plan: QueryPlan, withTotal: boolean): Promise<QueryJsonResult>;
@@ -185,8 +164,33 @@ export interface Store {
   /** A number that changes whenever a batch changes the dataset's rows (ETag, caches). */
   datasetVersion(dataset: string): Promise<number>;
   coverage(): Promise<DatasetCoverage[]>;
+}
 
-  // Keys
+/** The batch registry (mds_batches) and the batch writes (batch-store.ts). */
+export interface BatchStore {
+  getBatch(batchId: string): Promise<BatchRecord | null>;
+  /**
+   * One transaction (batch-transaction.ts): check the registry (a batch holding the id →
+   * exists), upsert the rows, prune a full snapshot's partition, bump the dataset's version,
+   * and save the record that `finish` builds from the outcome. All or nothing.
+   */
+  applyBatch(batch: WriteBatch, finish: (outcome: WriteOutcome) => BatchRecord): Promise<ApplyResult>;
+  /** Saves the record of a batch whose every record was rejected (nothing else written). */
+  saveRejectedBatch(record: BatchRecord): Promise<ApplyResult>;
+  /** Deletes status records processed before `before` (ISO). Returns how many. */
+  purgeBatches(before: string): Promise<number>;
+  listBatches(filter: BatchListFilter): Promise<BatchRecord[]>;
+}
+
+export interface UsageEntry {
+  keyId: string;
+  hour: string;
+  count: number;
+  lastUsed: string;
+}
+
+/** API keys (mds_keys) and their request counts per hour (mds_key_usage) (key-store.ts). */
+export interface KeyStore {
   insertKey(key: ApiKeyRecord): Promise<void>;
   listKeys(): Promise<ApiKeyRecord[]>;
   getKey(id: string): Promise<ApiKeyRecord | null>;
@@ -194,8 +198,25 @@ export interface Store {
   updateKey(id: string, patch: KeyPatch): Promise<ApiKeyRecord | null>;
   revokeKey(id: string, at: string): Promise<ApiKeyRecord | null>;
   /** Records last use and adds request counts per key and UTC hour (bucket `YYYY-MM-DDTHH`). */
-  recordUsage(
-    entries: readonly { keyId: string; hour: string; count: number; lastUsed: string }[],
-  ): Promise<void>;
+  recordUsage(entries: readonly UsageEntry[]): Promise<void>;
   usage(since: string): Promise<{ key_id: string; hour: string; count: number }[]>;
+}
+
+/**
+ * A backend's store, split by what it stores and composed for wiring (sql-store.ts); each
+ * service takes only the part it needs (`Pick<Store, 'keys'>`, …).
+ */
+export interface Store {
+  readonly backend: 'sqlite' | 'postgres';
+  /** Dataset rows and the queries over them. */
+  readonly datasets: DatasetStore;
+  /** The batch registry and the batch writes. */
+  readonly batches: BatchStore;
+  /** API keys and their usage. */
+  readonly keys: KeyStore;
+  /** Creates or upgrades tables and indexes from the catalog. Idempotent. */
+  migrate(): Promise<void>;
+  /** Resolves while the database answers. */
+  ping(): Promise<void>;
+  close(): Promise<void>;
 }

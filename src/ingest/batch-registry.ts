@@ -1,0 +1,34 @@
+import { AppError } from '../errors.js';
+import type { ApplyResult, BatchRecord } from '../storage/store.js';
+
+/**
+ * The batch_id registry's rules (decisions.md), in one place. The ingest service asks them
+ * before validating records (a cheap early answer) and the storage's batch transaction asks
+ * them again under the batch's lock (storage/batch-transaction.ts), on both backends:
+ * - a batch_id is held by its batch once processed, unless that batch was rejected: only a
+ *   rejected batch's id may be used again;
+ * - a held id sent again with the same checksum is a duplicate (200, the stored status);
+ *   with another checksum a conflict (409 / 4090);
+ * - an id another request is processing right now is locked (409 / 4091, retry after 1 s).
+ */
+
+export type IngestOutcome =
+  { kind: 'processed'; record: BatchRecord } | { kind: 'duplicate'; record: BatchRecord };
+
+/** Whether `prior` keeps its batch_id from being used again. */
+export function holdsId(prior: BatchRecord | null): prior is BatchRecord {
+  return prior !== null && prior.status !== 'rejected';
+}
+
+/** A held batch_id sent again: the same content is a duplicate, other content a conflict. */
+export function repeatOf(prior: BatchRecord, checksum: string): IngestOutcome {
+  if (prior.checksum !== checksum) throw new AppError(4090);
+  return { kind: 'duplicate', record: prior };
+}
+
+/** The answer to a batch the store's transaction settled. */
+export function outcomeOf(result: ApplyResult, checksum: string): IngestOutcome {
+  if (result.kind === 'in_progress') throw new AppError(4091, undefined, { retryAfter: 1 });
+  if (result.kind === 'exists') return repeatOf(result.record, checksum);
+  return { kind: 'processed', record: result.record };
+}

@@ -1,0 +1,107 @@
+import type { Catalog } from '../catalog/catalog.js';
+import type { Db, DbRow } from './db.js';
+import { TOTAL_COLUMN, countSql, ident, join, q, raw, renderSelect, selectParts, sql } from './sql.js';
+import type {
+  DatasetCoverage,
+  DatasetStore,
+  QueryJsonResult,
+  QueryPlan,
+  QueryResult,
+  Value,
+} from './store.js';
+
+/** The datasets' rows as read by queries: pages, totals, exports, versions, coverage. */
+export class SqlDatasetStore implements DatasetStore {
+  constructor(
+    private readonly db: Db,
+    private readonly catalog: Catalog,
+  ) {}
+
+  async query(plan: QueryPlan, withTotal: boolean): Promise<QueryResult> {
+    const { rows, total } = await this.page(plan, withTotal, false);
+    return { rows: rows as Record<string, Value>[], total };
+  }
+
+  /** `query` for a plan selecting every row field, each row as its response JSON (plan.select ignored). */
+  async queryJson(plan: QueryPlan, withTotal: boolean): Promise<QueryJsonResult> {
+    const { rows, total } = await this.page(plan, withTotal, true);
+    return { rows: rows.map((r) => (typeof r.j === 'string' ? r.j : null)), total };
+  }
+
+  /** A page and, when wanted, its total (-1 when not). */
+  private async page(
+    plan: QueryPlan,
+    withTotal: boolean,
+    json: boolean,
+  ): Promise<{ rows: DbRow[]; total: number }> {
+    const dialect = this.db.dialect;
+    const parts = selectParts(plan, dialect, true, json);
+    if (withTotal && dialect.pageWithTotal) {
+      const rows = await this.db.rows(dialect.pageWithTotal(parts, countSql(plan, dialect)), {
+        prepared: true,
+      });
+      const first = rows[0];
+      // Past the last row: the page is empty, so only the total is left to read.
+      if (!first) return { rows, total: await this.count(plan) };
+      const total = Number(first[TOTAL_COLUMN]);
+      for (const r of rows) delete r[TOTAL_COLUMN];
+      return { rows, total };
+    }
+    const rows = await this.db.rows(renderSelect(parts), { prepared: true });
+    if (!withTotal) return { rows, total: -1 };
+    // A short offset page ends the result: its total is known without counting.
+    if (plan.after === undefined && rows.length < plan.limit && (rows.length > 0 || plan.offset === 0)) {
+      return { rows, total: plan.offset + rows.length };
+    }
+    return { rows, total: await this.count(plan) };
+  }
+
+  private async count(plan: QueryPlan): Promise<number> {
+    const [n] = await this.db.values(countSql(plan, this.db.dialect), { prepared: true });
+    return Number(n ?? 0);
+  }
+
+  /** Streams every row of a plan (limit/offset ignored), in pages, bounded memory. */
+  stream(plan: QueryPlan): AsyncIterable<Record<string, Value>[]> {
+    return this.db.stream(renderSelect(selectParts(plan, this.db.dialect, false))) as AsyncIterable<
+      Record<string, Value>[]
+    >;
+  }
+
+  /** A number that changes whenever a batch changes the dataset's rows (ETag, caches). */
+  async datasetVersion(dataset: string): Promise<number> {
+    const [v] = await this.db.values(sql`SELECT version FROM mds_dataset_state WHERE dataset = ${dataset}`, {
+      prepared: true,
+    });
+    return v === undefined ? 0 : Number(v);
+  }
+
+  async coverage(): Promise<DatasetCoverage[]> {
+    // One statement (one snapshot) for every dataset.
+    const parts = this.catalog.datasets.map((d, i) => {
+      const dateField = d.range ?? d.partition;
+      const agg = dateField
+        ? raw(`min(${q(dateField.name)}) AS first, max(${q(dateField.name)}) AS last`)
+        : raw('CAST(NULL AS TEXT) AS first, CAST(NULL AS TEXT) AS last');
+      return sql`SELECT ${raw(String(i))} AS i, count(*) AS n, ${agg} FROM ${ident(d.name)}`;
+    });
+    const aggs = await this.db.rows(join(parts, ' UNION ALL '));
+    const states = await this.db.rows(
+      sql`SELECT dataset, last_batch_id, last_batch_at FROM mds_dataset_state`,
+    );
+    const stateOf = new Map(states.map((s) => [String(s.dataset), s]));
+    const byIndex = new Map(aggs.map((a) => [Number(a.i), a]));
+    return this.catalog.datasets.map((d, i) => {
+      const a = byIndex.get(i);
+      const s = stateOf.get(d.name);
+      return {
+        dataset: d.name,
+        rows: Number(a?.n ?? 0),
+        first_date: (a?.first as string | null | undefined) ?? null,
+        last_date: (a?.last as string | null | undefined) ?? null,
+        last_batch_id: (s?.last_batch_id as string | null | undefined) ?? null,
+        last_batch_at: (s?.last_batch_at as string | null | undefined) ?? null,
+      };
+    });
+  }
+}

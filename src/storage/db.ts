@@ -1,0 +1,64 @@
+import type { Dataset } from '../catalog/catalog.js';
+import type { Dialect, Sql } from './sql.js';
+import type { Step } from './step.js';
+import type { WriteBatch } from './store.js';
+
+/**
+ * The per-backend executor that the store parts (dataset-store.ts, batch-store.ts, key-store.ts,
+ * migrations.ts) are written against: it runs statements built once by sql.ts and compiled with
+ * its dialect, and carries the few operations that are a backend's own by nature (bulk row
+ * writes, batch locks, streaming). Implementations: sqlite/sqlite-db.ts, postgres/postgres-db.ts.
+ */
+
+export type DbRow = Record<string, unknown>;
+
+export interface Db {
+  readonly backend: 'sqlite' | 'postgres';
+  readonly dialect: Dialect;
+  /**
+   * Rows as objects keyed by column name. `prepared`: a read statement of few shapes, prepared
+   * once per connection (PostgreSQL; SQLite prepares every statement once anyway).
+   */
+  rows(s: Sql, opts?: { prepared?: boolean }): Promise<DbRow[]>;
+  /** The first column of each row. */
+  values(s: Sql, opts?: { prepared?: boolean }): Promise<unknown[]>;
+  /** Runs a statement; returns the number of rows it changed. */
+  run(s: Sql): Promise<number>;
+  /**
+   * `body` in one write transaction, all or nothing. SQLite: BEGIN IMMEDIATE, run without
+   * yielding. PostgreSQL: one connection, retried from the start (a fresh `body`) on deadlock
+   * or serialization failure.
+   */
+  transaction<T>(body: (tx: Tx) => Step<T>): Promise<T>;
+  /** Every row of a SELECT in chunks, from one consistent snapshot, bounded memory. */
+  stream(s: Sql): AsyncIterable<DbRow[]>;
+  /** The error a second writer of the same batch_id gets from mds_batches' primary key. */
+  isBatchIdTaken(err: unknown): boolean;
+  ping(): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** What a step can do inside `Db.transaction`. */
+export interface Tx {
+  rows(s: Sql): Step<DbRow[]>;
+  run(s: Sql): Step<number>;
+  /** Statements without parameters, in order (DDL). */
+  exec(statements: readonly string[]): Step<void>;
+  /**
+   * Holds `batchId` until the transaction ends; false when another transaction holds it
+   * (PostgreSQL advisory lock; SQLite's BEGIN IMMEDIATE already serialises writers: always true).
+   */
+  lockBatch(batchId: string): Step<boolean>;
+  /** Serialises migrations across processes and lifts the statement timeout for index builds. */
+  lockMigration(): Step<void>;
+  /**
+   * Upserts the batch's rows (statement: sql.ts upsertColumns / upsertConflictClause);
+   * returns how many were inserted or changed. SQLite: one prepared upsert per row;
+   * PostgreSQL: binary COPY into a staging table, then one set-based upsert.
+   */
+  writeRows(batch: WriteBatch): Step<number>;
+  /** Makes the batch's keys readable as a table for `pruneSql`; returns its name. */
+  batchKeys(batch: WriteBatch): Step<string>;
+  /** Fills the row JSON column of rows where it is NULL, in bounded chunks. */
+  fillRowJson(d: Dataset): Step<void>;
+}

@@ -1,0 +1,357 @@
+import { createHash } from 'node:crypto';
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import pg from 'pg';
+import { from as copyFrom } from 'pg-copy-streams';
+import type { Dataset } from '../../catalog/catalog.js';
+import type { Db, DbRow, Tx } from '../db.js';
+import { ROW_JSON_COLUMN, rowJson } from '../row-json.js';
+import { POSTGRES, compile, q, upsertColumns, upsertConflictClause, type Sql } from '../sql.js';
+import { runAsync, wait, type Step } from '../step.js';
+import type { Row, Value, WriteBatch } from '../store.js';
+import { binaryCopyChunks, stagingType } from './copy-binary.js';
+import { breaksConnection, isBatchIdTaken, isRetryable, translate } from './pg-errors.js';
+
+type Client = pg.PoolClient;
+
+const STREAM_CHUNK = 1000;
+/** Rows per step when filling the row JSON of an old table (migrate). */
+const FILL_CHUNK = 5000;
+/** Advisory lock keys: one bigint for migrations; (namespace, hashtext(batch_id)) for batches. */
+const MIGRATE_LOCK = '7169139001';
+const BATCH_LOCK_SPACE = 7169139;
+/** Attempts of a transaction that hit a deadlock or serialization failure. */
+const TX_ATTEMPTS = 3;
+/** Staging column for "the client sent updated_at"; `_` cannot start a catalog field name. */
+const GIVEN = '_given';
+/** The batch's staging table (temporary, dropped at commit). */
+const STAGE = 'mds_stage';
+
+const statementNames = new Map<string, string>();
+/** A stable prepared-statement name for a statement's text. */
+function statementName(text: string): string {
+  let name = statementNames.get(text);
+  if (!name) {
+    name = `mds_${createHash('sha1').update(text).digest('hex').slice(0, 20)}`;
+    statementNames.set(text, name);
+  }
+  return name;
+}
+
+export interface PostgresOptions {
+  connectionString: string;
+  /** Connections per process (default 10). */
+  max?: number;
+  /** ms to wait for a connection (new or from the pool) before a 503 (default 5000). */
+  connectionTimeoutMs?: number;
+  /** Server-side limit of one statement, ms (default 30000). */
+  statementTimeoutMs?: number;
+}
+
+// int8 (count(*), bigint columns) as a JS number: every stored integer was validated as a
+// safe integer, and counts stay far below 2^53.
+const parseInt8 = (s: string): number => Number(s);
+const types: pg.CustomTypesConfig = {
+  getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
+    oid === 20 && format !== 'binary'
+      ? parseInt8
+      : pg.types.getTypeParser(oid, format ?? 'text')) as pg.CustomTypesConfig['getTypeParser'],
+};
+
+interface BatchStatements {
+  stage: string;
+  copy: string;
+  insert: [string, string];
+}
+
+/**
+ * The PostgreSQL executor: a pg Pool. A batch's rows go by binary COPY into a temporary staging
+ * table, then one set-based upsert per `given` value; a batch id is held by an advisory
+ * try-lock for the transaction (another holder → in_progress).
+ */
+export class PostgresDb implements Db {
+  readonly backend = 'postgres' as const;
+  readonly dialect = POSTGRES;
+  private readonly pool: pg.Pool;
+  private closed = false;
+  private readonly batchStatements = new Map<string, BatchStatements>();
+
+  constructor(opts: PostgresOptions) {
+    this.pool = new pg.Pool({
+      connectionString: opts.connectionString,
+      max: opts.max ?? 10,
+      connectionTimeoutMillis: opts.connectionTimeoutMs ?? 5000,
+      idleTimeoutMillis: 30_000,
+      statement_timeout: opts.statementTimeoutMs ?? 30_000,
+      keepAlive: true,
+      application_name: 'market-data-service',
+      types,
+    });
+    // An idle connection dropped by the server (restart, pg_terminate_backend) is removed from
+    // the pool by pg-pool; without a listener the 'error' event would crash the process.
+    this.pool.on('error', () => {});
+  }
+
+  /** Pool counters, for tests and metrics. */
+  get poolStats(): { total: number; idle: number; waiting: number } {
+    return { total: this.pool.totalCount, idle: this.pool.idleCount, waiting: this.pool.waitingCount };
+  }
+
+  private async query(s: Sql, prepared: boolean): Promise<pg.QueryResult> {
+    const { sql: text, params } = compile(s, POSTGRES);
+    try {
+      // Read statements are prepared once per connection under a name derived from their text
+      // (their shapes are few: the catalog's filters and sorts), so PostgreSQL parses and plans
+      // them once instead of on every request.
+      return prepared
+        ? await this.pool.query({ name: statementName(text), text, values: params })
+        : await this.pool.query(text, params);
+    } catch (err) {
+      return translate(err);
+    }
+  }
+
+  async rows(s: Sql, opts: { prepared?: boolean } = {}): Promise<DbRow[]> {
+    return (await this.query(s, opts.prepared ?? false)).rows as DbRow[];
+  }
+
+  async values(s: Sql, opts: { prepared?: boolean } = {}): Promise<unknown[]> {
+    const r = await this.query(s, opts.prepared ?? false);
+    const first = r.fields[0]?.name;
+    return first === undefined ? [] : (r.rows as DbRow[]).map((row) => row[first]);
+  }
+
+  async run(s: Sql): Promise<number> {
+    return (await this.query(s, false)).rowCount ?? 0;
+  }
+
+  /**
+   * A connection of its own. One that failed at the protocol level is destroyed on release,
+   * never handed out again; an 'error' event while it is checked out is recorded instead of
+   * crashing the process.
+   */
+  private async checkout(): Promise<{
+    c: Client;
+    /** Records an error: the connection is destroyed on release if it broke it (or `always`). */
+    failed(err: unknown, always?: boolean): void;
+    readonly broken: boolean;
+    release(): void;
+  }> {
+    let c: Client;
+    try {
+      c = await this.pool.connect();
+    } catch (err) {
+      return translate(err);
+    }
+    let broken: Error | undefined;
+    const onError = (err: Error): void => {
+      broken ??= err;
+    };
+    c.on('error', onError);
+    return {
+      c,
+      failed: (err, always = false) => {
+        if (always || breaksConnection(err)) broken ??= err instanceof Error ? err : new Error(String(err));
+      },
+      get broken() {
+        return broken !== undefined;
+      },
+      release: () => {
+        c.off('error', onError);
+        c.release(broken ?? false);
+      },
+    };
+  }
+
+  /** Runs `fn` on a connection of its own (see checkout). */
+  private async withClient<T>(fn: (c: Client) => Promise<T>): Promise<T> {
+    const conn = await this.checkout();
+    try {
+      return await fn(conn.c);
+    } catch (err) {
+      conn.failed(err);
+      return translate(err);
+    } finally {
+      conn.release();
+    }
+  }
+
+  /** BEGIN … COMMIT on one connection, retried from the start on deadlock / serialization failure. */
+  async transaction<T>(body: (tx: Tx) => Step<T>): Promise<T> {
+    return this.withClient(async (c) => {
+      for (let attempt = 1; ; attempt++) {
+        try {
+          await c.query('BEGIN');
+          try {
+            const out = await runAsync(body(this.steps(c)));
+            await c.query('COMMIT');
+            return out;
+          } catch (err) {
+            await c.query('ROLLBACK').catch((rollbackErr: unknown) => {
+              // The original error is what the caller must see; the connection is unusable now.
+              throw breaksConnection(err) ? err : rollbackErr;
+            });
+            throw err;
+          }
+        } catch (err) {
+          if (!isRetryable(err) || attempt >= TX_ATTEMPTS) throw err;
+        }
+      }
+    });
+  }
+
+  private steps(c: Client): Tx {
+    const query = (s: Sql): Promise<pg.QueryResult> => {
+      const { sql: text, params } = compile(s, POSTGRES);
+      return c.query(text, params);
+    };
+    return {
+      rows: (s) => wait(query(s).then((r) => r.rows as DbRow[])),
+      run: (s) => wait(query(s).then((r) => r.rowCount ?? 0)),
+      exec: (statements) =>
+        wait(
+          (async () => {
+            for (const s of statements) await c.query(s);
+          })(),
+        ),
+      lockBatch: (batchId) =>
+        wait(
+          c
+            .query('SELECT pg_try_advisory_xact_lock($1, hashtext($2)) AS ok', [BATCH_LOCK_SPACE, batchId])
+            .then((r) => (r.rows[0] as DbRow | undefined)?.ok === true),
+        ),
+      lockMigration: () =>
+        wait(
+          (async () => {
+            // Several instances may start at once: one migrates, the others wait, then find
+            // everything in place (CREATE … IF NOT EXISTS is not safe against concurrent creators).
+            await c.query('SELECT pg_advisory_xact_lock($1)', [MIGRATE_LOCK]);
+            // An index built on a large existing table may take longer than statement_timeout.
+            await c.query('SET LOCAL statement_timeout = 0');
+          })(),
+        ),
+      writeRows: (batch) => wait(this.writeRows(c, batch)),
+      batchKeys: () =>
+        wait(
+          // The rows just upserted are invisible to the table's statistics, so the planner
+          // expects one and nests loops: a 50,000-row snapshot took > 30 s (statement timeout).
+          // A hash join: 80 ms.
+          c.query('SET LOCAL enable_nestloop = off').then(() => STAGE),
+        ),
+      fillRowJson: (d) => wait(this.fillRowJson(c, d)),
+    };
+  }
+
+  private statementsFor(d: Dataset): BatchStatements {
+    let s = this.batchStatements.get(d.name);
+    if (!s) {
+      const fields = d.fields.map((f) => f.name);
+      const cols = upsertColumns(d);
+      const keyOrder = d.key.map((k) => q(k.name)).join(', ');
+      // Staging rows are written in key order so concurrent batches lock rows in one order.
+      const insert = (given: boolean): string =>
+        `INSERT INTO ${q(d.name)} AS t (${cols.map(q).join(', ')}) ` +
+        `SELECT ${[...fields, ROW_JSON_COLUMN].map(q).join(', ')}, $1::text FROM ${STAGE} WHERE ${q(GIVEN)} = ${given} ` +
+        `ORDER BY ${keyOrder} ` +
+        upsertConflictClause(d, POSTGRES, 't', given ? 'TRUE' : 'FALSE');
+      s = {
+        // The staging rows are sorted by key (below): room to do that in memory, not on disk,
+        // for a 10,000-row batch with its row JSON (PostgreSQL's default work_mem is 4 MB).
+        stage:
+          `SET LOCAL work_mem = '64MB'; CREATE TEMPORARY TABLE ${STAGE} (` +
+          d.fields.map((f) => `${q(f.name)} ${stagingType(f.type)}`).join(', ') +
+          `, ${q(ROW_JSON_COLUMN)} text, ${q(GIVEN)} boolean NOT NULL) ON COMMIT DROP`,
+        copy: `COPY ${STAGE} (${[...fields, ROW_JSON_COLUMN, GIVEN].map(q).join(', ')}) FROM STDIN (FORMAT binary)`,
+        insert: [insert(true), insert(false)],
+      };
+      this.batchStatements.set(d.name, s);
+    }
+    return s;
+  }
+
+  private async writeRows(c: Client, batch: WriteBatch): Promise<number> {
+    const d = batch.dataset;
+    const s = this.statementsFor(d);
+    await c.query(s.stage);
+    if (batch.rows.length > 0) {
+      const chunks = binaryCopyChunks(
+        batch.rows,
+        d.fields.map((f) => f.name),
+        d.fields.map((f) => f.type),
+        batch.updatedAtGiven,
+        rowJson(d),
+      );
+      await pipeline(Readable.from(chunks), c.query(copyFrom(s.copy)));
+    }
+    const givenCount = batch.updatedAtGiven.reduce((n, g) => n + (g ? 1 : 0), 0);
+    let written = 0;
+    if (givenCount > 0) written += (await c.query(s.insert[0], [batch.now])).rowCount ?? 0;
+    if (givenCount < batch.rows.length) written += (await c.query(s.insert[1], [batch.now])).rowCount ?? 0;
+    return written;
+  }
+
+  /** Rows stored before the JSON column existed get theirs (inside migrate's transaction). */
+  private async fillRowJson(c: Client, d: Dataset): Promise<void> {
+    const json = rowJson(d);
+    // A cursor over the rows (its snapshot does not see the updates below), FILL_CHUNK rows
+    // at a time, each chunk written by one UPDATE … FROM unnest: bounded memory, few round trips.
+    await c.query(
+      `DECLARE mds_fill NO SCROLL CURSOR FOR SELECT ctid AS _ctid, ${d.fields.map((f) => q(f.name)).join(', ')} ` +
+        `FROM ${q(d.name)} WHERE ${q(ROW_JSON_COLUMN)} IS NULL`,
+    );
+    for (;;) {
+      const r = await c.query(`FETCH FORWARD ${FILL_CHUNK} FROM mds_fill`);
+      const rows = r.rows as DbRow[];
+      if (rows.length > 0) {
+        await c.query(
+          `UPDATE ${q(d.name)} AS t SET ${q(ROW_JSON_COLUMN)} = v.j ` +
+            `FROM unnest($1::tid[], $2::text[]) AS v(id, j) WHERE t.ctid = v.id`,
+          [rows.map((x) => String(x._ctid)), rows.map((x) => json(x as Row))],
+        );
+      }
+      if (rows.length < FILL_CHUNK) break;
+    }
+    await c.query('CLOSE mds_fill');
+  }
+
+  async *stream(s: Sql): AsyncIterable<DbRow[]> {
+    // A server-side cursor in a read-only snapshot: bounded memory, one consistent view.
+    const conn = await this.checkout();
+    const client = conn.c;
+    let open = false;
+    try {
+      await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
+      open = true;
+      const { sql: text, params } = compile(s, POSTGRES);
+      await client.query(`DECLARE mds_export NO SCROLL CURSOR FOR ${text}`, params as Value[]);
+      for (;;) {
+        const r = await client.query(`FETCH FORWARD ${STREAM_CHUNK} FROM mds_export`);
+        if (r.rows.length > 0) yield r.rows as DbRow[];
+        if (r.rows.length < STREAM_CHUNK) break;
+      }
+      await client.query('COMMIT');
+      open = false;
+    } catch (err) {
+      conn.failed(err);
+      translate(err);
+    } finally {
+      // Also reached when the consumer stops early (client went away): end the snapshot.
+      if (open && !conn.broken) await client.query('ROLLBACK').catch((e: unknown) => conn.failed(e, true));
+      conn.release();
+    }
+  }
+
+  isBatchIdTaken(err: unknown): boolean {
+    return isBatchIdTaken(err);
+  }
+
+  async ping(): Promise<void> {
+    await this.query({ chunks: ['SELECT 1'] }, false);
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    await this.pool.end();
+  }
+}

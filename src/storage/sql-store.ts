@@ -1,0 +1,37 @@
+import type { Catalog } from '../catalog/catalog.js';
+import { SqlBatchStore } from './batch-store.js';
+import { SqlDatasetStore } from './dataset-store.js';
+import type { Db } from './db.js';
+import { SqlKeyStore } from './key-store.js';
+import { migrate } from './migrations.js';
+import type { BatchStore, DatasetStore, KeyStore, Store } from './store.js';
+
+/** The store of a backend: its parts over one executor, composed for wiring. */
+export class SqlStore implements Store {
+  readonly backend: 'sqlite' | 'postgres';
+  readonly datasets: DatasetStore;
+  readonly batches: BatchStore;
+  readonly keys: KeyStore;
+
+  constructor(
+    private readonly catalog: Catalog,
+    protected readonly db: Db,
+  ) {
+    this.backend = db.backend;
+    this.datasets = new SqlDatasetStore(db, catalog);
+    this.batches = new SqlBatchStore(db);
+    this.keys = new SqlKeyStore(db);
+  }
+
+  migrate(): Promise<void> {
+    return migrate(this.db, this.catalog);
+  }
+
+  ping(): Promise<void> {
+    return this.db.ping();
+  }
+
+  close(): Promise<void> {
+    return this.db.close();
+  }
+}
