@@ -1,5 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
+import net from 'node:net';
 
 /** Every setting, read from the environment once. Defaults follow decisions.md. */
 const ConfigSchema = Type.Object({
@@ -46,15 +47,47 @@ const ConfigSchema = Type.Object({
   MDS_PG_CONNECT_TIMEOUT_MS: Type.Integer({ minimum: 1, default: 5000 }),
   /** Worker processes sharing the port (1 = no cluster; 0 = one per core). */
   MDS_WORKERS: Type.Integer({ minimum: 0, default: 1 }),
-  /** Trust X-Forwarded-For from a load balancer when set to true. */
-  MDS_TRUST_PROXY: Type.Boolean({ default: false }),
+  /** Proxies whose X-Forwarded-For is believed: addresses / CIDRs, comma separated. See parseTrustProxy. */
+  MDS_TRUST_PROXY: Type.String({ default: '' }),
   /** TEST ONLY: block inside the write transaction just before commit, ms (crash tests). */
   MDS_TEST_PAUSE_BEFORE_COMMIT_MS: Type.Integer({ minimum: 0, default: 0 }),
 });
 
-export type Config = Static<typeof ConfigSchema>;
+/** Fastify's trustProxy: none, or the addresses / CIDRs of the proxies in front. */
+export type TrustProxy = false | string[];
+
+export type Config = Omit<Static<typeof ConfigSchema>, 'MDS_TRUST_PROXY'> & { MDS_TRUST_PROXY: TrustProxy };
 
 export class ConfigError extends Error {}
+
+/** proxy-addr's names for address ranges (loopback, link-local, unique-local). */
+const RANGE_NAMES = new Set(['loopback', 'linklocal', 'uniquelocal']);
+
+/**
+ * Only named proxies are believed. "true" (every hop) would let any client choose its address
+ * by writing X-Forwarded-For, escaping the failed-authentication guard or blocking someone
+ * else's address; a hop count cannot tell the proxy from a client that reaches the port
+ * directly (Fastify 5 disables it for that reason). Both are refused with a message.
+ */
+export function parseTrustProxy(raw: string): TrustProxy {
+  const v = raw.trim();
+  if (v === '' || v === 'false') return false;
+  const list = v.split(',').map((s) => s.trim());
+  for (const entry of list) {
+    const [addr = '', bits, ...rest] = entry.split('/');
+    const family = net.isIP(addr);
+    const okBits =
+      bits === undefined || (/^\d{1,3}$/.test(bits) && Number(bits) <= (family === 6 ? 128 : 32));
+    if (!(RANGE_NAMES.has(entry) || (family !== 0 && okBits && rest.length === 0))) {
+      throw new ConfigError(
+        `invalid configuration MDS_TRUST_PROXY: ${JSON.stringify(entry)} is not an IP address, a CIDR ` +
+          'or loopback / linklocal / uniquelocal; name the proxies in front of the service, ' +
+          'e.g. MDS_TRUST_PROXY=10.0.0.5 or MDS_TRUST_PROXY=10.0.0.0/8,loopback',
+      );
+    }
+  }
+  return list;
+}
 
 /** Parses the environment (or a test's overrides) into a Config, or throws naming the bad variable. */
 export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
@@ -68,7 +101,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     const first = Value.Errors(ConfigSchema, withDefaults).First();
     throw new ConfigError(`invalid configuration ${first?.path ?? ''}: ${first?.message ?? 'unknown error'}`);
   }
-  return withDefaults;
+  return { ...withDefaults, MDS_TRUST_PROXY: parseTrustProxy(withDefaults.MDS_TRUST_PROXY) };
 }
 
 /** Splits a comma-separated key list, dropping blanks. */

@@ -12,13 +12,11 @@ const digest = (s: string): Buffer => createHash('sha256').update(s).digest();
 export function adminAuthHook(token: string | undefined, guard: AuthFailureGuard): onRequestAsyncHookHandler {
   const expected = token ? digest(token) : null;
   return async (req: FastifyRequest) => {
-    guard.check(req.ip);
     const header = req.headers.authorization;
     if (!header) throw new AppError(4010, 'missing Authorization: Bearer <admin token>');
     const m = /^Bearer (.+)$/i.exec(header);
     if (!expected || !m || !timingSafeEqual(digest(m[1] as string), expected)) {
-      guard.fail(req.ip);
-      throw new AppError(4012, 'invalid admin token');
+      throw guard.refuse('admin', req.ip, new AppError(4012, 'invalid admin token'));
     }
   };
 }

@@ -38,10 +38,9 @@ export function authHook(
   const { keyring, guard, limiter } = deps;
   const header = KEY_HEADERS[scope];
 
-  const refused = (req: FastifyRequest, err: unknown): unknown => {
-    if (err instanceof AppError && err.code === 4012) guard.fail(req.ip);
-    return err;
-  };
+  // Only an invalid credential counts (a missing one is no guess); it may come back as 4290.
+  const refused = (req: FastifyRequest, err: unknown): unknown =>
+    err instanceof AppError && err.code === 4012 ? guard.refuse(scope, req.ip, err) : err;
 
   // What needs I/O: a key not seen within its TTL, counters in Redis, a day count to read.
   async function slow(req: FastifyRequest, reply: FastifyReply, known: Principal | undefined): Promise<void> {
@@ -62,12 +61,12 @@ export function authHook(
     let principal: Principal | undefined;
     let d: LimitDecision | null | undefined;
     try {
-      guard.check(req.ip);
-      try {
-        principal = keyring.authenticateKnown(scope, req.headers[header]);
-      } catch (err) {
-        throw refused(req, err);
-      }
+      principal = keyring.authenticateKnown(scope, req.headers[header]);
+    } catch (err) {
+      done(refused(req, err) as Error);
+      return;
+    }
+    try {
       if (principal !== undefined) {
         req.principal = principal;
         d = limiter === null ? null : limiter.consumeNow?.(principal);
