@@ -30,6 +30,12 @@ function mds(args: string[], env: Record<string, string> = {}): Promise<Run> {
   });
 }
 
+/** Push args of an etf_daily CSV without symbol or updated_at columns (both required). */
+const etfPushArgs = (csv: string, symbol: string): string[] => [
+  ...['push', '--dataset', 'etf_daily', csv, '--set', `symbol=${symbol}`],
+  ...['--set', 'updated_at=2024-01-02T00:00:00Z', '--source', 'eastmoney'],
+];
+
 /** A CSV like a vendor's download: no symbol column, YYYYMMDD dates, an empty cell. */
 function priceCsv(rows: number): { text: string; closes: number[] } {
   const lines = ['date,open,high,low,close,volume'];
@@ -76,7 +82,7 @@ for (const backend of await backends()) {
     test('push a CSV, export it with format=csv: the same rows; a re-run is a duplicate', async () => {
       const { text } = priceCsv(1200);
       const csv = file('510300.csv', text);
-      const args = ['push', '--dataset', 'etf_daily', csv, '--set', 'symbol=510300', '--source', 'eastmoney'];
+      const args = etfPushArgs(csv, '510300');
       const first = await mds([...args, '--batch-size', '500', '--url', base, '--key', INGEST_KEY]);
       assert.equal(first.code, 0, first.stderr);
       assert.equal(first.stdout.match(/\taccepted\t/g)?.length, 3, first.stdout);
@@ -112,7 +118,7 @@ for (const backend of await backends()) {
 
     test('--concurrency: several batches in flight, reported in file order', async () => {
       const csv = file('510301.csv', priceCsv(1200).text);
-      const args = ['push', '--dataset', 'etf_daily', csv, '--set', 'symbol=510301', '--source', 'eastmoney'];
+      const args = etfPushArgs(csv, '510301');
       const planned = await mds([...args, '--batch-size', '300', '--dry-run', '--key', INGEST_KEY]);
       const ids = planned.stdout
         .split('\n')
@@ -149,7 +155,7 @@ for (const backend of await backends()) {
       const { text } = priceCsv(600);
       // The first day again at the end, corrected: batch 1 and batch 3 hold the same key.
       const csv = file('510302.csv', `${text}20190101,1,1,1,7.77,1\n`);
-      const args = ['push', '--dataset', 'etf_daily', csv, '--set', 'symbol=510302', '--source', 'eastmoney'];
+      const args = etfPushArgs(csv, '510302');
       const run = await mds([
         ...args,
         '--batch-size',
@@ -289,7 +295,10 @@ for (const backend of await backends()) {
         /missing required field\(s\) for dataset etf_daily: symbol \(or code\), source/,
       );
 
-      const cell = file('cell.csv', 'code,date,close,volume\n510300,2024-01-02,abc,2\n');
+      const cell = file(
+        'cell.csv',
+        'code,date,close,volume,updated_at\n510300,2024-01-02,abc,2,2024-01-02T00:00:00Z\n',
+      );
       const bad = await mds([
         'push',
         '--dataset',
@@ -344,6 +353,8 @@ for (const backend of await backends()) {
         '--dataset',
         'etf_daily',
         '--full-snapshot',
+        '--set',
+        'updated_at=2024-03-01T00:00:00Z',
         '--source',
         'snap',
         '--url',
@@ -396,6 +407,8 @@ for (const backend of await backends()) {
           '--dataset',
           'etf_daily',
           csv,
+          '--set',
+          'updated_at=2024-01-02T00:00:00Z',
           '--source',
           'r',
           '--url',

@@ -1,5 +1,8 @@
 import type { Config } from '../config.js';
+import type { TObject } from '@sinclair/typebox';
 import { AppError, invalid } from '../errors.js';
+import { firstError } from '../contract/check.js';
+import { KeyCreateSchema, KeyUpdateSchema, type KeyCreate, type KeyUpdate } from '../contract/admin.js';
 import type { ApiKeyRecord, KeyPatch, KeyScope, Store } from '../storage/store.js';
 import { DISPLAY_PREFIX_LENGTH, generateKey, hashKey, newKeyId } from './api-key-format.js';
 import type { Limiter } from './limiter.js';
@@ -27,14 +30,6 @@ export interface KeyUsage {
   last_hour: number;
 }
 
-export interface CreateKeyInput {
-  scope?: unknown;
-  name?: unknown;
-  /** Absent: the configured default; null: no limit. */
-  rate_per_minute?: unknown;
-  daily_quota?: unknown;
-}
-
 export interface KeyDefaults {
   /** Limits given to a new query key that does not name its own (null: none). */
   ratePerMinute: number | null;
@@ -49,9 +44,6 @@ export const keyDefaults = (
   dailyQuota: c.MDS_DEFAULT_DAILY_QUOTA || null,
 });
 
-const MAX_LIMIT = 1_000_000_000;
-const MAX_NAME = 100;
-
 export const keyView = (k: ApiKeyRecord): KeyView => ({
   id: k.id,
   name: k.name,
@@ -64,34 +56,11 @@ export const keyView = (k: ApiKeyRecord): KeyView => ({
   revoked_at: k.revoked_at,
 });
 
-function limitValue(field: string, v: unknown): number | null {
-  if (v === null) return null;
-  if (typeof v !== 'number' || !Number.isInteger(v) || v < 1 || v > MAX_LIMIT) {
-    throw invalid(`${field} must be an integer from 1 to ${MAX_LIMIT}, or null for no limit`);
-  }
-  return v;
-}
-
-function nameValue(v: unknown): string {
-  // Control characters would break the one-line-per-key listing.
-  if (typeof v !== 'string' || v.trim() === '' || v.length > MAX_NAME || /\p{Cc}/u.test(v)) {
-    throw invalid(
-      `name must be a non-empty string of at most ${MAX_NAME} characters, without control characters`,
-    );
-  }
-  return v.trim();
-}
-
-const asObject = (body: unknown): Record<string, unknown> => {
-  if (typeof body !== 'object' || body === null || Array.isArray(body))
-    throw invalid('body must be a JSON object');
-  return body as Record<string, unknown>;
-};
-
-function onlyFields(body: Record<string, unknown>, allowed: readonly string[]): void {
-  const unknown = Object.keys(body).filter((k) => !allowed.includes(k));
-  if (unknown.length > 0)
-    throw invalid(`unknown field(s) ${unknown.join(', ')}; allowed: ${allowed.join(', ')}`);
+/** A request body checked against its contract schema (contract/admin.ts): 400 / 4001 otherwise. */
+function checked<T>(schema: TObject, body: unknown): T {
+  const bad = firstError(schema, body);
+  if (bad) throw invalid(bad.message);
+  return body as T;
 }
 
 /**
@@ -105,12 +74,10 @@ export class KeyService {
     private readonly defaults: KeyDefaults = { ratePerMinute: null, dailyQuota: null },
   ) {}
 
-  async create(input: CreateKeyInput): Promise<{ key: KeyView; secret: string }> {
-    const body = asObject(input);
-    onlyFields(body, ['scope', 'name', 'rate_per_minute', 'daily_quota']);
-    if (body.scope !== 'query' && body.scope !== 'ingest') throw invalid('scope must be "query" or "ingest"');
+  async create(input: unknown): Promise<{ key: KeyView; secret: string }> {
+    const body = checked<KeyCreate>(KeyCreateSchema, input);
     const scope: KeyScope = body.scope;
-    const name = body.name === undefined ? `${scope} key` : nameValue(body.name);
+    const name = body.name === undefined ? `${scope} key` : body.name.trim();
     let rate: number | null;
     let quota: number | null;
     if (scope === 'ingest') {
@@ -120,14 +87,8 @@ export class KeyService {
       rate = null;
       quota = null;
     } else {
-      rate =
-        body.rate_per_minute === undefined
-          ? this.defaults.ratePerMinute
-          : limitValue('rate_per_minute', body.rate_per_minute);
-      quota =
-        body.daily_quota === undefined
-          ? this.defaults.dailyQuota
-          : limitValue('daily_quota', body.daily_quota);
+      rate = body.rate_per_minute === undefined ? this.defaults.ratePerMinute : body.rate_per_minute;
+      quota = body.daily_quota === undefined ? this.defaults.dailyQuota : body.daily_quota;
     }
     const secret = generateKey(scope);
     const record: ApiKeyRecord = {
@@ -158,13 +119,11 @@ export class KeyService {
 
   /** `null` clears a limit; absent fields are left as they are. */
   async update(id: string, input: unknown): Promise<KeyView> {
-    const body = asObject(input);
-    onlyFields(body, ['name', 'rate_per_minute', 'daily_quota']);
+    const body = checked<KeyUpdate>(KeyUpdateSchema, input);
     const patch: KeyPatch = {};
-    if (body.name !== undefined) patch.name = nameValue(body.name);
-    if (body.rate_per_minute !== undefined)
-      patch.rate_per_minute = limitValue('rate_per_minute', body.rate_per_minute);
-    if (body.daily_quota !== undefined) patch.daily_quota = limitValue('daily_quota', body.daily_quota);
+    if (body.name !== undefined) patch.name = body.name.trim();
+    if (body.rate_per_minute !== undefined) patch.rate_per_minute = body.rate_per_minute;
+    if (body.daily_quota !== undefined) patch.daily_quota = body.daily_quota;
     const current = await this.store.keys.getKey(id);
     if (!current) throw unknownKey(id);
     if (current.scope === 'ingest' && (patch.rate_per_minute != null || patch.daily_quota != null))

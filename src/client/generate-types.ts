@@ -8,9 +8,6 @@
 
 type Obj = Record<string, unknown>;
 
-/** How the service describes a like filter's parameter. */
-const LIKE = 'contains, case-insensitive (% and _ are literal)';
-
 const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 export const pascal = (name: string): string =>
@@ -89,7 +86,7 @@ export function clientTypesSource(doc: Obj): string {
         continue; // exports go through exportRows()
       else if (Array.isArray(s.enum)) type = (s.enum as unknown[]).map(literal).join(' | ');
       else if (s.type === 'integer' || s.type === 'number') type = 'number';
-      else if (s.format === 'date' || name === 'cursor' || p.description === LIKE) type = 'string';
+      else if (s.format === 'date' || name === 'cursor' || p['x-mds-filter'] === 'like') type = 'string';
       else type = 'string | number';
       const doc =
         typeof p.description === 'string' ? `  /** ${p.description.replace(/\*\//g, '* /')} */\n` : '';

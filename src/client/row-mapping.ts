@@ -193,9 +193,7 @@ export function mapRows(
   const fillSource = src !== null && !byField.has(src.name) && opts.source !== undefined;
   if (fillSource && src) constants[src.name] = opts.source as string;
 
-  const missing = d.fields.filter(
-    (f) => f.required && !byField.has(f.name) && f.name !== 'updated_at' && !(fillSource && f === src),
-  );
+  const missing = d.fields.filter((f) => f.required && !byField.has(f.name) && !(fillSource && f === src));
   if (missing.length > 0) {
     const names = missing.map((f) => (f.apiName !== f.name ? `${f.name} (or ${f.apiName})` : f.name));
     const hints = [];

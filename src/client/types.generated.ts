@@ -31,16 +31,19 @@ export interface EtfDailyParams {
   date?: string;
   /** exact match */
   source?: string | number;
-  /** inclusive bound on date */
+  /** inclusive lower bound on date */
   date_from?: string;
-  /** inclusive bound on date */
+  /** inclusive upper bound on date */
   date_to?: string;
   /** rows per page; values above 1000 are clamped to 1000 */
   limit?: number;
+  /** rows to skip */
   offset?: number;
+  /** field to sort by; ties are broken by the unique key */
   sort?: keyof EtfDailyRow;
+  /** sort direction */
   order?: 'asc' | 'desc';
-  /** comma-separated subset of: code, date, open, high, low, close, pre_close, change, pct_chg, volume, amount, turnover_rate, source, updated_at, created_at */
+  /** comma-separated subset of: code, date, open, high, low, close, pre_close, change, pct_chg, volume, amount, turnover_rate, source, updated_at, created_at. Rows then hold only these fields (the row schema describes whole rows). */
   fields?: readonly (keyof EtfDailyRow)[];
   /** keyset pagination: meta.next_cursor of the previous page of the same query */
   cursor?: string;
@@ -63,7 +66,7 @@ export interface IndexDailyRow {
   amount: number | null;
   source: string;
   /** ISO 8601 UTC timestamp */
-  updated_at: string | null;
+  updated_at: string;
   /** ISO 8601 UTC timestamp; when the row was first stored (set by the server) */
   created_at: string;
 }
@@ -76,16 +79,19 @@ export interface IndexDailyParams {
   trade_date?: string;
   /** exact match */
   source?: string | number;
-  /** inclusive bound on trade_date */
+  /** inclusive lower bound on trade_date */
   date_from?: string;
-  /** inclusive bound on trade_date */
+  /** inclusive upper bound on trade_date */
   date_to?: string;
   /** rows per page; values above 1000 are clamped to 1000 */
   limit?: number;
+  /** rows to skip */
   offset?: number;
+  /** field to sort by; ties are broken by the unique key */
   sort?: keyof IndexDailyRow;
+  /** sort direction */
   order?: 'asc' | 'desc';
-  /** comma-separated subset of: index_code, trade_date, open, high, low, close, pre_close, change, pct_chg, volume, amount, source, updated_at, created_at */
+  /** comma-separated subset of: index_code, trade_date, open, high, low, close, pre_close, change, pct_chg, volume, amount, source, updated_at, created_at. Rows then hold only these fields (the row schema describes whole rows). */
   fields?: readonly (keyof IndexDailyRow)[];
   /** keyset pagination: meta.next_cursor of the previous page of the same query */
   cursor?: string;
@@ -105,7 +111,7 @@ export interface FxRow {
   ask: number | null;
   source: string;
   /** ISO 8601 UTC timestamp */
-  updated_at: string | null;
+  updated_at: string;
   /** ISO 8601 UTC timestamp; when the row was first stored (set by the server) */
   created_at: string;
 }
@@ -118,16 +124,19 @@ export interface FxParams {
   date?: string;
   /** exact match */
   source?: string | number;
-  /** inclusive bound on date */
+  /** inclusive lower bound on date */
   date_from?: string;
-  /** inclusive bound on date */
+  /** inclusive upper bound on date */
   date_to?: string;
   /** rows per page; values above 1000 are clamped to 1000 */
   limit?: number;
+  /** rows to skip */
   offset?: number;
+  /** field to sort by; ties are broken by the unique key */
   sort?: keyof FxRow;
+  /** sort direction */
   order?: 'asc' | 'desc';
-  /** comma-separated subset of: code, date, open, high, low, close, bid, ask, source, updated_at, created_at */
+  /** comma-separated subset of: code, date, open, high, low, close, bid, ask, source, updated_at, created_at. Rows then hold only these fields (the row schema describes whole rows). */
   fields?: readonly (keyof FxRow)[];
   /** keyset pagination: meta.next_cursor of the previous page of the same query */
   cursor?: string;
@@ -147,7 +156,7 @@ export interface QdiiNavRow {
   redemption_status: string | null;
   source: string;
   /** ISO 8601 UTC timestamp */
-  updated_at: string | null;
+  updated_at: string;
   /** ISO 8601 UTC timestamp; when the row was first stored (set by the server) */
   created_at: string;
 }
@@ -160,16 +169,19 @@ export interface QdiiNavParams {
   date?: string;
   /** exact match */
   source?: string | number;
-  /** inclusive bound on date */
+  /** inclusive lower bound on date */
   date_from?: string;
-  /** inclusive bound on date */
+  /** inclusive upper bound on date */
   date_to?: string;
   /** rows per page; values above 1000 are clamped to 1000 */
   limit?: number;
+  /** rows to skip */
   offset?: number;
+  /** field to sort by; ties are broken by the unique key */
   sort?: keyof QdiiNavRow;
+  /** sort direction */
   order?: 'asc' | 'desc';
-  /** comma-separated subset of: code, date, nav, acc_nav, estimated_nav, premium_pct, currency, purchase_status, redemption_status, source, updated_at, created_at */
+  /** comma-separated subset of: code, date, nav, acc_nav, estimated_nav, premium_pct, currency, purchase_status, redemption_status, source, updated_at, created_at. Rows then hold only these fields (the row schema describes whole rows). */
   fields?: readonly (keyof QdiiNavRow)[];
   /** keyset pagination: meta.next_cursor of the previous page of the same query */
   cursor?: string;
@@ -195,7 +207,7 @@ export interface IndustrySwRow {
   out_date: string | null;
   source: string;
   /** ISO 8601 UTC timestamp */
-  updated_at: string | null;
+  updated_at: string;
   /** ISO 8601 UTC timestamp; when the row was first stored (set by the server) */
   created_at: string;
 }
@@ -212,10 +224,13 @@ export interface IndustrySwParams {
   name?: string;
   /** rows per page; values above 1000 are clamped to 1000 */
   limit?: number;
+  /** rows to skip */
   offset?: number;
+  /** field to sort by; ties are broken by the unique key */
   sort?: keyof IndustrySwRow;
+  /** sort direction */
   order?: 'asc' | 'desc';
-  /** comma-separated subset of: code, name, industry_code, industry_name, level, l1_code, l1_name, l2_code, l2_name, l3_code, l3_name, in_date, out_date, source, updated_at, created_at */
+  /** comma-separated subset of: code, name, industry_code, industry_name, level, l1_code, l1_name, l2_code, l2_name, l3_code, l3_name, in_date, out_date, source, updated_at, created_at. Rows then hold only these fields (the row schema describes whole rows). */
   fields?: readonly (keyof IndustrySwRow)[];
   /** keyset pagination: meta.next_cursor of the previous page of the same query */
   cursor?: string;
@@ -243,7 +258,7 @@ export interface StockDailyRow {
   is_suspended: 0 | 1 | null;
   source: string;
   /** ISO 8601 UTC timestamp */
-  updated_at: string | null;
+  updated_at: string;
   /** ISO 8601 UTC timestamp; when the row was first stored (set by the server) */
   created_at: string;
 }
@@ -256,16 +271,19 @@ export interface StockDailyParams {
   date?: string;
   /** exact match */
   source?: string | number;
-  /** inclusive bound on date */
+  /** inclusive lower bound on date */
   date_from?: string;
-  /** inclusive bound on date */
+  /** inclusive upper bound on date */
   date_to?: string;
   /** rows per page; values above 1000 are clamped to 1000 */
   limit?: number;
+  /** rows to skip */
   offset?: number;
+  /** field to sort by; ties are broken by the unique key */
   sort?: keyof StockDailyRow;
+  /** sort direction */
   order?: 'asc' | 'desc';
-  /** comma-separated subset of: code, date, open, high, low, close, pre_close, change, pct_chg, volume, amount, turnover_rate, pe_ttm, pb, total_mv, circ_mv, is_suspended, source, updated_at, created_at */
+  /** comma-separated subset of: code, date, open, high, low, close, pre_close, change, pct_chg, volume, amount, turnover_rate, pe_ttm, pb, total_mv, circ_mv, is_suspended, source, updated_at, created_at. Rows then hold only these fields (the row schema describes whole rows). */
   fields?: readonly (keyof StockDailyRow)[];
   /** keyset pagination: meta.next_cursor of the previous page of the same query */
   cursor?: string;
@@ -293,7 +311,7 @@ export interface EtfDailyFeaturesRow {
   premium_pct: number | null;
   source: string;
   /** ISO 8601 UTC timestamp */
-  updated_at: string | null;
+  updated_at: string;
   /** ISO 8601 UTC timestamp; when the row was first stored (set by the server) */
   created_at: string;
 }
@@ -306,16 +324,19 @@ export interface EtfDailyFeaturesParams {
   date?: string;
   /** exact match */
   source?: string | number;
-  /** inclusive bound on date */
+  /** inclusive lower bound on date */
   date_from?: string;
-  /** inclusive bound on date */
+  /** inclusive upper bound on date */
   date_to?: string;
   /** rows per page; values above 1000 are clamped to 1000 */
   limit?: number;
+  /** rows to skip */
   offset?: number;
+  /** field to sort by; ties are broken by the unique key */
   sort?: keyof EtfDailyFeaturesRow;
+  /** sort direction */
   order?: 'asc' | 'desc';
-  /** comma-separated subset of: code, date, ret_1d, ret_5d, ret_20d, ret_60d, ma_5, ma_10, ma_20, ma_60, rsi_14, macd, macd_signal, macd_hist, vol_20d, amount_ma_20, premium_pct, source, updated_at, created_at */
+  /** comma-separated subset of: code, date, ret_1d, ret_5d, ret_20d, ret_60d, ma_5, ma_10, ma_20, ma_60, rsi_14, macd, macd_signal, macd_hist, vol_20d, amount_ma_20, premium_pct, source, updated_at, created_at. Rows then hold only these fields (the row schema describes whole rows). */
   fields?: readonly (keyof EtfDailyFeaturesRow)[];
   /** keyset pagination: meta.next_cursor of the previous page of the same query */
   cursor?: string;
@@ -341,7 +362,7 @@ export interface EtfRiskFeaturesRow {
   benchmark_code: string | null;
   source: string;
   /** ISO 8601 UTC timestamp */
-  updated_at: string | null;
+  updated_at: string;
   /** ISO 8601 UTC timestamp; when the row was first stored (set by the server) */
   created_at: string;
 }
@@ -353,19 +374,22 @@ export interface EtfRiskFeaturesParams {
   /** exact match */
   date?: string;
   /** exact match */
-  window?: string | number;
+  window?: number;
   /** exact match */
   source?: string | number;
-  /** inclusive bound on date */
+  /** inclusive lower bound on date */
   date_from?: string;
-  /** inclusive bound on date */
+  /** inclusive upper bound on date */
   date_to?: string;
   /** rows per page; values above 1000 are clamped to 1000 */
   limit?: number;
+  /** rows to skip */
   offset?: number;
+  /** field to sort by; ties are broken by the unique key */
   sort?: keyof EtfRiskFeaturesRow;
+  /** sort direction */
   order?: 'asc' | 'desc';
-  /** comma-separated subset of: code, date, window, volatility, downside_vol, max_drawdown, var_95, cvar_95, beta, sharpe, sortino, calmar, tracking_error, benchmark_code, source, updated_at, created_at */
+  /** comma-separated subset of: code, date, window, volatility, downside_vol, max_drawdown, var_95, cvar_95, beta, sharpe, sortino, calmar, tracking_error, benchmark_code, source, updated_at, created_at. Rows then hold only these fields (the row schema describes whole rows). */
   fields?: readonly (keyof EtfRiskFeaturesRow)[];
   /** keyset pagination: meta.next_cursor of the previous page of the same query */
   cursor?: string;
@@ -389,7 +413,7 @@ export interface EtfCrossBorderFeaturesRow {
   premium_pctile_252d: number | null;
   source: string;
   /** ISO 8601 UTC timestamp */
-  updated_at: string | null;
+  updated_at: string;
   /** ISO 8601 UTC timestamp; when the row was first stored (set by the server) */
   created_at: string;
 }
@@ -402,16 +426,19 @@ export interface EtfCrossBorderFeaturesParams {
   date?: string;
   /** exact match */
   source?: string | number;
-  /** inclusive bound on date */
+  /** inclusive lower bound on date */
   date_from?: string;
-  /** inclusive bound on date */
+  /** inclusive upper bound on date */
   date_to?: string;
   /** rows per page; values above 1000 are clamped to 1000 */
   limit?: number;
+  /** rows to skip */
   offset?: number;
+  /** field to sort by; ties are broken by the unique key */
   sort?: keyof EtfCrossBorderFeaturesRow;
+  /** sort direction */
   order?: 'asc' | 'desc';
-  /** comma-separated subset of: code, date, region, overseas_ticker, underlying_index_code, underlying_ret_1d, fx_pair, fx_rate, fx_ret_1d, nav_lag_days, estimated_nav, premium_pct, premium_pctile_252d, source, updated_at, created_at */
+  /** comma-separated subset of: code, date, region, overseas_ticker, underlying_index_code, underlying_ret_1d, fx_pair, fx_rate, fx_ret_1d, nav_lag_days, estimated_nav, premium_pct, premium_pctile_252d, source, updated_at, created_at. Rows then hold only these fields (the row schema describes whole rows). */
   fields?: readonly (keyof EtfCrossBorderFeaturesRow)[];
   /** keyset pagination: meta.next_cursor of the previous page of the same query */
   cursor?: string;
@@ -437,7 +464,7 @@ export interface IndexDailyFeaturesRow {
   pb_pctile_5y: number | null;
   source: string;
   /** ISO 8601 UTC timestamp */
-  updated_at: string | null;
+  updated_at: string;
   /** ISO 8601 UTC timestamp; when the row was first stored (set by the server) */
   created_at: string;
 }
@@ -450,16 +477,19 @@ export interface IndexDailyFeaturesParams {
   date?: string;
   /** exact match */
   source?: string | number;
-  /** inclusive bound on date */
+  /** inclusive lower bound on date */
   date_from?: string;
-  /** inclusive bound on date */
+  /** inclusive upper bound on date */
   date_to?: string;
   /** rows per page; values above 1000 are clamped to 1000 */
   limit?: number;
+  /** rows to skip */
   offset?: number;
+  /** field to sort by; ties are broken by the unique key */
   sort?: keyof IndexDailyFeaturesRow;
+  /** sort direction */
   order?: 'asc' | 'desc';
-  /** comma-separated subset of: index_code, date, ret_1d, ret_5d, ret_20d, ret_60d, ret_252d, vol_20d, vol_60d, max_drawdown_252d, pe_ttm, pb, dividend_yield, pe_pctile_5y, pb_pctile_5y, source, updated_at, created_at */
+  /** comma-separated subset of: index_code, date, ret_1d, ret_5d, ret_20d, ret_60d, ret_252d, vol_20d, vol_60d, max_drawdown_252d, pe_ttm, pb, dividend_yield, pe_pctile_5y, pb_pctile_5y, source, updated_at, created_at. Rows then hold only these fields (the row schema describes whole rows). */
   fields?: readonly (keyof IndexDailyFeaturesRow)[];
   /** keyset pagination: meta.next_cursor of the previous page of the same query */
   cursor?: string;
@@ -488,7 +518,7 @@ export interface EtfBasicRow {
   listing_date: string | null;
   is_connected: 0 | 1 | null;
   /** ISO 8601 UTC timestamp */
-  updated_at: string | null;
+  updated_at: string;
   /** ISO 8601 UTC timestamp; when the row was first stored (set by the server) */
   created_at: string;
 }
@@ -509,10 +539,13 @@ export interface EtfBasicParams {
   fund_company?: string;
   /** rows per page; values above 1000 are clamped to 1000 */
   limit?: number;
+  /** rows to skip */
   offset?: number;
+  /** field to sort by; ties are broken by the unique key */
   sort?: keyof EtfBasicRow;
+  /** sort direction */
   order?: 'asc' | 'desc';
-  /** comma-separated subset of: code, name, category, asset_class, tracking_index, tracking_index_code, fund_company, exchange, management_fee, custodian_fee, total_fee, aum_billion, avg_daily_amount_million, premium_pct, latest_price, latest_nav, listing_date, is_connected, updated_at, created_at */
+  /** comma-separated subset of: code, name, category, asset_class, tracking_index, tracking_index_code, fund_company, exchange, management_fee, custodian_fee, total_fee, aum_billion, avg_daily_amount_million, premium_pct, latest_price, latest_nav, listing_date, is_connected, updated_at, created_at. Rows then hold only these fields (the row schema describes whole rows). */
   fields?: readonly (keyof EtfBasicRow)[];
   /** keyset pagination: meta.next_cursor of the previous page of the same query */
   cursor?: string;
@@ -529,7 +562,7 @@ export interface EtfNavRow {
   daily_return_pct: number | null;
   source: string;
   /** ISO 8601 UTC timestamp */
-  updated_at: string | null;
+  updated_at: string;
   /** ISO 8601 UTC timestamp; when the row was first stored (set by the server) */
   created_at: string;
 }
@@ -542,16 +575,19 @@ export interface EtfNavParams {
   trade_date?: string;
   /** exact match */
   source?: string | number;
-  /** inclusive bound on trade_date */
+  /** inclusive lower bound on trade_date */
   date_from?: string;
-  /** inclusive bound on trade_date */
+  /** inclusive upper bound on trade_date */
   date_to?: string;
   /** rows per page; values above 1000 are clamped to 1000 */
   limit?: number;
+  /** rows to skip */
   offset?: number;
+  /** field to sort by; ties are broken by the unique key */
   sort?: keyof EtfNavRow;
+  /** sort direction */
   order?: 'asc' | 'desc';
-  /** comma-separated subset of: code, trade_date, nav, acc_nav, adj_nav, daily_return_pct, source, updated_at, created_at */
+  /** comma-separated subset of: code, trade_date, nav, acc_nav, adj_nav, daily_return_pct, source, updated_at, created_at. Rows then hold only these fields (the row schema describes whole rows). */
   fields?: readonly (keyof EtfNavRow)[];
   /** keyset pagination: meta.next_cursor of the previous page of the same query */
   cursor?: string;
@@ -577,7 +613,7 @@ export interface EtfPriceRow {
   trade_time: string | null;
   source: string;
   /** ISO 8601 UTC timestamp */
-  updated_at: string | null;
+  updated_at: string;
   /** ISO 8601 UTC timestamp; when the row was first stored (set by the server) */
   created_at: string;
 }
@@ -590,10 +626,13 @@ export interface EtfPriceParams {
   source?: string | number;
   /** rows per page; values above 1000 are clamped to 1000 */
   limit?: number;
+  /** rows to skip */
   offset?: number;
+  /** field to sort by; ties are broken by the unique key */
   sort?: keyof EtfPriceRow;
+  /** sort direction */
   order?: 'asc' | 'desc';
-  /** comma-separated subset of: code, name, price, open, high, low, pre_close, change, pct_chg, volume, amount, iopv, nav, premium_pct, trade_time, source, updated_at, created_at */
+  /** comma-separated subset of: code, name, price, open, high, low, pre_close, change, pct_chg, volume, amount, iopv, nav, premium_pct, trade_time, source, updated_at, created_at. Rows then hold only these fields (the row schema describes whole rows). */
   fields?: readonly (keyof EtfPriceRow)[];
   /** keyset pagination: meta.next_cursor of the previous page of the same query */
   cursor?: string;
@@ -610,7 +649,7 @@ export interface EtfSizeRow {
   nav: number | null;
   source: string;
   /** ISO 8601 UTC timestamp */
-  updated_at: string | null;
+  updated_at: string;
   /** ISO 8601 UTC timestamp; when the row was first stored (set by the server) */
   created_at: string;
 }
@@ -623,16 +662,19 @@ export interface EtfSizeParams {
   trade_date?: string;
   /** exact match */
   source?: string | number;
-  /** inclusive bound on trade_date */
+  /** inclusive lower bound on trade_date */
   date_from?: string;
-  /** inclusive bound on trade_date */
+  /** inclusive upper bound on trade_date */
   date_to?: string;
   /** rows per page; values above 1000 are clamped to 1000 */
   limit?: number;
+  /** rows to skip */
   offset?: number;
+  /** field to sort by; ties are broken by the unique key */
   sort?: keyof EtfSizeRow;
+  /** sort direction */
   order?: 'asc' | 'desc';
-  /** comma-separated subset of: code, trade_date, shares, shares_change, aum, nav, source, updated_at, created_at */
+  /** comma-separated subset of: code, trade_date, shares, shares_change, aum, nav, source, updated_at, created_at. Rows then hold only these fields (the row schema describes whole rows). */
   fields?: readonly (keyof EtfSizeRow)[];
   /** keyset pagination: meta.next_cursor of the previous page of the same query */
   cursor?: string;
@@ -653,7 +695,7 @@ export interface EtfFlowRow {
   shares_change: number | null;
   source: string;
   /** ISO 8601 UTC timestamp */
-  updated_at: string | null;
+  updated_at: string;
   /** ISO 8601 UTC timestamp; when the row was first stored (set by the server) */
   created_at: string;
 }
@@ -668,16 +710,19 @@ export interface EtfFlowParams {
   estimation_method?: string | number;
   /** exact match */
   source?: string | number;
-  /** inclusive bound on trade_date */
+  /** inclusive lower bound on trade_date */
   date_from?: string;
-  /** inclusive bound on trade_date */
+  /** inclusive upper bound on trade_date */
   date_to?: string;
   /** rows per page; values above 1000 are clamped to 1000 */
   limit?: number;
+  /** rows to skip */
   offset?: number;
+  /** field to sort by; ties are broken by the unique key */
   sort?: keyof EtfFlowRow;
+  /** sort direction */
   order?: 'asc' | 'desc';
-  /** comma-separated subset of: code, trade_date, period, estimation_method, net_inflow, inflow, outflow, shares_change, source, updated_at, created_at */
+  /** comma-separated subset of: code, trade_date, period, estimation_method, net_inflow, inflow, outflow, shares_change, source, updated_at, created_at. Rows then hold only these fields (the row schema describes whole rows). */
   fields?: readonly (keyof EtfFlowRow)[];
   /** keyset pagination: meta.next_cursor of the previous page of the same query */
   cursor?: string;
@@ -696,7 +741,7 @@ export interface EtfHoldingsRow {
   rank: number | null;
   source: string;
   /** ISO 8601 UTC timestamp */
-  updated_at: string | null;
+  updated_at: string;
   /** ISO 8601 UTC timestamp; when the row was first stored (set by the server) */
   created_at: string;
 }
@@ -713,10 +758,13 @@ export interface EtfHoldingsParams {
   source?: string | number;
   /** rows per page; values above 1000 are clamped to 1000 */
   limit?: number;
+  /** rows to skip */
   offset?: number;
+  /** field to sort by; ties are broken by the unique key */
   sort?: keyof EtfHoldingsRow;
+  /** sort direction */
   order?: 'asc' | 'desc';
-  /** comma-separated subset of: code, report_period, holding_code, holding_name, shares, market_value, weight_pct, rank, source, updated_at, created_at */
+  /** comma-separated subset of: code, report_period, holding_code, holding_name, shares, market_value, weight_pct, rank, source, updated_at, created_at. Rows then hold only these fields (the row schema describes whole rows). */
   fields?: readonly (keyof EtfHoldingsRow)[];
   /** keyset pagination: meta.next_cursor of the previous page of the same query */
   cursor?: string;
@@ -739,7 +787,7 @@ export interface EtfPcfRow {
   nav_per_unit: number | null;
   source_type: string;
   /** ISO 8601 UTC timestamp */
-  updated_at: string | null;
+  updated_at: string;
   /** ISO 8601 UTC timestamp; when the row was first stored (set by the server) */
   created_at: string;
 }
@@ -754,16 +802,19 @@ export interface EtfPcfParams {
   component_code?: string | number;
   /** exact match */
   source_type?: string | number;
-  /** inclusive bound on trade_date */
+  /** inclusive lower bound on trade_date */
   date_from?: string;
-  /** inclusive bound on trade_date */
+  /** inclusive upper bound on trade_date */
   date_to?: string;
   /** rows per page; values above 1000 are clamped to 1000 */
   limit?: number;
+  /** rows to skip */
   offset?: number;
+  /** field to sort by; ties are broken by the unique key */
   sort?: keyof EtfPcfRow;
+  /** sort direction */
   order?: 'asc' | 'desc';
-  /** comma-separated subset of: fund_code, trade_date, component_code, component_name, quantity, substitution_flag, premium_ratio, discount_ratio, substitution_amount, creation_unit, estimated_cash, nav_per_unit, source_type, updated_at, created_at */
+  /** comma-separated subset of: fund_code, trade_date, component_code, component_name, quantity, substitution_flag, premium_ratio, discount_ratio, substitution_amount, creation_unit, estimated_cash, nav_per_unit, source_type, updated_at, created_at. Rows then hold only these fields (the row schema describes whole rows). */
   fields?: readonly (keyof EtfPcfRow)[];
   /** keyset pagination: meta.next_cursor of the previous page of the same query */
   cursor?: string;
@@ -781,7 +832,7 @@ export interface EtfHoldersRow {
   total_shares: number | null;
   source: string;
   /** ISO 8601 UTC timestamp */
-  updated_at: string | null;
+  updated_at: string;
   /** ISO 8601 UTC timestamp; when the row was first stored (set by the server) */
   created_at: string;
 }
@@ -796,10 +847,13 @@ export interface EtfHoldersParams {
   source?: string | number;
   /** rows per page; values above 1000 are clamped to 1000 */
   limit?: number;
+  /** rows to skip */
   offset?: number;
+  /** field to sort by; ties are broken by the unique key */
   sort?: keyof EtfHoldersRow;
+  /** sort direction */
   order?: 'asc' | 'desc';
-  /** comma-separated subset of: code, report_period, holder_count, institutional_pct, individual_pct, internal_pct, total_shares, source, updated_at, created_at */
+  /** comma-separated subset of: code, report_period, holder_count, institutional_pct, individual_pct, internal_pct, total_shares, source, updated_at, created_at. Rows then hold only these fields (the row schema describes whole rows). */
   fields?: readonly (keyof EtfHoldersRow)[];
   /** keyset pagination: meta.next_cursor of the previous page of the same query */
   cursor?: string;
@@ -819,7 +873,7 @@ export interface EtfDividendRow {
   pay_date: string | null;
   source: string;
   /** ISO 8601 UTC timestamp */
-  updated_at: string | null;
+  updated_at: string;
   /** ISO 8601 UTC timestamp; when the row was first stored (set by the server) */
   created_at: string;
 }
@@ -832,16 +886,19 @@ export interface EtfDividendParams {
   ex_date?: string;
   /** exact match */
   source?: string | number;
-  /** inclusive bound on ex_date */
+  /** inclusive lower bound on ex_date */
   date_from?: string;
-  /** inclusive bound on ex_date */
+  /** inclusive upper bound on ex_date */
   date_to?: string;
   /** rows per page; values above 1000 are clamped to 1000 */
   limit?: number;
+  /** rows to skip */
   offset?: number;
+  /** field to sort by; ties are broken by the unique key */
   sort?: keyof EtfDividendRow;
+  /** sort direction */
   order?: 'asc' | 'desc';
-  /** comma-separated subset of: code, ex_date, dividend_per_unit, announce_date, record_date, pay_date, source, updated_at, created_at */
+  /** comma-separated subset of: code, ex_date, dividend_per_unit, announce_date, record_date, pay_date, source, updated_at, created_at. Rows then hold only these fields (the row schema describes whole rows). */
   fields?: readonly (keyof EtfDividendRow)[];
   /** keyset pagination: meta.next_cursor of the previous page of the same query */
   cursor?: string;
@@ -864,7 +921,7 @@ export interface EtfCrossBorderRow {
   trade_date: string | null;
   source: string;
   /** ISO 8601 UTC timestamp */
-  updated_at: string | null;
+  updated_at: string;
   /** ISO 8601 UTC timestamp; when the row was first stored (set by the server) */
   created_at: string;
 }
@@ -879,10 +936,13 @@ export interface EtfCrossBorderParams {
   source?: string | number;
   /** rows per page; values above 1000 are clamped to 1000 */
   limit?: number;
+  /** rows to skip */
   offset?: number;
+  /** field to sort by; ties are broken by the unique key */
   sort?: keyof EtfCrossBorderRow;
+  /** sort direction */
   order?: 'asc' | 'desc';
-  /** comma-separated subset of: code, name, overseas_ticker, overseas_exchange, overseas_price, overseas_currency, fx_rate, price, nav, iopv, premium_pct, trade_date, source, updated_at, created_at */
+  /** comma-separated subset of: code, name, overseas_ticker, overseas_exchange, overseas_price, overseas_currency, fx_rate, price, nav, iopv, premium_pct, trade_date, source, updated_at, created_at. Rows then hold only these fields (the row schema describes whole rows). */
   fields?: readonly (keyof EtfCrossBorderRow)[];
   /** keyset pagination: meta.next_cursor of the previous page of the same query */
   cursor?: string;
@@ -911,7 +971,7 @@ export interface StockSpotRow {
   trade_time: string | null;
   source: string;
   /** ISO 8601 UTC timestamp */
-  updated_at: string | null;
+  updated_at: string;
   /** ISO 8601 UTC timestamp; when the row was first stored (set by the server) */
   created_at: string;
 }
@@ -928,10 +988,13 @@ export interface StockSpotParams {
   name?: string;
   /** rows per page; values above 1000 are clamped to 1000 */
   limit?: number;
+  /** rows to skip */
   offset?: number;
+  /** field to sort by; ties are broken by the unique key */
   sort?: keyof StockSpotRow;
+  /** sort direction */
   order?: 'asc' | 'desc';
-  /** comma-separated subset of: code, name, industry, price, open, high, low, pre_close, change, pct_chg, volume, amount, turnover_rate, pe_ttm, pb, total_mv, circ_mv, trade_time, source, updated_at, created_at */
+  /** comma-separated subset of: code, name, industry, price, open, high, low, pre_close, change, pct_chg, volume, amount, turnover_rate, pe_ttm, pb, total_mv, circ_mv, trade_time, source, updated_at, created_at. Rows then hold only these fields (the row schema describes whole rows). */
   fields?: readonly (keyof StockSpotRow)[];
   /** keyset pagination: meta.next_cursor of the previous page of the same query */
   cursor?: string;
@@ -950,7 +1013,7 @@ export interface StockFinancialsRow {
   announce_date: string | null;
   source: string;
   /** ISO 8601 UTC timestamp */
-  updated_at: string | null;
+  updated_at: string;
   /** ISO 8601 UTC timestamp; when the row was first stored (set by the server) */
   created_at: string;
 }
@@ -967,16 +1030,19 @@ export interface StockFinancialsParams {
   metric?: string | number;
   /** exact match */
   source?: string | number;
-  /** inclusive bound on report_date */
+  /** inclusive lower bound on report_date */
   date_from?: string;
-  /** inclusive bound on report_date */
+  /** inclusive upper bound on report_date */
   date_to?: string;
   /** rows per page; values above 1000 are clamped to 1000 */
   limit?: number;
+  /** rows to skip */
   offset?: number;
+  /** field to sort by; ties are broken by the unique key */
   sort?: keyof StockFinancialsRow;
+  /** sort direction */
   order?: 'asc' | 'desc';
-  /** comma-separated subset of: code, report_date, report_type, metric, value, unit, announce_date, source, updated_at, created_at */
+  /** comma-separated subset of: code, report_date, report_type, metric, value, unit, announce_date, source, updated_at, created_at. Rows then hold only these fields (the row schema describes whole rows). */
   fields?: readonly (keyof StockFinancialsRow)[];
   /** keyset pagination: meta.next_cursor of the previous page of the same query */
   cursor?: string;
@@ -992,7 +1058,7 @@ export interface IndexConstituentsRow {
   weight: number;
   source: string;
   /** ISO 8601 UTC timestamp */
-  updated_at: string | null;
+  updated_at: string;
   /** ISO 8601 UTC timestamp; when the row was first stored (set by the server) */
   created_at: string;
 }
@@ -1005,16 +1071,19 @@ export interface IndexConstituentsParams {
   stock_code?: string | number;
   /** exact match */
   source?: string | number;
-  /** inclusive bound on trade_date */
+  /** inclusive lower bound on trade_date */
   date_from?: string;
-  /** inclusive bound on trade_date */
+  /** inclusive upper bound on trade_date */
   date_to?: string;
   /** rows per page; values above 1000 are clamped to 1000 */
   limit?: number;
+  /** rows to skip */
   offset?: number;
+  /** field to sort by; ties are broken by the unique key */
   sort?: keyof IndexConstituentsRow;
+  /** sort direction */
   order?: 'asc' | 'desc';
-  /** comma-separated subset of: index_code, stock_code, stock_name, trade_date, weight, source, updated_at, created_at */
+  /** comma-separated subset of: index_code, stock_code, stock_name, trade_date, weight, source, updated_at, created_at. Rows then hold only these fields (the row schema describes whole rows). */
   fields?: readonly (keyof IndexConstituentsRow)[];
   /** keyset pagination: meta.next_cursor of the previous page of the same query */
   cursor?: string;
@@ -1034,9 +1103,9 @@ export interface IndexMetaRow {
   /** YYYY-MM-DD */
   publish_date: string | null;
   constituent_count: number | null;
-  source: string | null;
+  source: string;
   /** ISO 8601 UTC timestamp */
-  updated_at: string | null;
+  updated_at: string;
   /** ISO 8601 UTC timestamp; when the row was first stored (set by the server) */
   created_at: string;
 }
@@ -1049,10 +1118,13 @@ export interface IndexMetaParams {
   name?: string;
   /** rows per page; values above 1000 are clamped to 1000 */
   limit?: number;
+  /** rows to skip */
   offset?: number;
+  /** field to sort by; ties are broken by the unique key */
   sort?: keyof IndexMetaRow;
+  /** sort direction */
   order?: 'asc' | 'desc';
-  /** comma-separated subset of: index_code, name, full_name, publisher, category, compile_rule, base_date, base_point, publish_date, constituent_count, source, updated_at, created_at */
+  /** comma-separated subset of: index_code, name, full_name, publisher, category, compile_rule, base_date, base_point, publish_date, constituent_count, source, updated_at, created_at. Rows then hold only these fields (the row schema describes whole rows). */
   fields?: readonly (keyof IndexMetaRow)[];
   /** keyset pagination: meta.next_cursor of the previous page of the same query */
   cursor?: string;
@@ -1074,7 +1146,7 @@ export interface MacroIndicatorRow {
   mom: number | null;
   source: string;
   /** ISO 8601 UTC timestamp */
-  updated_at: string | null;
+  updated_at: string;
   /** ISO 8601 UTC timestamp; when the row was first stored (set by the server) */
   created_at: string;
 }
@@ -1087,16 +1159,19 @@ export interface MacroIndicatorParams {
   period?: string | number;
   /** exact match */
   source?: string | number;
-  /** inclusive bound on date */
+  /** inclusive lower bound on date */
   date_from?: string;
-  /** inclusive bound on date */
+  /** inclusive upper bound on date */
   date_to?: string;
   /** rows per page; values above 1000 are clamped to 1000 */
   limit?: number;
+  /** rows to skip */
   offset?: number;
+  /** field to sort by; ties are broken by the unique key */
   sort?: keyof MacroIndicatorRow;
+  /** sort direction */
   order?: 'asc' | 'desc';
-  /** comma-separated subset of: indicator_name, period, date, value, unit, frequency, release_date, yoy, mom, source, updated_at, created_at */
+  /** comma-separated subset of: indicator_name, period, date, value, unit, frequency, release_date, yoy, mom, source, updated_at, created_at. Rows then hold only these fields (the row schema describes whole rows). */
   fields?: readonly (keyof MacroIndicatorRow)[];
   /** keyset pagination: meta.next_cursor of the previous page of the same query */
   cursor?: string;
@@ -1116,7 +1191,7 @@ export interface MarginTradingRow {
   total_balance: number | null;
   source: string;
   /** ISO 8601 UTC timestamp */
-  updated_at: string | null;
+  updated_at: string;
   /** ISO 8601 UTC timestamp; when the row was first stored (set by the server) */
   created_at: string;
 }
@@ -1129,16 +1204,19 @@ export interface MarginTradingParams {
   trade_date?: string;
   /** exact match */
   source?: string | number;
-  /** inclusive bound on trade_date */
+  /** inclusive lower bound on trade_date */
   date_from?: string;
-  /** inclusive bound on trade_date */
+  /** inclusive upper bound on trade_date */
   date_to?: string;
   /** rows per page; values above 1000 are clamped to 1000 */
   limit?: number;
+  /** rows to skip */
   offset?: number;
+  /** field to sort by; ties are broken by the unique key */
   sort?: keyof MarginTradingRow;
+  /** sort direction */
   order?: 'asc' | 'desc';
-  /** comma-separated subset of: market, trade_date, financing_balance, financing_buy, financing_repay, securities_lending_balance, securities_lending_volume, securities_sell_volume, total_balance, source, updated_at, created_at */
+  /** comma-separated subset of: market, trade_date, financing_balance, financing_buy, financing_repay, securities_lending_balance, securities_lending_volume, securities_sell_volume, total_balance, source, updated_at, created_at. Rows then hold only these fields (the row schema describes whole rows). */
   fields?: readonly (keyof MarginTradingRow)[];
   /** keyset pagination: meta.next_cursor of the previous page of the same query */
   cursor?: string;
@@ -1159,7 +1237,7 @@ export interface HsgtFlowRow {
   hold_market_value: number | null;
   source: string;
   /** ISO 8601 UTC timestamp */
-  updated_at: string | null;
+  updated_at: string;
   /** ISO 8601 UTC timestamp; when the row was first stored (set by the server) */
   created_at: string;
 }
@@ -1174,16 +1252,19 @@ export interface HsgtFlowParams {
   trade_date?: string;
   /** exact match */
   source?: string | number;
-  /** inclusive bound on trade_date */
+  /** inclusive lower bound on trade_date */
   date_from?: string;
-  /** inclusive bound on trade_date */
+  /** inclusive upper bound on trade_date */
   date_to?: string;
   /** rows per page; values above 1000 are clamped to 1000 */
   limit?: number;
+  /** rows to skip */
   offset?: number;
+  /** field to sort by; ties are broken by the unique key */
   sort?: keyof HsgtFlowRow;
+  /** sort direction */
   order?: 'asc' | 'desc';
-  /** comma-separated subset of: direction, channel, trade_date, net_buy, buy_amount, sell_amount, net_inflow, quota_balance, hold_market_value, source, updated_at, created_at */
+  /** comma-separated subset of: direction, channel, trade_date, net_buy, buy_amount, sell_amount, net_inflow, quota_balance, hold_market_value, source, updated_at, created_at. Rows then hold only these fields (the row schema describes whole rows). */
   fields?: readonly (keyof HsgtFlowRow)[];
   /** keyset pagination: meta.next_cursor of the previous page of the same query */
   cursor?: string;
@@ -1203,9 +1284,9 @@ export interface UsCompaniesRow {
   /** MMDD */
   fiscal_year_end: string | null;
   ein: string | null;
-  source: string | null;
+  source: string;
   /** ISO 8601 UTC timestamp */
-  updated_at: string | null;
+  updated_at: string;
   /** ISO 8601 UTC timestamp; when the row was first stored (set by the server) */
   created_at: string;
 }
@@ -1224,10 +1305,13 @@ export interface UsCompaniesParams {
   name?: string;
   /** rows per page; values above 1000 are clamped to 1000 */
   limit?: number;
+  /** rows to skip */
   offset?: number;
+  /** field to sort by; ties are broken by the unique key */
   sort?: keyof UsCompaniesRow;
+  /** sort direction */
   order?: 'asc' | 'desc';
-  /** comma-separated subset of: cik, name, ticker, exchange, sic, sic_description, entity_type, state_of_incorporation, fiscal_year_end, ein, source, updated_at, created_at */
+  /** comma-separated subset of: cik, name, ticker, exchange, sic, sic_description, entity_type, state_of_incorporation, fiscal_year_end, ein, source, updated_at, created_at. Rows then hold only these fields (the row schema describes whole rows). */
   fields?: readonly (keyof UsCompaniesRow)[];
   /** keyset pagination: meta.next_cursor of the previous page of the same query */
   cursor?: string;
@@ -1252,9 +1336,9 @@ export interface UsFilingsRow {
   size: number | null;
   is_xbrl: 0 | 1 | null;
   items: string | null;
-  source: string | null;
+  source: string;
   /** ISO 8601 UTC timestamp */
-  updated_at: string | null;
+  updated_at: string;
   /** ISO 8601 UTC timestamp; when the row was first stored (set by the server) */
   created_at: string;
 }
@@ -1269,16 +1353,19 @@ export interface UsFilingsParams {
   form?: string | number;
   /** exact match */
   accession_number?: string | number;
-  /** inclusive bound on filed_date */
+  /** inclusive lower bound on filed_date */
   date_from?: string;
-  /** inclusive bound on filed_date */
+  /** inclusive upper bound on filed_date */
   date_to?: string;
   /** rows per page; values above 1000 are clamped to 1000 */
   limit?: number;
+  /** rows to skip */
   offset?: number;
+  /** field to sort by; ties are broken by the unique key */
   sort?: keyof UsFilingsRow;
+  /** sort direction */
   order?: 'asc' | 'desc';
-  /** comma-separated subset of: accession_number, cik, form, filed_date, company_name, ticker, period_of_report, accepted_at, primary_document, document_url, size, is_xbrl, items, source, updated_at, created_at */
+  /** comma-separated subset of: accession_number, cik, form, filed_date, company_name, ticker, period_of_report, accepted_at, primary_document, document_url, size, is_xbrl, items, source, updated_at, created_at. Rows then hold only these fields (the row schema describes whole rows). */
   fields?: readonly (keyof UsFilingsRow)[];
   /** keyset pagination: meta.next_cursor of the previous page of the same query */
   cursor?: string;
@@ -1305,9 +1392,9 @@ export interface UsFinancialFactsRow {
   /** YYYY-MM-DD */
   filed_date: string | null;
   frame: string | null;
-  source: string | null;
+  source: string;
   /** ISO 8601 UTC timestamp */
-  updated_at: string | null;
+  updated_at: string;
   /** ISO 8601 UTC timestamp; when the row was first stored (set by the server) */
   created_at: string;
 }
@@ -1323,23 +1410,26 @@ export interface UsFinancialFactsParams {
   /** exact match */
   unit?: string | number;
   /** exact match */
-  fy?: string | number;
+  fy?: number;
   /** exact match */
   fp?: 'FY' | 'Q1' | 'Q2' | 'Q3' | 'Q4';
   /** exact match */
   form?: string | number;
   /** exact match */
   frame?: string | number;
-  /** inclusive bound on end_date */
+  /** inclusive lower bound on end_date */
   date_from?: string;
-  /** inclusive bound on end_date */
+  /** inclusive upper bound on end_date */
   date_to?: string;
   /** rows per page; values above 1000 are clamped to 1000 */
   limit?: number;
+  /** rows to skip */
   offset?: number;
+  /** field to sort by; ties are broken by the unique key */
   sort?: keyof UsFinancialFactsRow;
+  /** sort direction */
   order?: 'asc' | 'desc';
-  /** comma-separated subset of: cik, taxonomy, concept, unit, start_date, end_date, value, accession_number, label, fy, fp, form, filed_date, frame, source, updated_at, created_at */
+  /** comma-separated subset of: cik, taxonomy, concept, unit, start_date, end_date, value, accession_number, label, fy, fp, form, filed_date, frame, source, updated_at, created_at. Rows then hold only these fields (the row schema describes whole rows). */
   fields?: readonly (keyof UsFinancialFactsRow)[];
   /** keyset pagination: meta.next_cursor of the previous page of the same query */
   cursor?: string;
@@ -1371,9 +1461,9 @@ export interface UsInsiderTradesRow {
   direct_indirect: 'D' | 'I' | null;
   /** YYYY-MM-DD */
   filed_date: string | null;
-  source: string | null;
+  source: string;
   /** ISO 8601 UTC timestamp */
-  updated_at: string | null;
+  updated_at: string;
   /** ISO 8601 UTC timestamp; when the row was first stored (set by the server) */
   created_at: string;
 }
@@ -1392,16 +1482,19 @@ export interface UsInsiderTradesParams {
   acquired_disposed?: 'A' | 'D';
   /** contains, case-insensitive (% and _ are literal) */
   owner_name?: string;
-  /** inclusive bound on transaction_date */
+  /** inclusive lower bound on transaction_date */
   date_from?: string;
-  /** inclusive bound on transaction_date */
+  /** inclusive upper bound on transaction_date */
   date_to?: string;
   /** rows per page; values above 1000 are clamped to 1000 */
   limit?: number;
+  /** rows to skip */
   offset?: number;
+  /** field to sort by; ties are broken by the unique key */
   sort?: keyof UsInsiderTradesRow;
+  /** sort direction */
   order?: 'asc' | 'desc';
-  /** comma-separated subset of: accession_number, line_no, issuer_cik, ticker, issuer_name, owner_cik, owner_name, owner_title, is_director, is_officer, is_ten_percent_owner, security_title, transaction_date, transaction_code, shares, price_per_share, acquired_disposed, shares_owned_after, direct_indirect, filed_date, source, updated_at, created_at */
+  /** comma-separated subset of: accession_number, line_no, issuer_cik, ticker, issuer_name, owner_cik, owner_name, owner_title, is_director, is_officer, is_ten_percent_owner, security_title, transaction_date, transaction_code, shares, price_per_share, acquired_disposed, shares_owned_after, direct_indirect, filed_date, source, updated_at, created_at. Rows then hold only these fields (the row schema describes whole rows). */
   fields?: readonly (keyof UsInsiderTradesRow)[];
   /** keyset pagination: meta.next_cursor of the previous page of the same query */
   cursor?: string;
@@ -1431,9 +1524,9 @@ export interface Us13fHoldingsRow {
   voting_sole: number | null;
   voting_shared: number | null;
   voting_none: number | null;
-  source: string | null;
+  source: string;
   /** ISO 8601 UTC timestamp */
-  updated_at: string | null;
+  updated_at: string;
   /** ISO 8601 UTC timestamp; when the row was first stored (set by the server) */
   created_at: string;
 }
@@ -1454,16 +1547,19 @@ export interface Us13fHoldingsParams {
   issuer_name?: string;
   /** contains, case-insensitive (% and _ are literal) */
   filer_name?: string;
-  /** inclusive bound on period_of_report */
+  /** inclusive lower bound on period_of_report */
   date_from?: string;
-  /** inclusive bound on period_of_report */
+  /** inclusive upper bound on period_of_report */
   date_to?: string;
   /** rows per page; values above 1000 are clamped to 1000 */
   limit?: number;
+  /** rows to skip */
   offset?: number;
+  /** field to sort by; ties are broken by the unique key */
   sort?: keyof Us13fHoldingsRow;
+  /** sort direction */
   order?: 'asc' | 'desc';
-  /** comma-separated subset of: accession_number, line_no, filer_cik, filer_name, period_of_report, filed_date, issuer_name, title_of_class, cusip, ticker, value_usd, shares, share_type, put_call, investment_discretion, voting_sole, voting_shared, voting_none, source, updated_at, created_at */
+  /** comma-separated subset of: accession_number, line_no, filer_cik, filer_name, period_of_report, filed_date, issuer_name, title_of_class, cusip, ticker, value_usd, shares, share_type, put_call, investment_discretion, voting_sole, voting_shared, voting_none, source, updated_at, created_at. Rows then hold only these fields (the row schema describes whole rows). */
   fields?: readonly (keyof Us13fHoldingsRow)[];
   /** keyset pagination: meta.next_cursor of the previous page of the same query */
   cursor?: string;

@@ -1,9 +1,34 @@
-import type { Catalog, Dataset } from '../catalog/catalog.js';
-import { ERRORS } from '../errors.js';
-import { DEFAULT_LIMIT, FORMATS, MAX_LIMIT } from '../query/parse.js';
-import { batchStatusSchema, envelopeSchema, fieldSchema, rowSchema } from './schemas.js';
+import type { Catalog } from '../catalog/catalog.js';
+import { ERRORS, type ErrorCode } from '../errors.js';
+import { ErrorSchema, QueryErrorSchema } from '../contract/envelope.js';
+import { serviceOperations, type ApiOperation, type ApiResponse, type Auth } from './api-operations.js';
+import { queryOperations } from './query-operations.js';
+
+/**
+ * The OpenAPI 3.1 document, assembled from data: the operations (api-operations.ts and the
+ * catalog's query-operations.ts), the contract schemas (src/contract) and the error table.
+ * Schemas with a `title` become components and are referenced by name.
+ */
 
 type Obj = Record<string, unknown>;
+
+const SECURITY: Record<Auth, Obj[]> = {
+  query: [{ QueryKey: [] }],
+  ingest: [{ IngestKey: [] }],
+  admin: [{ AdminToken: [] }],
+  none: [],
+};
+
+/** Errors every call of an interface can get: its auth, the failed-auth guard, availability. */
+const AUTH_ERRORS: Record<Auth, readonly ErrorCode[]> = {
+  query: [4010, 4012, 4030, 4031, 4290],
+  ingest: [4010, 4012, 4290],
+  admin: [4010, 4012, 4290],
+  none: [],
+};
+const AVAILABILITY_ERRORS: readonly ErrorCode[] = [5000, 5030];
+
+const RETRY_AFTER = { description: 'seconds to wait before retrying', schema: { type: 'integer' } };
 
 /** Headers on every authenticated query response (draft-ietf-httpapi-ratelimit-headers). */
 const LIMIT_HEADERS: Obj = {
@@ -17,302 +42,133 @@ const LIMIT_HEADERS: Obj = {
   },
 };
 
-const errorRef = (codes: number[], headers: Obj = {}): Obj => ({
-  description: `error; code ${codes.join(' / ')}`,
-  headers,
-  content: { 'application/json': { schema: { $ref: '#/components/schemas/QueryError' } } },
-});
+const TAGS: Record<string, string> = {
+  standardized: 'Standardized market data layer',
+  features: 'Feature factor layer',
+  query: 'ETF, A-share, index, macro and market datasets',
+  us: 'US stocks (SEC EDGAR)',
+  ingest: 'Batch ingest interface (schema 3.0)',
+  health: 'Health check',
+  admin: 'Keys, usage, batches and coverage (bearer MDS_ADMIN_TOKEN)',
+  operations: 'Metrics and this document',
+};
 
-function queryParameters(d: Dataset): Obj[] {
-  const params: Obj[] = [];
-  for (const f of d.exact) {
-    params.push({
-      name: f.apiName,
-      in: 'query',
-      required: false,
-      description: 'exact match',
-      schema: { ...fieldSchema({ ...f, required: true }), type: 'string' },
-    });
-  }
-  for (const f of d.like) {
-    params.push({
-      name: f.apiName,
-      in: 'query',
-      required: false,
-      description: 'contains, case-insensitive (% and _ are literal)',
-      schema: { type: 'string' },
-    });
-  }
-  if (d.range) {
-    for (const n of ['date_from', 'date_to']) {
-      params.push({
-        name: n,
-        in: 'query',
-        required: false,
-        description: `inclusive bound on ${d.range.apiName}`,
-        schema: { type: 'string', format: 'date' },
-      });
+/** Plain JSON of a schema tree; titled schemas are hoisted into `components` and referenced. */
+function emitter(components: Obj): (v: unknown) => unknown {
+  const emit = (v: unknown, hoist = true): unknown => {
+    if (Array.isArray(v)) return v.map((x) => emit(x));
+    if (typeof v !== 'object' || v === null) return v;
+    const o = v as Obj;
+    if (hoist && typeof o.title === 'string' && /^[A-Za-z0-9._-]+$/.test(o.title)) {
+      if (!(o.title in components)) {
+        components[o.title] = {}; // reserved first: a schema may refer to itself
+        components[o.title] = emit(o, false);
+      }
+      return { $ref: `#/components/schemas/${o.title}` };
     }
+    return Object.fromEntries(Object.entries(o).map(([k, x]) => [k, emit(x)]));
+  };
+  return emit;
+}
+
+/** The error answer of some codes of one status: the interface's error shape, codes enumerated. */
+function errorSchema(path: string, codes: readonly ErrorCode[]): Obj {
+  const base =
+    path.startsWith('/api/v1/') && !path.startsWith('/api/v1/upstream/') ? QueryErrorSchema : ErrorSchema;
+  return { allOf: [base, { type: 'object', properties: { code: { enum: [...codes] } } }] };
+}
+
+function responses(op: ApiOperation, emit: (v: unknown) => unknown): Obj {
+  const codes = [...AUTH_ERRORS[op.auth], ...(op.errors ?? []), ...AVAILABILITY_ERRORS];
+  const byStatus = new Map<number, ErrorCode[]>();
+  for (const c of codes) {
+    const list = byStatus.get(ERRORS[c].status) ?? [];
+    if (!list.includes(c)) list.push(c);
+    byStatus.set(ERRORS[c].status, list);
   }
-  const fields = d.rowFields.map((f) => f.apiName);
-  params.push(
-    {
-      name: 'limit',
-      in: 'query',
-      schema: { type: 'integer', minimum: 1, default: DEFAULT_LIMIT },
-      description: `rows per page; values above ${MAX_LIMIT} are clamped to ${MAX_LIMIT}`,
-    },
-    { name: 'offset', in: 'query', schema: { type: 'integer', minimum: 0, default: 0 } },
-    { name: 'sort', in: 'query', schema: { type: 'string', enum: fields, default: d.sort.field.apiName } },
-    { name: 'order', in: 'query', schema: { type: 'string', enum: ['asc', 'desc'], default: d.sort.order } },
-    {
-      name: 'fields',
-      in: 'query',
-      schema: { type: 'string' },
-      description: `comma-separated subset of: ${fields.join(', ')}`,
-    },
-    {
-      name: 'format',
-      in: 'query',
-      schema: { type: 'string', enum: [...FORMATS], default: 'json' },
-      description: 'csv and ndjson stream the whole result (no pagination)',
-    },
-    {
-      name: 'cursor',
-      in: 'query',
-      schema: { type: 'string' },
-      description: 'keyset pagination: meta.next_cursor of the previous page of the same query',
-    },
+  const isQuery = op.auth === 'query';
+  const out: Obj = {};
+  const statuses = [...new Set([...Object.keys(op.responses).map(Number), ...byStatus.keys()])].sort(
+    (a, b) => a - b,
   );
-  return params;
-}
-
-function ingestDataSchema(d: Dataset): Obj {
-  return {
-    type: 'object',
-    additionalProperties: false,
-    required: d.fields.filter((f) => f.required).map((f) => f.name),
-    properties: Object.fromEntries(d.fields.map((f) => [f.name, fieldSchema(f)])),
-  };
-}
-
-/** The OpenAPI 3.1 document, generated from the catalog and the error table. */
-export function openApiDocument(catalog: Catalog, version: string): Obj {
-  const paths: Obj = {};
-  const schemas: Obj = {
-    QueryError: envelopeSchema({ type: 'object' }),
-    BatchStatus: batchStatusSchema,
-    IngestError: {
-      type: 'object',
-      required: ['code', 'message'],
-      properties: { code: { type: 'integer' }, message: { type: 'string' } },
-    },
-  };
-  for (const d of catalog.datasets) {
-    schemas[`${d.name}_row`] = rowSchema(d);
-    schemas[`${d.name}_data`] = ingestDataSchema(d);
-    paths[d.endpoint] = {
-      get: {
-        operationId: `query_${d.name}`,
-        tags: [d.layer],
-        summary: d.description,
-        description: `Dataset \`${d.name}\`. Default sort ${d.sort.field.apiName} ${d.sort.order}; ties broken by the unique key (${d.key.map((k) => k.apiName).join(', ')}).${d.range ? ` date_from/date_to apply to ${d.range.apiName}.` : ''}`,
-        security: [{ QueryKey: [] }],
-        parameters: queryParameters(d),
-        responses: {
-          200: {
-            description: 'rows in the envelope',
-            headers: {
-              ...LIMIT_HEADERS,
-              ETag: { description: 'changes when a batch changes the dataset', schema: { type: 'string' } },
-            },
-            content: {
-              'application/json': { schema: envelopeSchema({ $ref: `#/components/schemas/${d.name}_row` }) },
-              'text/csv': {},
-              'application/x-ndjson': {},
-            },
-          },
-          304: { description: 'not modified (If-None-Match)', headers: LIMIT_HEADERS },
-          400: errorRef([4001], LIMIT_HEADERS),
-          401: errorRef([4010, 4012]),
-          403: errorRef([4030, 4031], { ...LIMIT_HEADERS, 'Retry-After': { schema: { type: 'integer' } } }),
-          429: errorRef([4290]),
-          503: errorRef([5030]),
-        },
-      },
+  for (const status of statuses) {
+    const declared: ApiResponse | undefined = op.responses[status];
+    const errs = byStatus.get(status);
+    const headers: Obj = { ...(declared?.headers ?? {}) };
+    if (isQuery && status !== 401 && status < 500) Object.assign(headers, LIMIT_HEADERS);
+    if (status === 403 || status === 429 || status === 503 || (errs?.includes(4091) ?? false))
+      headers['Retry-After'] = RETRY_AFTER;
+    const description = [declared?.description, errs?.map((c) => `${c} ${ERRORS[c].message}`).join('; ')]
+      .filter(Boolean)
+      .join('; or code ');
+    const content: Obj = {};
+    for (const [type, schema] of Object.entries(declared?.content ?? {})) {
+      content[type] = {
+        schema: emit(
+          errs && type === 'application/json' ? { oneOf: [schema, errorSchema(op.path, errs)] } : schema,
+        ),
+      };
+    }
+    if (errs && !content['application/json']) {
+      content['application/json'] = { schema: emit(errorSchema(op.path, errs)) };
+    }
+    out[status] = {
+      description,
+      ...(Object.keys(headers).length ? { headers } : {}),
+      ...(Object.keys(content).length ? { content } : {}),
     };
   }
-  const ingestErr = (codes: number[]) => ({
-    description: `code ${codes.join(' / ')}`,
-    content: { 'application/json': { schema: { $ref: '#/components/schemas/IngestError' } } },
-  });
-  const batchResp = (d: string) => ({
-    description: d,
-    content: { 'application/json': { schema: { $ref: '#/components/schemas/BatchStatus' } } },
-  });
-  paths['/api/v1/upstream/ingest/batches'] = {
-    post: {
-      operationId: 'ingest_batch',
-      tags: ['ingest'],
-      summary: 'Push a batch (idempotent upsert, incremental or full snapshot)',
-      security: [{ IngestKey: [] }],
-      requestBody: {
-        required: true,
-        content: {
-          'application/json': {
-            schema: {
-              type: 'object',
-              required: ['meta', 'records', 'checksum'],
-              properties: {
-                meta: {
-                  type: 'object',
-                  required: [
-                    'schema_version',
-                    'batch_id',
-                    'source_system',
-                    'source_run_id',
-                    'dataset',
-                    'table',
-                    'operation',
-                    'snapshot_type',
-                    'business_date',
-                    'source',
-                    'record_count',
-                    'send_time',
-                  ],
-                  properties: {
-                    schema_version: { const: '3.0' },
-                    batch_id: { type: 'string' },
-                    source_system: { const: 'upstream' },
-                    source_run_id: { type: 'string' },
-                    dataset: { type: 'string', enum: catalog.datasets.map((d) => d.name) },
-                    table: { type: 'string', description: 'equals dataset' },
-                    operation: { const: 'upsert' },
-                    snapshot_type: { enum: ['incremental', 'full_snapshot'] },
-                    business_date: { type: 'string', format: 'date' },
-                    source: { type: 'string' },
-                    record_count: { type: 'integer', minimum: 0 },
-                    send_time: { type: 'string', format: 'date-time' },
-                  },
-                },
-                records: {
-                  type: 'array',
-                  items: {
-                    type: 'object',
-                    required: ['idempotency_key', 'unique_key', 'data'],
-                    properties: {
-                      idempotency_key: { type: 'string', minLength: 1 },
-                      unique_key: { type: 'object' },
-                      data: {
-                        oneOf: catalog.datasets.map((d) => ({ $ref: `#/components/schemas/${d.name}_data` })),
-                      },
-                    },
-                  },
-                },
-                checksum: {
-                  type: 'object',
-                  required: ['sha256'],
-                  properties: {
-                    sha256: {
-                      type: 'string',
-                      description:
-                        'hex SHA-256 of records as JCS (RFC 8785), or of compact JSON.stringify(records)',
-                    },
-                  },
-                },
-              },
-            },
-          },
-        },
-      },
-      responses: {
-        200: batchResp('accepted, or duplicate (status "duplicate")'),
-        207: batchResp('partial (code 2070)'),
-        400: ingestErr([4001]),
-        401: ingestErr([4010, 4012]),
-        409: ingestErr([4090, 4091]),
-        413: ingestErr([4130]),
-        415: ingestErr([4150]),
-        422: {
-          description: 'checksum mismatch (4220) or every record rejected (4221, batch status record)',
-          content: {
-            'application/json': {
-              schema: {
-                oneOf: [
-                  { $ref: '#/components/schemas/IngestError' },
-                  { $ref: '#/components/schemas/BatchStatus' },
-                ],
-              },
-            },
-          },
-        },
-        429: ingestErr([4290]),
-        503: ingestErr([5030]),
-      },
-    },
-  };
-  paths['/api/v1/upstream/ingest/batches/{batch_id}'] = {
-    get: {
-      operationId: 'ingest_batch_status',
-      tags: ['ingest'],
-      summary: 'Batch status record',
-      security: [{ IngestKey: [] }],
-      parameters: [{ name: 'batch_id', in: 'path', required: true, schema: { type: 'string' } }],
-      responses: {
-        200: batchResp('the batch status record'),
-        401: ingestErr([4010, 4012]),
-        404: ingestErr([4040]),
-      },
-    },
-  };
-  paths['/health'] = {
-    get: {
-      operationId: 'health',
-      tags: ['health'],
-      summary: 'Health check (no key)',
-      responses: {
-        200: {
-          description: 'database reachable',
-          content: {
-            'application/json': {
-              schema: {
-                type: 'object',
-                properties: {
-                  status: { const: 'ok' },
-                  version: { type: 'string' },
-                  storage: { type: 'string' },
-                },
-              },
-            },
-          },
-        },
-        503: { description: 'database unreachable; status "error"' },
-      },
-    },
-  };
-  Object.assign(paths, adminPaths(), opsPaths());
+  return out;
+}
+
+/** The OpenAPI 3.1 document, generated from the catalog, the contract schemas and the error table. */
+export function openApiDocument(catalog: Catalog, version: string): Obj {
+  const components: Obj = {};
+  const emit = emitter(components);
+  const paths: Record<string, Obj> = {};
+  const ops = [...queryOperations(catalog), ...serviceOperations(catalog)];
+  for (const op of ops) {
+    const item = (paths[op.path] ??= {});
+    item[op.method] = {
+      operationId: op.operationId,
+      tags: op.tags,
+      summary: op.summary,
+      description: op.description,
+      security: SECURITY[op.auth],
+      ...(op.parameters?.length
+        ? {
+            parameters: op.parameters.map((p) => ({
+              required: p.in === 'path',
+              ...p,
+              schema: emit(p.schema),
+            })),
+          }
+        : {}),
+      ...(op.body
+        ? { requestBody: { required: true, content: { 'application/json': { schema: emit(op.body) } } } }
+        : {}),
+      responses: responses(op, emit),
+      ...(op.extensions ? (emit(op.extensions) as Obj) : {}),
+    };
+  }
   return {
     openapi: '3.1.0',
     info: {
       title: 'market-data-service',
       version,
       description:
-        'Batch ingest and read-only query interface for market data. Every query endpoint is generated from the dataset catalog.',
+        'Batch ingest and read-only query interface for market data. Every query endpoint is generated ' +
+        'from the dataset catalog; x-mds-filter on a query parameter names its filter kind ' +
+        '(exact, like, range).',
     },
     servers: [{ url: '/' }],
-    tags: [
-      { name: 'standardized', description: 'Standardized market data layer' },
-      { name: 'features', description: 'Feature factor layer' },
-      { name: 'query', description: 'ETF, A-share, index, macro and market datasets' },
-      { name: 'us', description: 'US stocks (SEC EDGAR)' },
-      { name: 'ingest', description: 'Batch ingest interface (schema 3.0)' },
-      { name: 'health', description: 'Health check' },
-      { name: 'admin', description: 'Keys, usage, batches and coverage (bearer MDS_ADMIN_TOKEN)' },
-      { name: 'operations', description: 'Metrics and the batch event stream' },
-    ],
+    tags: [...new Set(ops.flatMap((op) => op.tags))].map((name) => ({
+      name,
+      ...(TAGS[name] ? { description: TAGS[name] } : {}),
+    })),
     paths,
     components: {
-      schemas,
+      schemas: components,
       securitySchemes: {
         QueryKey: { type: 'apiKey', in: 'header', name: 'Q-API-KEY' },
         IngestKey: { type: 'apiKey', in: 'header', name: 'UP-API-KEY' },
@@ -324,128 +180,5 @@ export function openApiDocument(catalog: Catalog, version: string): Obj {
       status: e.status,
       message: e.message,
     })),
-  };
-}
-
-const adminData = (description: string, data: Obj = { type: 'object' }): Obj => ({
-  description,
-  content: {
-    'application/json': {
-      schema: { type: 'object', properties: { code: { const: 0 }, message: { type: 'string' }, data } },
-    },
-  },
-});
-
-function adminOp(operationId: string, summary: string, extra: Obj = {}, ok: Obj = adminData('ok')): Obj {
-  return {
-    operationId,
-    tags: ['admin'],
-    summary,
-    security: [{ AdminToken: [] }],
-    ...extra,
-    responses: {
-      200: ok,
-      400: { description: 'code 4001' },
-      401: { description: 'code 4010 / 4012' },
-      404: { description: 'code 4040 / 4041' },
-    },
-  };
-}
-
-const idParam = (name: string): Obj => ({ name, in: 'path', required: true, schema: { type: 'string' } });
-const keyBody = (required: string[]): Obj => ({
-  requestBody: {
-    required: true,
-    content: {
-      'application/json': {
-        schema: {
-          type: 'object',
-          required,
-          properties: {
-            scope: { enum: ['query', 'ingest'] },
-            name: { type: 'string' },
-            rate_per_minute: { type: ['integer', 'null'], minimum: 1 },
-            daily_quota: { type: ['integer', 'null'], minimum: 1 },
-          },
-        },
-      },
-    },
-  },
-});
-
-/** The admin API (issue 4 and the dashboard's data). */
-function adminPaths(): Obj {
-  return {
-    '/admin/api/keys': {
-      get: adminOp('admin_list_keys', 'Keys with usage (today, this minute, last hour); never secrets'),
-      post: adminOp(
-        'admin_create_key',
-        'Create a key; the secret is in this answer only',
-        keyBody(['scope']),
-        adminData('created (201)'),
-      ),
-    },
-    '/admin/api/keys/{id}': {
-      get: adminOp('admin_get_key', 'One key with usage', { parameters: [idParam('id')] }),
-      patch: adminOp('admin_update_key', 'Change name, rate or quota (null clears a limit)', {
-        parameters: [idParam('id')],
-        ...keyBody([]),
-      }),
-    },
-    '/admin/api/keys/{id}/revoke': {
-      post: adminOp('admin_revoke_key', 'Revoke a key (effective within 2 s on every instance)', {
-        parameters: [idParam('id')],
-      }),
-    },
-    '/admin/api/usage': {
-      get: adminOp('admin_usage', 'Requests per key and UTC hour', {
-        parameters: [{ name: 'hours', in: 'query', schema: { type: 'integer', minimum: 1, default: 24 } }],
-      }),
-    },
-    '/admin/api/batches': {
-      get: adminOp('admin_batches', 'Recent batches (errors cut to the first 10; see error_count)', {
-        parameters: ['dataset', 'status', 'limit'].map((name) => ({
-          name,
-          in: 'query',
-          schema: { type: 'string' },
-        })),
-      }),
-    },
-    '/admin/api/batches/{batch_id}': {
-      get: adminOp('admin_batch', 'One batch status record with every error', {
-        parameters: [idParam('batch_id')],
-      }),
-    },
-    '/admin/api/coverage': {
-      get: adminOp('admin_coverage', 'Rows, first and last date, last batch per dataset'),
-    },
-    '/admin/api/datasets': {
-      get: adminOp('admin_datasets', 'The catalog: dataset names and endpoints'),
-    },
-  };
-}
-
-function opsPaths(): Obj {
-  return {
-    '/metrics': {
-      get: {
-        operationId: 'metrics',
-        tags: ['operations'],
-        summary: 'Prometheus metrics (text exposition format)',
-        responses: { 200: { description: 'metrics', content: { 'text/plain': {} } } },
-      },
-    },
-    '/api/v1/upstream/ingest/events': {
-      get: {
-        operationId: 'ingest_events',
-        tags: ['ingest'],
-        summary: 'Server-sent events: one `batch` event per processed batch',
-        security: [{ IngestKey: [] }],
-        responses: {
-          200: { description: 'an event stream', content: { 'text/event-stream': {} } },
-          401: { description: 'code 4010 / 4012' },
-        },
-      },
-    },
   };
 }

@@ -5,13 +5,15 @@ import { stringify } from 'csv-stringify/sync';
 import type { Catalog, Dataset } from '../catalog/catalog.js';
 import type { QueryService } from '../query/query-service.js';
 import type { QueryPlan } from '../storage/store.js';
-import { envelopeSchema, rowSchema } from './schemas.js';
+import { envelopeSchema } from '../contract/envelope.js';
+import { rowSchema } from '../contract/rows.js';
 import { ResponseCache } from './response-cache.js';
 
 /** What Fastify sends for a serialised object; a cached body is sent with the same type. */
 const JSON_TYPE = 'application/json; charset=utf-8';
 
-const CONTENT_TYPES = {
+/** Media types of the exports (the OpenAPI document lists them after JSON). */
+export const CONTENT_TYPES = {
   csv: 'text/csv; charset=utf-8',
   ndjson: 'application/x-ndjson; charset=utf-8',
 } as const;

@@ -1,22 +1,10 @@
 import type { Catalog, Dataset } from '../catalog/catalog.js';
 import { invalid } from '../errors.js';
-import { isCleanText, isDate, isPlainObject, nestingExceeds, normalizeTimestamp } from './values.js';
+import { firstError } from '../contract/check.js';
+import { BatchBodySchema, BatchMetaSchema, type BatchMeta } from '../contract/batch.js';
+import { isCleanText, isPlainObject, nestingExceeds, normalizeTimestamp } from './values.js';
 
-/** The twelve required meta fields of spec 2.3, validated (decisions.md "Required meta"). */
-export interface BatchMeta {
-  schema_version: '3.0';
-  batch_id: string;
-  source_system: 'upstream';
-  source_run_id: string;
-  dataset: string;
-  table: string;
-  operation: 'upsert';
-  snapshot_type: 'incremental' | 'full_snapshot';
-  business_date: string;
-  source: string;
-  record_count: number;
-  send_time: string;
-}
+export type { BatchMeta } from '../contract/batch.js';
 
 export interface BatchRequest {
   meta: BatchMeta;
@@ -27,93 +15,65 @@ export interface BatchRequest {
 
 /** Records nest two levels (record → data); anything far deeper is refused before hashing. */
 const MAX_RECORD_DEPTH = 8;
-const MAX_ID_LENGTH = 256;
 
-function text(meta: Record<string, unknown>, name: string): string {
-  const v = meta[name];
-  if (v === undefined || v === null) throw invalid(`meta.${name} is required`, { field: `meta.${name}` });
-  if (typeof v !== 'string' || v.length === 0) {
-    throw invalid(`meta.${name} must be a non-empty string`, { field: `meta.${name}` });
-  }
-  // eslint-disable-next-line no-control-regex -- control characters are exactly what is refused
-  if (v.length > MAX_ID_LENGTH || !isCleanText(v) || /[\u0000-\u001f]/.test(v)) {
-    throw invalid(`meta.${name} must be at most ${MAX_ID_LENGTH} printable characters`, {
-      field: `meta.${name}`,
-    });
-  }
-  return v;
+/** Meta rules beyond the schema (contract/batch.ts), checked in the schema's property order. */
+function metaRules(
+  catalog: Catalog,
+): Record<string, (v: unknown, meta: Record<string, unknown>) => string | null> {
+  const text = (name: string) => (v: unknown) =>
+    isCleanText(v as string) ? null : `meta.${name} must be at most 256 printable characters`;
+  return {
+    batch_id: text('batch_id'),
+    source_run_id: text('source_run_id'),
+    dataset: (v) =>
+      catalog.byName.has(v as string)
+        ? null
+        : `unknown dataset "${String(v)}"; supported: ${[...catalog.byName.keys()].join(', ')}`,
+    table: (v, meta) => (v === meta.dataset ? null : 'meta.table must equal meta.dataset'),
+    source: text('source'),
+    send_time: (v) =>
+      normalizeTimestamp(v) === null
+        ? 'meta.send_time must be an ISO 8601 timestamp with an offset or Z'
+        : null,
+  };
 }
 
-function fixed<T extends string>(meta: Record<string, unknown>, name: string, allowed: readonly T[]): T {
-  const v = text(meta, name);
-  if (!(allowed as readonly string[]).includes(v)) {
-    throw invalid(`meta.${name} must be ${allowed.map((a) => `"${a}"`).join(' or ')}`, {
-      field: `meta.${name}`,
-    });
-  }
-  return v as T;
-}
+const RULES = new WeakMap<Catalog, ReturnType<typeof metaRules>>();
 
 /**
- * Body shape and meta (400 / 4001). Runs before the checksum, so a malformed batch never
- * reaches the registry and does not use up its batch_id.
+ * Body shape and meta (400 / 4001 naming the field), validated against the contract's
+ * schemas. Runs before the checksum, so a malformed batch never reaches the registry and does
+ * not use up its batch_id. The records are only counted here: each is validated later on its
+ * own (record-validation.ts).
  */
 export function parseBatchRequest(body: unknown, catalog: Catalog, maxRecords: number): BatchRequest {
   if (!isPlainObject(body)) throw invalid('the body must be a JSON object with meta, records and checksum');
-  const { meta, records, checksum } = body;
-  if (!isPlainObject(meta)) throw invalid('meta is required and must be an object', { field: 'meta' });
-  if (!Array.isArray(records))
-    throw invalid('records is required and must be an array', { field: 'records' });
-  if (!isPlainObject(checksum) || typeof checksum.sha256 !== 'string') {
-    throw invalid('checksum.sha256 is required and must be a string', { field: 'checksum.sha256' });
-  }
-
-  const schemaVersion = fixed(meta, 'schema_version', ['3.0'] as const);
-  const batchId = text(meta, 'batch_id');
-  const sourceSystem = fixed(meta, 'source_system', ['upstream'] as const);
-  const sourceRunId = text(meta, 'source_run_id');
-  const datasetName = text(meta, 'dataset');
-  const dataset = catalog.byName.get(datasetName);
-  if (!dataset) {
-    throw invalid(`unknown dataset "${datasetName}"; supported: ${[...catalog.byName.keys()].join(', ')}`, {
-      field: 'meta.dataset',
-    });
-  }
-  const table = text(meta, 'table');
-  if (table !== datasetName) throw invalid('meta.table must equal meta.dataset', { field: 'meta.table' });
-  const operation = fixed(meta, 'operation', ['upsert'] as const);
-  const snapshotType = fixed(meta, 'snapshot_type', ['incremental', 'full_snapshot'] as const);
-  const businessDate = text(meta, 'business_date');
-  if (!isDate(businessDate)) {
-    throw invalid('meta.business_date must be a real calendar date YYYY-MM-DD', {
-      field: 'meta.business_date',
-    });
-  }
-  const source = text(meta, 'source');
-  const sendTime = text(meta, 'send_time');
-  if (normalizeTimestamp(sendTime) === null) {
-    throw invalid('meta.send_time must be an ISO 8601 timestamp with an offset or Z', {
-      field: 'meta.send_time',
-    });
-  }
-  const recordCount = meta.record_count;
-  if (recordCount === undefined || recordCount === null) {
-    throw invalid('meta.record_count is required', { field: 'meta.record_count' });
-  }
-  if (typeof recordCount !== 'number' || !Number.isSafeInteger(recordCount) || recordCount < 0) {
-    throw invalid('meta.record_count must be a non-negative integer', { field: 'meta.record_count' });
-  }
+  const shape = firstError(BatchBodySchema, body);
+  if (shape) throw invalid(shape.message, { field: shape.field });
+  const { meta, records, checksum } = body as {
+    meta: Record<string, unknown>;
+    records: unknown[];
+    checksum: { sha256: string };
+  };
+  let rules = RULES.get(catalog);
+  if (!rules) RULES.set(catalog, (rules = metaRules(catalog)));
+  const bad = firstError(BatchMetaSchema, meta, { prefix: 'meta.', refine: rules });
+  if (bad) throw invalid(bad.message, { field: bad.field });
+  const m = meta as BatchMeta;
   if (records.length > maxRecords) {
     throw invalid(`a batch holds at most ${maxRecords} records (got ${records.length})`, {
       field: 'records',
     });
   }
-  if (recordCount !== records.length) {
-    throw invalid(`meta.record_count (${recordCount}) must equal the number of records (${records.length})`, {
-      field: 'meta.record_count',
-    });
+  if (m.record_count !== records.length) {
+    throw invalid(
+      `meta.record_count (${m.record_count}) must equal the number of records (${records.length})`,
+      {
+        field: 'meta.record_count',
+      },
+    );
   }
-  if (snapshotType === 'full_snapshot' && records.length === 0) {
+  if (m.snapshot_type === 'full_snapshot' && records.length === 0) {
     throw invalid('an empty full snapshot is refused: it would delete the whole partition', {
       field: 'records',
     });
@@ -121,24 +81,14 @@ export function parseBatchRequest(body: unknown, catalog: Catalog, maxRecords: n
   if (nestingExceeds(records, MAX_RECORD_DEPTH)) {
     throw invalid(`records nest deeper than ${MAX_RECORD_DEPTH} levels`, { field: 'records' });
   }
-  const sha = checksum.sha256;
+  // The twelve fields only: unknown meta fields are ignored (decisions.md), not carried along.
+  const known = Object.fromEntries(
+    Object.keys(BatchMetaSchema.properties).map((k) => [k, meta[k]]),
+  ) as BatchMeta;
   return {
-    meta: {
-      schema_version: schemaVersion,
-      batch_id: batchId,
-      source_system: sourceSystem,
-      source_run_id: sourceRunId,
-      dataset: datasetName,
-      table,
-      operation,
-      snapshot_type: snapshotType,
-      business_date: businessDate,
-      source,
-      record_count: recordCount,
-      send_time: sendTime,
-    },
-    dataset,
+    meta: known,
+    dataset: catalog.byName.get(m.dataset) as Dataset,
     records,
-    checksum: sha,
+    checksum: checksum.sha256,
   };
 }

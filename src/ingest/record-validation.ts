@@ -1,6 +1,6 @@
 import type { Dataset, Field } from '../catalog/catalog.js';
 import type { RecordError, Row, Value } from '../storage/store.js';
-import { isCleanText, isDate, isPlainObject, normalizeTimestamp } from './values.js';
+import { MAX_TEXT, isCleanText, isDate, isPlainObject, normalizeTimestamp } from './values.js';
 
 export interface RecordContext {
   /** Server time for an absent updated_at. */
@@ -13,8 +13,6 @@ export interface RecordContext {
 
 export type RecordResult =
   { ok: true; row: Row; updatedAtGiven: boolean; idempotencyKey: string } | { ok: false; error: RecordError };
-
-const MAX_TEXT = 65_536;
 
 /**
  * UTF-8 bytes of a text value in a field the database indexes (key, exact filters, date range,
@@ -110,7 +108,7 @@ export function recordValidator(
     for (const f of d.fields) {
       const v = data[f.name];
       if (v === undefined || v === null) {
-        if (f.name === 'updated_at') row[f.name] = ctx.now;
+        if (f.name === 'updated_at' && !f.required) row[f.name] = ctx.now;
         else if (f.name === sourceName && sourceOptional) row[f.name] = ctx.source;
         else if (f.required) return fail(f.name, v === null ? 'must not be null' : 'required field missing');
         else row[f.name] = null;

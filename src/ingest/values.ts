@@ -1,5 +1,8 @@
 /** Checks of single values shared by ingest validation and query parsing. */
 
+/** The longest string a record field may hold. */
+export const MAX_TEXT = 65_536;
+
 const DATE_RE = /^(\d{4})-(\d{2})-(\d{2})$/;
 const TIMESTAMP_RE =
   /^(\d{4})-(\d{2})-(\d{2})[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?(Z|z|[+-]\d{2}:?\d{2})$/;

@@ -1,0 +1,60 @@
+import { Type, type TObject, type TSchema } from '@sinclair/typebox';
+
+/**
+ * The query envelope (spec 2.1, decisions.md "Query") and the error bodies of every interface.
+ * One literal each: the query routes serialise with them, the OpenAPI document publishes them.
+ */
+
+export const PageMetaSchema = Type.Object(
+  {
+    total: Type.Integer({ description: 'total matching rows, ignoring pagination' }),
+    limit: Type.Integer({ description: 'page size applied (1..1000)' }),
+    offset: Type.Integer(),
+    has_more: Type.Boolean({ description: 'offset + data.length < total' }),
+    next_cursor: Type.Optional(
+      Type.Union([Type.String(), Type.Null()], {
+        description: 'opaque keyset cursor of the next page (pass as cursor=); null on the last page',
+      }),
+    ),
+  },
+  { title: 'PageMeta' },
+);
+
+/** The envelope around a page of rows. */
+export function envelopeSchema(row: TSchema): TObject {
+  return Type.Object({
+    code: Type.Integer({ description: '0 on success' }),
+    message: Type.String(),
+    data: Type.Array(row),
+    meta: PageMetaSchema,
+  });
+}
+
+/** Fields an error may add to name what was wrong. */
+const errorDetails = {
+  field: Type.Optional(Type.String({ description: 'the request field at fault (ingest: meta.batch_id, …)' })),
+  parameter: Type.Optional(Type.String({ description: 'the query parameter at fault' })),
+  allowed: Type.Optional(Type.Array(Type.String(), { description: 'the values or names allowed there' })),
+};
+
+/** An error of the ingest, admin and operations interfaces. */
+export const ErrorSchema = Type.Object(
+  {
+    code: Type.Integer({ description: 'the error code (docs/errors.md)' }),
+    message: Type.String(),
+    ...errorDetails,
+  },
+  { title: 'Error' },
+);
+
+/** An error of a query endpoint: the envelope with no rows (decisions.md "Query"). */
+export const QueryErrorSchema = Type.Object(
+  {
+    code: Type.Integer({ description: 'the error code (docs/errors.md)' }),
+    message: Type.String(),
+    data: Type.Array(Type.Unknown(), { maxItems: 0 }),
+    meta: PageMetaSchema,
+    ...errorDetails,
+  },
+  { title: 'QueryError' },
+);

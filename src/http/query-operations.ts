@@ -1,0 +1,118 @@
+import { Type } from '@sinclair/typebox';
+import { RANGE_PARAMS, type Catalog, type Dataset } from '../catalog/catalog.js';
+import { envelopeSchema } from '../contract/envelope.js';
+import { fieldJson, rowSchema } from '../contract/rows.js';
+import { DEFAULT_LIMIT, FORMATS, MAX_LIMIT, allowedParams } from '../query/parse.js';
+import type { ApiOperation, ApiParameter } from './api-operations.js';
+import { CONTENT_TYPES } from './query-routes.js';
+
+/**
+ * The query endpoints as operations, one per catalog dataset. Parameters follow what the
+ * parser accepts (`allowedParams`), so a parameter added there appears here; its words and
+ * schema come from PARAMETER_DOCS (a parameter missing there is flagged by the contract test).
+ * Filter kinds are data (`x-mds-filter`), for generated clients.
+ */
+
+type ParamDoc = (d: Dataset) => Omit<ApiParameter, 'name' | 'in'>;
+
+/** Words and schema of the parameters every endpoint shares. */
+export const PARAMETER_DOCS: Record<string, ParamDoc> = {
+  limit: () => ({
+    description: `rows per page; values above ${MAX_LIMIT} are clamped to ${MAX_LIMIT}`,
+    schema: Type.Integer({ minimum: 1, default: DEFAULT_LIMIT }),
+  }),
+  offset: () => ({ description: 'rows to skip', schema: Type.Integer({ minimum: 0, default: 0 }) }),
+  sort: (d) => ({
+    description: 'field to sort by; ties are broken by the unique key',
+    schema: Type.String({ enum: d.rowFields.map((f) => f.apiName), default: d.sort.field.apiName }),
+  }),
+  order: (d) => ({
+    description: 'sort direction',
+    schema: Type.String({ enum: ['asc', 'desc'], default: d.sort.order }),
+  }),
+  fields: (d) => ({
+    description:
+      `comma-separated subset of: ${d.rowFields.map((f) => f.apiName).join(', ')}. ` +
+      'Rows then hold only these fields (the row schema describes whole rows).',
+    schema: Type.String(),
+  }),
+  format: () => ({
+    description: `${FORMATS.filter((f) => f !== 'json').join(', ')} export the whole result (no pagination)`,
+    schema: Type.String({ enum: [...FORMATS], default: 'json' }),
+  }),
+  cursor: () => ({
+    description: 'keyset pagination: meta.next_cursor of the previous page of the same query',
+    schema: Type.String(),
+  }),
+};
+
+function parameter(d: Dataset, name: string): ApiParameter {
+  const exact = d.exact.find((f) => f.apiName === name);
+  if (exact) {
+    return {
+      name,
+      in: 'query',
+      description: 'exact match',
+      schema: fieldJson(exact, 'request', false),
+      'x-mds-filter': 'exact',
+    };
+  }
+  if (d.like.some((f) => f.apiName === name)) {
+    return {
+      name,
+      in: 'query',
+      description: 'contains, case-insensitive (% and _ are literal)',
+      schema: Type.String(),
+      'x-mds-filter': 'like',
+    };
+  }
+  if ((RANGE_PARAMS as readonly string[]).includes(name) && d.range) {
+    return {
+      name,
+      in: 'query',
+      description: `inclusive ${name === 'date_from' ? 'lower' : 'upper'} bound on ${d.range.apiName}`,
+      schema: Type.String({ format: 'date' }),
+      'x-mds-filter': 'range',
+    };
+  }
+  const doc = PARAMETER_DOCS[name];
+  return doc
+    ? { name, in: 'query', ...doc(d) }
+    : { name, in: 'query', description: 'UNDOCUMENTED: add it to PARAMETER_DOCS', schema: Type.String() };
+}
+
+/** Every query endpoint's operation. */
+export function queryOperations(catalog: Catalog): ApiOperation[] {
+  return catalog.datasets.map((d) => {
+    const exports = Object.fromEntries(
+      Object.entries(CONTENT_TYPES).map(([format, type]) => [
+        type.split(';')[0] as string,
+        type.startsWith('text/') || format === 'ndjson' ? Type.String() : Type.String({ format: 'binary' }),
+      ]),
+    );
+    return {
+      method: 'get',
+      path: d.endpoint,
+      operationId: `query_${d.name}`,
+      tags: [d.layer],
+      summary: d.description,
+      description:
+        `Dataset \`${d.name}\`. Default sort ${d.sort.field.apiName} ${d.sort.order}; ties broken by the ` +
+        `unique key (${d.key.map((k) => k.apiName).join(', ')}).` +
+        (d.range ? ` date_from/date_to apply to ${d.range.apiName}.` : ''),
+      auth: 'query',
+      parameters: allowedParams(d).map((n) => parameter(d, n)),
+      responses: {
+        200: {
+          description: 'rows in the envelope (format=json), or the whole result as an export',
+          headers: {
+            ETag: { description: 'changes when a batch changes the dataset', schema: { type: 'string' } },
+          },
+          content: { 'application/json': envelopeSchema(rowSchema(d, { required: true })), ...exports },
+        },
+        304: { description: 'not modified (If-None-Match)' },
+      },
+      errors: [4001],
+    };
+  });
+}
