@@ -4,6 +4,7 @@
  */
 export const ERRORS = {
   4001: { status: 400, message: 'invalid request' },
+  4002: { status: 400, message: 'the request body is not valid UTF-8' },
   4010: { status: 401, message: 'missing API key header' },
   4012: { status: 401, message: 'invalid API key' },
   4030: { status: 403, message: 'rate limit exceeded' },
@@ -15,6 +16,7 @@ export const ERRORS = {
   4091: { status: 409, message: 'batch is being processed; retry later' },
   4130: { status: 413, message: 'request body too large' },
   4150: { status: 415, message: 'content type must be application/json' },
+  4151: { status: 415, message: 'unsupported Content-Encoding; send gzip, deflate or none' },
   4220: { status: 422, message: 'checksum mismatch' },
   4221: { status: 422, message: 'every record was rejected' },
   4290: { status: 429, message: 'too many failed authentication attempts' },

@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import type { IngestService } from '../ingest/ingest-service.js';
 import type { BatchRecord } from '../storage/store.js';
 import { PARTIAL_CODE } from '../errors.js';
+import { readIngestBody } from './ingest-body.js';
 
 const ANSWER: Record<BatchRecord['status'], { http: number; code: number; message: string }> = {
   accepted: { http: 200, code: 0, message: 'accepted' },
@@ -11,8 +12,16 @@ const ANSWER: Record<BatchRecord['status'], { http: number; code: number; messag
 
 /** Spec 4.4: push a batch, look a batch up. Both need UP-API-KEY. */
 export function registerIngestRoutes(app: FastifyInstance, ingest: IngestService, bodyLimit: number): void {
-  app.post('/api/v1/upstream/ingest/batches', { bodyLimit }, async (req, reply) => {
-    const outcome = await ingest.ingest(req.body);
+  // In the ingest plugin's scope: the batch body is read as bytes (ingest-body.ts).
+  app.removeContentTypeParser('application/json');
+  app.addContentTypeParser('application/json', (req, payload, done) => {
+    readIngestBody(req, payload, bodyLimit).then(
+      (bytes) => done(null, bytes),
+      (err: Error) => done(err, undefined),
+    );
+  });
+  app.post('/api/v1/upstream/ingest/batches', async (req, reply) => {
+    const outcome = await ingest.ingestBytes(req.body as Buffer);
     if (outcome.kind === 'duplicate') {
       return reply
         .code(200)

@@ -49,11 +49,20 @@ export function canonicalJson(records: unknown): string | null {
   }
 }
 
-export type ChecksumForm = 'jcs' | 'compact';
+export type ChecksumForm = 'sent' | 'jcs' | 'compact';
 
-/** Which form the given checksum matches, or null for a mismatch. */
-export function matchChecksum(records: unknown, given: string): ChecksumForm | null {
-  // The compact form is one native stringify, so it is tried first.
+/**
+ * Which accepted form (decisions.md "Checksum") the given checksum matches, or null for a
+ * mismatch: the exact bytes of `records` as sent (cheapest, tried first), then the compact
+ * and the JCS serialisations of the parsed records.
+ */
+export function matchChecksum(
+  records: unknown,
+  given: string,
+  sentBytes: Uint8Array | null = null,
+): ChecksumForm | null {
+  if (sentBytes !== null && createHash('sha256').update(sentBytes).digest('hex') === given) return 'sent';
+  // The compact form is one native stringify, so it is tried before JCS.
   const compact = JSON.stringify(records);
   if (sha256Hex(compact) === given) return 'compact';
   const canonical = canonicalJson(records);

@@ -5,9 +5,10 @@ import type { ApplyResult, BatchRecord, RecordError, Row, Store } from '../stora
 import { parseBatchRequest, type BatchMeta } from './batch-request.js';
 import { holdsId, outcomeOf, repeatOf, type IngestOutcome } from './batch-registry.js';
 import { matchChecksum } from './checksum.js';
+import { parseBatchBody, type RecordIssue } from './batch-body.js';
 import { recordValidator, type RecordContext, type RecordResult } from './record-validation.js';
 import { keyString } from '../storage/row-mapping.js';
-import { isCleanText } from './values.js';
+import { isCleanText, isPlainObject } from './values.js';
 
 export type { IngestOutcome } from './batch-registry.js';
 
@@ -57,13 +58,21 @@ export class IngestService {
     return v;
   }
 
-  async ingest(body: unknown): Promise<IngestOutcome> {
-    const req = parseBatchRequest(body, this.catalog, this.opts.maxRecords);
+  /** A batch given as a value (the seeder, tests): the same path as its JSON text. */
+  ingest(body: unknown): Promise<IngestOutcome> {
+    return this.ingestBytes(Buffer.from(JSON.stringify(body)));
+  }
+
+  /** A batch as the request body's bytes (Content-Encoding undone). */
+  async ingestBytes(bytes: Uint8Array): Promise<IngestOutcome> {
+    const parsed = parseBatchBody(bytes);
+    const req = parseBatchRequest(parsed.body, this.catalog, this.opts.maxRecords);
     const { meta, dataset, records } = req;
-    if (matchChecksum(records, req.checksum) === null) {
+    if (matchChecksum(records, req.checksum, parsed.recordsBytes) === null) {
       throw new AppError(
         4220,
-        'checksum mismatch: expected the SHA-256 of the records as JCS or compact JSON',
+        'checksum mismatch: expected the SHA-256 of the records value as sent (from its [ to its ]), ' +
+          'or of the records as JCS or compact JSON (docs/ingest.md)',
       );
     }
     // The registry's answer before validating records; asked again under the batch's lock.
@@ -85,6 +94,11 @@ export class IngestService {
     const seen = new Map<string, number>();
     let repeated = 0;
     for (let i = 0; i < records.length; i++) {
+      const issue = parsed.recordIssues.get(i);
+      if (issue) {
+        errors.push(issueError(records[i], i, issue));
+        continue;
+      }
       const r: RecordResult = validate(records[i], i, ctx);
       if (!r.ok) {
         errors.push(r.error);
@@ -172,6 +186,17 @@ export class IngestService {
     if (!rec) throw new AppError(4040, `batch ${batchId} not found`);
     return rec;
   }
+}
+
+/** A record refused for what only its text shows (a repeated key, an underflow). */
+function issueError(record: unknown, index: number, issue: RecordIssue): RecordError {
+  const idem = isPlainObject(record) ? record.idempotency_key : undefined;
+  return {
+    index,
+    idempotency_key: typeof idem === 'string' && idem.length > 0 && isCleanText(idem) ? idem : null,
+    field: issue.field,
+    reason: issue.reason,
+  };
 }
 
 function recordHead(meta: BatchMeta, checksum: string) {

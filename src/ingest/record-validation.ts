@@ -44,12 +44,14 @@ function checkValue(f: Field, v: unknown, indexed: boolean): { value: Value } | 
       if (f.pattern && !f.pattern.test(v)) return { reason: `must match ${f.pattern.source}` };
       break;
     case 'number':
+      // A 64-bit float like any JSON number, 2^53 and beyond included (docs/ingest.md "Values").
       if (typeof v !== 'number' || !Number.isFinite(v)) return { reason: 'must be a finite number' };
-      if (Number.isInteger(v) && !Number.isSafeInteger(v))
-        return { reason: 'is beyond safe integer precision' };
       break;
     case 'integer':
-      if (typeof v !== 'number' || !Number.isSafeInteger(v)) return { reason: 'must be an integer' };
+      // Exact integers only: beyond ±(2^53 − 1) a JSON number no longer names one integer.
+      if (typeof v !== 'number' || !Number.isInteger(v)) return { reason: 'must be an integer' };
+      if (!Number.isSafeInteger(v))
+        return { reason: 'must be an integer within ±9007199254740991 (2^53 − 1), exactly representable' };
       break;
     case 'flag':
       if (v !== 0 && v !== 1) return { reason: 'must be 0 or 1' };
@@ -78,6 +80,7 @@ export function recordValidator(
   d: Dataset,
 ): (record: unknown, index: number, ctx: RecordContext) => RecordResult {
   const keyNames = d.key.map((k) => k.name);
+  const keyFields = new Set(keyNames);
   const indexed = indexedFields(d);
   const sourceName = d.sourceField?.name ?? null;
   const sourceOptional = d.sourceField !== null && !d.sourceField.required;
@@ -116,6 +119,8 @@ export function recordValidator(
       }
       const checked = checkValue(f, v, indexed.has(f));
       if ('reason' in checked) return fail(f.name, checked.reason);
+      if (checked.value === '' && keyFields.has(f.name))
+        return fail(f.name, 'must not be empty (a key field)');
       row[f.name] = checked.value;
     }
 
