@@ -97,6 +97,33 @@ for (const backend of await backends()) {
         }
         assert.equal((await rowsOf(`code=${encodeURIComponent('é')}`)).length, 1);
       });
+      it('the same records under another accepted form are a duplicate, not a 409', async () => {
+        const text = pythonStyleRecords(['560004', '560005']);
+        const parsed = JSON.parse(text) as unknown[];
+        const id = uniqueId('forms');
+        const sent = await send(bodyAround(text, 2, { batchId: id }));
+        assert.equal(sent.json<Json>().status, 'accepted', sent.body);
+        for (const sum of [batchChecksum(parsed), sha256(JSON.stringify(parsed))]) {
+          const again = await send(bodyAround(text, 2, { batchId: id, sum }));
+          assert.equal(again.statusCode, 200, again.body);
+          assert.equal(again.json<Json>().status, 'duplicate');
+          assert.equal(again.json<Json>().checksum, sent.json<Json>().checksum, 'the original record');
+        }
+        // First sent as JCS, then re-sent as "the bytes sent" and re-formatted: a duplicate too.
+        const jcsFirst = batch('etf_daily', [etfBar('560006', '2024-01-02')], { batchId: uniqueId('forms') });
+        assert.equal((await send(JSON.stringify(jcsFirst))).statusCode, 200);
+        const spaced = JSON.stringify(jcsFirst.records, null, 2);
+        const meta = jcsFirst.meta as Json;
+        const resent = await send(bodyAround(spaced, 1, { batchId: meta.batch_id as string }));
+        assert.equal(resent.json<Json>().status, 'duplicate', resent.body);
+        // Other records under the same id: still 409 / 4090, in every form.
+        const other = pythonStyleRecords(['560007', '560005']);
+        for (const sum of [undefined, batchChecksum(JSON.parse(other))]) {
+          const conflict = await send(bodyAround(other, 2, { batchId: id, ...(sum ? { sum } : {}) }));
+          assert.equal(conflict.statusCode, 409, conflict.body);
+          assert.equal(conflict.json<Json>().code, 4090);
+        }
+      });
     });
 
     describe('Content-Encoding', () => {

@@ -7,8 +7,9 @@ import type { ApplyResult, BatchRecord } from '../storage/store.js';
  * them again under the batch's lock (storage/batch-transaction.ts), on both backends:
  * - a batch_id is held by its batch once processed, unless that batch was rejected: only a
  *   rejected batch's id may be used again;
- * - a held id sent again with the same checksum is a duplicate (200, the stored status);
- *   with another checksum a conflict (409 / 4090);
+ * - a held id sent again with the same content is a duplicate (200, the stored status), with
+ *   other content a conflict (409 / 4090). The same content: the checksum on record is the
+ *   one sent, or an accepted checksum of the records now sent in another form (checksum.ts);
  * - an id another request is processing right now is locked (409 / 4091, retry after 1 s).
  */
 
@@ -20,15 +21,18 @@ export function holdsId(prior: BatchRecord | null): prior is BatchRecord {
   return prior !== null && prior.status !== 'rejected';
 }
 
+/** Whether a checksum on record names the content now sent. */
+export type SameContent = (storedChecksum: string) => boolean;
+
 /** A held batch_id sent again: the same content is a duplicate, other content a conflict. */
-export function repeatOf(prior: BatchRecord, checksum: string): IngestOutcome {
-  if (prior.checksum !== checksum) throw new AppError(4090);
+export function repeatOf(prior: BatchRecord, sameContent: SameContent): IngestOutcome {
+  if (!sameContent(prior.checksum)) throw new AppError(4090);
   return { kind: 'duplicate', record: prior };
 }
 
 /** The answer to a batch the store's transaction settled. */
-export function outcomeOf(result: ApplyResult, checksum: string): IngestOutcome {
+export function outcomeOf(result: ApplyResult, sameContent: SameContent): IngestOutcome {
   if (result.kind === 'in_progress') throw new AppError(4091, undefined, { retryAfter: 1 });
-  if (result.kind === 'exists') return repeatOf(result.record, checksum);
+  if (result.kind === 'exists') return repeatOf(result.record, sameContent);
   return { kind: 'processed', record: result.record };
 }

@@ -3,7 +3,7 @@ import type { Catalog, Dataset } from '../catalog/catalog.js';
 import { AppError } from '../errors.js';
 import type { ApplyResult, BatchRecord, RecordError, Row, Store } from '../storage/store.js';
 import { parseBatchRequest, type BatchMeta } from './batch-request.js';
-import { holdsId, outcomeOf, repeatOf, type IngestOutcome } from './batch-registry.js';
+import { holdsId, outcomeOf, repeatOf, type IngestOutcome, type SameContent } from './batch-registry.js';
 import { matchChecksum } from './checksum.js';
 import { parseBatchBody, type RecordIssue } from './batch-body.js';
 import { recordValidator, type RecordContext, type RecordResult } from './record-validation.js';
@@ -77,7 +77,10 @@ export class IngestService {
     }
     // The registry's answer before validating records; asked again under the batch's lock.
     const prior = await this.store.batches.getBatch(meta.batch_id);
-    if (holdsId(prior)) return repeatOf(prior, req.checksum);
+    // Another accepted form of the same records is the same content (decisions.md).
+    const sameContent: SameContent = (stored) =>
+      stored === req.checksum || matchChecksum(records, stored, parsed.recordsBytes) !== null;
+    if (holdsId(prior)) return repeatOf(prior, sameContent);
 
     const receivedAt = this.clock().toISOString();
     const full = meta.snapshot_type === 'full_snapshot';
@@ -144,7 +147,7 @@ export class IngestService {
 
     if (rejected > 0 && rejected === records.length) {
       const result = await this.store.batches.saveRejectedBatch(build(0, 0, 0, []));
-      return this.settle(result, req.checksum);
+      return this.settle(result, sameContent);
     }
     const skipPrune = full && rejected > 0;
     const result = await this.store.batches.applyBatch(
@@ -170,11 +173,11 @@ export class IngestService {
         return record;
       },
     );
-    return this.settle(result, req.checksum);
+    return this.settle(result, sameContent);
   }
 
-  private settle(result: ApplyResult, checksum: string): IngestOutcome {
-    const outcome = outcomeOf(result, checksum);
+  private settle(result: ApplyResult, sameContent: SameContent): IngestOutcome {
+    const outcome = outcomeOf(result, sameContent);
     if (outcome.kind === 'processed') this.events.emit('batch', outcome.record);
     return outcome;
   }
