@@ -105,7 +105,9 @@ export function serviceOperations(catalog: Catalog): ApiOperation[] {
         'the field), the checksum (422 / 4220), the batch_id registry (duplicate, 409), then each ' +
         'record. The body is one of the per-dataset shapes below, told apart by `meta.dataset`; a ' +
         'record that does not match its dataset is rejected on its own (207 / 2070) and the rest of ' +
-        'the batch proceeds. Request bodies may be sent with Content-Encoding gzip or deflate.',
+        'the batch proceeds. Request bodies may be sent with Content-Encoding gzip or deflate (415 / 4151 ' +
+        'otherwise; MDS_BODY_LIMIT counts the decompressed bytes) and must be UTF-8 (400 / 4002). ' +
+        'checksum.sha256: the SHA-256 of the records value exactly as sent, or of its JCS or compact form.',
       auth: 'ingest',
       body: { oneOf: batchRequestSchemas(catalog) },
       responses: {
@@ -113,7 +115,7 @@ export function serviceOperations(catalog: Catalog): ApiOperation[] {
         207: batchAnswer('some records rejected: status "partial", code 2070, see errors'),
         422: batchAnswer('every record rejected: status "rejected", code 4221 (the batch is recorded)'),
       },
-      errors: [4001, 4090, 4091, 4130, 4150, 4220],
+      errors: [4001, 4002, 4090, 4091, 4130, 4150, 4151, 4220],
     },
     {
       method: 'get',
