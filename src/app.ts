@@ -3,7 +3,7 @@ import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import { createServices, type ServiceDeps, type Services } from './services.js';
 import { frameworkErrors, registerErrorHandling } from './http/error-handler.js';
-import { registerReadinessHook } from './http/readiness-hook.js';
+import { registerLifecycleHooks } from './http/lifecycle-hooks.js';
 import { registerHealthRoute } from './http/health-route.js';
 import { registerMetricsRoutes } from './http/metrics-routes.js';
 import { registerDashboardRoutes } from './http/dashboard-routes.js';
@@ -65,7 +65,7 @@ export async function createApp(services: Services, opts: AppOptions = {}): Prom
   );
 
   // Hooks on the root see every request; each API group adds its own auth in its plugin.
-  registerReadinessHook(app, readiness);
+  registerLifecycleHooks(app, readiness);
   registerErrorHandling(app);
   const metrics = registerMetricsRoutes(app, services.ingest);
   registerHealthRoute(app, store, () => readiness.isReady());

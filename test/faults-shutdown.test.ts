@@ -34,6 +34,20 @@ function halfOpenRequest(port: number): { finish(): Promise<string> } {
   };
 }
 
+/** A keep-alive connection (no `Connection: close`): what the server sent, and when it closed it. */
+function keepAliveSocket(port: number): {
+  socket: net.Socket;
+  received(): string;
+  closedByServer: Promise<string>;
+} {
+  const socket = net.connect({ host: '127.0.0.1', port });
+  socket.on('error', () => {});
+  let raw = '';
+  socket.on('data', (c: Buffer) => (raw += c.toString('utf8')));
+  const closedByServer = new Promise<string>((resolve) => socket.once('end', () => resolve(raw)));
+  return { socket, received: () => raw, closedByServer };
+}
+
 /** Resolves with the error code of a fresh connection attempt, or 'connected'. */
 function tryConnect(port: number): Promise<string> {
   return new Promise((resolve) => {
@@ -114,6 +128,38 @@ for (const backend of await backends()) {
       const retry = await pushBatch(server.port, body);
       assert.match(retry.body, /"status":"duplicate"/);
       await server.kill('SIGTERM');
+      server = null;
+    });
+
+    it('an in-flight request on a keep-alive connection does not hold shutdown: Connection: close, exit 0', async () => {
+      const { body } = bigEtfBatch(10, 'keepalive', uniqueId('keepalive'));
+      // A grace period far longer than the test, and the default keep-alive timeout (72 s):
+      // before the fix the process sat out the grace period and exited 1.
+      server = await startServer({ databaseUrl: db.url, env: { MDS_SHUTDOWN_GRACE_MS: '120000' } });
+      const idle = keepAliveSocket(server.port);
+      idle.socket.write(`GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n`);
+      // In flight at SIGTERM: headers authenticated, half the body sent.
+      const busy = keepAliveSocket(server.port);
+      const half = Math.floor(body.length / 2);
+      busy.socket.write(
+        `POST ${INGEST_PATH} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n` +
+          `UP-API-KEY: ${INGEST_KEY}\r\nContent-Length: ${body.length}\r\n\r\n`,
+      );
+      busy.socket.write(body.subarray(0, half));
+      await server.waitForOutput('"url":"/api/v1/upstream/ingest/batches"');
+      while (!/"status":"ok"/.test(idle.received())) await sleep(20);
+
+      server.child.kill('SIGTERM');
+      await server.waitForOutput('"msg":"shutting down"');
+      // The idle keep-alive connection is closed by the server.
+      assert.match(await idle.closedByServer, /^HTTP\/1\.1 200 /);
+      busy.socket.write(body.subarray(half));
+      const answer = await busy.closedByServer;
+      assert.equal(rawStatus(answer), 200, answer.slice(0, 300));
+      assert.match(answer, /\r\nconnection: close\r\n/i, 'the answer tells the client the connection ends');
+      assert.match(answer, /"status":"accepted"/);
+      const exit = await server.exited();
+      assert.equal(exit.code, 0, 'exited by itself, before the grace period ran out');
       server = null;
     });
 

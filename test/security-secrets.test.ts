@@ -112,6 +112,19 @@ for (const backend of await backends()) {
           headers: { 'q-api-key': managed },
         }),
       );
+      // Keys pasted into URLs by mistake (issue 14): the request log must not keep them.
+      // Under key-like parameter names, and a configured or managed key under any name.
+      for (const urlPath of [
+        `/api/v1/etf/kline?q-api-key=${QUERY_KEY}`,
+        `/api/v1/etf/kline?limit=1&API_KEY=${encodeURIComponent(managed)}`,
+        `/api/v1/etf/kline?symbol=${managed}`,
+        `/api/v1/etf/kline?symbol=${QUERY_KEY}&token=${REJECTED_KEY}`,
+        `/admin/api/keys?access_token=${ADMIN_TOKEN}`,
+        `/api/v1/upstream/ingest/batches/x?up-api-key=${INGEST_KEY}`,
+        `/api/v1/etf/kline?secret=${REJECTED_TOKEN}`,
+      ]) {
+        await request(server.port, { method: 'GET', path: urlPath, headers: { 'q-api-key': QUERY_KEY } });
+      }
       await server.kill('SIGTERM');
       logs = server.output();
     });
@@ -131,6 +144,7 @@ for (const backend of await backends()) {
 
     it('the logs (trace level) hold no secret', () => {
       assert.ok(logs.includes('/api/v1/etf/kline'), 'the server logged the requests');
+      assert.ok(logs.includes('/admin/api/keys?access_token='), 'the server logged the pasted URLs');
       for (const [what, s] of Object.entries(secrets())) assert.ok(!logs.includes(s), `${what} in the logs`);
     });
 

@@ -49,7 +49,10 @@ export function sendError(
 
 export function toAppError(err: unknown): AppError | null {
   if (err instanceof AppError) return err;
-  if (err instanceof StoreUnavailableError) return new AppError(5030, err.message, { retryAfter: 1 });
+  // The condition only: the message may name the database's address (it goes to the log).
+  if (err instanceof StoreUnavailableError) {
+    return new AppError(5030, `database unavailable (${err.condition})`, { retryAfter: 1 });
+  }
   const fe = err as Partial<FastifyError>;
   const mapped = typeof fe.code === 'string' ? FASTIFY_CODES[fe.code] : undefined;
   if (mapped) return new AppError(mapped, fe.message);

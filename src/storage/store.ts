@@ -152,7 +152,19 @@ export interface BatchListFilter {
 }
 
 /** Thrown by a store when the database cannot answer now (busy, full, unreachable): a 503. */
-export class StoreUnavailableError extends Error {}
+export class StoreUnavailableError extends Error {
+  /**
+   * What a client may be told: an SQLSTATE, a SQLite or system error code, or "unavailable".
+   * The message (for the log) may hold the database's address and the driver's text; this never.
+   */
+  readonly condition: string;
+
+  constructor(message: string, options: ErrorOptions & { condition?: string } = {}) {
+    super(message, options);
+    const c = options.condition;
+    this.condition = c !== undefined && /^[A-Za-z0-9_]{1,64}$/.test(c) ? c : 'unavailable';
+  }
+}
 
 /** Dataset rows and the queries over them (dataset-store.ts). */
 export interface DatasetStore {

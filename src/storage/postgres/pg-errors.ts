@@ -80,6 +80,7 @@ export function translate(err: unknown): never {
     const detail = err instanceof Error ? err.message : String(err);
     throw new StoreUnavailableError(`database unavailable (${state ?? 'connection'}: ${detail})`, {
       cause: err,
+      condition: state ?? 'connection',
     });
   }
   throw err;

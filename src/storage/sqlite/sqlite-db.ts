@@ -29,7 +29,7 @@ const UNAVAILABLE = new Set([
 function translate(err: unknown): never {
   const code = (err as { code?: unknown }).code;
   if (typeof code === 'string' && [...UNAVAILABLE].some((c) => code.startsWith(c))) {
-    throw new StoreUnavailableError(`database unavailable (${code})`);
+    throw new StoreUnavailableError(`database unavailable (${code})`, { condition: code });
   }
   throw err;
 }
