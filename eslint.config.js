@@ -3,7 +3,16 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['dist/**', 'node_modules/**', 'data/**', 'coverage/**', 'src/dashboard/assets/vendor/**'] },
+  {
+    ignores: [
+      'dist/**',
+      'node_modules/**',
+      'data/**',
+      'coverage/**',
+      'src/dashboard/assets/vendor/**',
+      '.ci/venv/**',
+    ],
+  },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

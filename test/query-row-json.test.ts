@@ -3,12 +3,11 @@ import { after, before, describe, test } from 'node:test';
 import pg from 'pg';
 import type { FastifyInstance } from 'fastify';
 import { CATALOG } from '../src/catalog/catalog.js';
-import { IngestService } from '../src/ingest/ingest-service.js';
-import { seedDemo, type Sender } from '../src/demo/seed.js';
 import { createStore } from '../src/storage/create-store.js';
 import { ROW_JSON_COLUMN } from '../src/storage/row-json.js';
 import type { SqliteStore } from '../src/storage/sqlite/sqlite-store.js';
 import { backends, get, json, push, startApp, type Harness } from './helpers/harness.js';
+import { seedDemoStore } from './helpers/demo-seed.js';
 import { batch, days, etfBar } from './helpers/batches.js';
 import { sampleRow } from './helpers/sample-rows.js';
 
@@ -54,13 +53,7 @@ for (const backend of await backends()) {
 
     before(async () => {
       h = await startApp(backend);
-      const ingest = new IngestService(CATALOG, h.store, { maxRecords: 100_000 });
-      const send: Sender = async (b) => {
-        const o = await ingest.ingest(b);
-        assert.notEqual(o.kind, 'duplicate');
-        return { status: 'accepted', accepted: 0, duplicate: 0, rejected: 0, errors: [] };
-      };
-      await seedDemo(CATALOG, send, DEMO);
+      for (const r of await seedDemoStore(h.store, DEMO)) assert.notEqual(r.status, 'duplicate', r.dataset);
     });
     after(async () => h.close());
 

@@ -4,7 +4,7 @@ import { envelopeSchema } from '../contract/envelope.js';
 import { fieldJson, rowSchema } from '../contract/rows.js';
 import { DEFAULT_LIMIT, FORMATS, MAX_LIMIT, allowedParams } from '../query/parse.js';
 import type { ApiOperation, ApiParameter } from './api-operations.js';
-import { CONTENT_TYPES } from './query-routes.js';
+import { EXPORT_FORMATS } from '../export/export-formats.js';
 
 /**
  * The query endpoints as operations, one per catalog dataset. Parameters follow what the
@@ -85,9 +85,9 @@ function parameter(d: Dataset, name: string): ApiParameter {
 export function queryOperations(catalog: Catalog): ApiOperation[] {
   return catalog.datasets.map((d) => {
     const exports = Object.fromEntries(
-      Object.entries(CONTENT_TYPES).map(([format, type]) => [
-        type.split(';')[0] as string,
-        type.startsWith('text/') || format === 'ndjson' ? Type.String() : Type.String({ format: 'binary' }),
+      Object.entries(EXPORT_FORMATS).map(([format, f]) => [
+        f.mediaType,
+        format === 'csv' || format === 'ndjson' ? Type.String() : Type.String({ format: 'binary' }),
       ]),
     );
     return {

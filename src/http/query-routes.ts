@@ -1,36 +1,14 @@
 import { createHash } from 'node:crypto';
-import { Readable } from 'node:stream';
 import type { FastifyInstance, FastifySchema } from 'fastify';
-import { stringify } from 'csv-stringify/sync';
 import type { Catalog, Dataset } from '../catalog/catalog.js';
 import type { QueryService } from '../query/query-service.js';
-import type { QueryPlan } from '../storage/store.js';
+import { EXPORT_FORMATS, exportStream } from '../export/export-formats.js';
 import { envelopeSchema } from '../contract/envelope.js';
 import { rowSchema } from '../contract/rows.js';
 import { ResponseCache } from './response-cache.js';
 
 /** What Fastify sends for a serialised object; a cached body is sent with the same type. */
 const JSON_TYPE = 'application/json; charset=utf-8';
-
-/** Media types of the exports (the OpenAPI document lists them after JSON). */
-export const CONTENT_TYPES = {
-  csv: 'text/csv; charset=utf-8',
-  ndjson: 'application/x-ndjson; charset=utf-8',
-} as const;
-
-/** The whole result of a plan as CSV (with a header row) or NDJSON, streamed in chunks. */
-function exportStream(query: QueryService, plan: QueryPlan, format: 'csv' | 'ndjson'): Readable {
-  const columns = plan.select.map((f) => f.apiName);
-  async function* lines(): AsyncGenerator<string> {
-    if (format === 'csv') yield stringify([columns]);
-    for await (const rows of query.stream(plan)) {
-      yield format === 'csv'
-        ? stringify(rows, { columns, cast: { number: (n) => String(n) } })
-        : rows.map((r) => JSON.stringify(r)).join('\n') + '\n';
-    }
-  }
-  return Readable.from(lines());
-}
 
 /** One GET route per catalog dataset: parse → plan → execute, answered in the envelope. */
 export function registerQueryRoutes(app: FastifyInstance, catalog: Catalog, query: QueryService): void {
@@ -57,7 +35,9 @@ function registerDataset(app: FastifyInstance, d: Dataset, query: QueryService, 
     reply.header('ETag', etag).header('Cache-Control', 'private, no-cache');
     if (req.headers['if-none-match'] === etag) return reply.code(304).send();
     if (parsed.format !== 'json') {
-      return reply.type(CONTENT_TYPES[parsed.format]).send(exportStream(query, plan, parsed.format));
+      return reply
+        .type(EXPORT_FORMATS[parsed.format].contentType)
+        .send(exportStream(parsed.format, plan.select, query.stream(plan)));
     }
     const page = await query.page(plan, version);
     const meta = {

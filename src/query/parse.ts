@@ -2,11 +2,13 @@ import { COMMON_QUERY_PARAMS, RANGE_PARAMS, type Dataset, type Field } from '../
 import { invalid } from '../errors.js';
 import { isCleanText, isDate, normalizeTimestamp } from '../ingest/values.js';
 import type { Value } from '../storage/store.js';
+import { EXPORT_FORMATS, type ExportFormat } from '../export/export-formats.js';
 
 export const DEFAULT_LIMIT = 100;
 export const MAX_LIMIT = 1000;
-export const FORMATS = ['json', 'csv', 'ndjson'] as const;
-export type Format = (typeof FORMATS)[number];
+/** `json` pages the envelope; the export formats stream the whole result (src/export). */
+export type Format = 'json' | ExportFormat;
+export const FORMATS: readonly Format[] = ['json', ...(Object.keys(EXPORT_FORMATS) as ExportFormat[])];
 
 export interface ParsedQuery {
   exact: { field: Field; value: Value }[];

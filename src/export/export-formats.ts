@@ -1,0 +1,60 @@
+import { Readable } from 'node:stream';
+import { stringify } from 'csv-stringify/sync';
+import type { Field } from '../catalog/catalog.js';
+import type { Value } from '../storage/store.js';
+import { arrowStream } from './arrow-stream.js';
+import { parquetStream } from './parquet-stream.js';
+
+/**
+ * The export formats of every query endpoint: the whole result of the filters (no pagination),
+ * streamed from `QueryService.stream` with bounded memory. One table: the route, the OpenAPI
+ * document, the clients and `mds export` read their media types and file extensions here.
+ */
+export const EXPORT_FORMATS = {
+  csv: { contentType: 'text/csv; charset=utf-8', mediaType: 'text/csv', extension: 'csv' },
+  ndjson: {
+    contentType: 'application/x-ndjson; charset=utf-8',
+    mediaType: 'application/x-ndjson',
+    extension: 'ndjson',
+  },
+  arrow: {
+    contentType: 'application/vnd.apache.arrow.stream',
+    mediaType: 'application/vnd.apache.arrow.stream',
+    extension: 'arrows',
+  },
+  parquet: {
+    contentType: 'application/vnd.apache.parquet',
+    mediaType: 'application/vnd.apache.parquet',
+    extension: 'parquet',
+  },
+} as const;
+
+export type ExportFormat = keyof typeof EXPORT_FORMATS;
+
+type Rows = AsyncIterable<Record<string, Value>[]>;
+
+function textStream(fields: readonly Field[], chunks: Rows, format: 'csv' | 'ndjson'): Readable {
+  const columns = fields.map((f) => f.apiName);
+  async function* lines(): AsyncGenerator<string> {
+    if (format === 'csv') yield stringify([columns]);
+    for await (const rows of chunks) {
+      yield format === 'csv'
+        ? stringify(rows, { columns, cast: { number: (n) => String(n) } })
+        : rows.map((r) => JSON.stringify(r)).join('\n') + '\n';
+    }
+  }
+  return Readable.from(lines());
+}
+
+/** The body of an export: `fields` (in order) of every row `chunks` yields, in `format`. */
+export function exportStream(format: ExportFormat, fields: readonly Field[], chunks: Rows): Readable {
+  switch (format) {
+    case 'csv':
+    case 'ndjson':
+      return textStream(fields, chunks, format);
+    case 'arrow':
+      return arrowStream(fields, chunks);
+    case 'parquet':
+      return parquetStream(fields, chunks);
+  }
+}
