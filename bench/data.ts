@@ -3,6 +3,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import { CATALOG, type Dataset } from '../src/catalog/catalog.js';
+import type { BatchMeta, IngestRecord } from '../src/contract/batch.js';
 import { SqliteStore } from '../src/storage/sqlite/sqlite-store.js';
 import { ROW_JSON_COLUMN, rowJson } from '../src/storage/row-json.js';
 
@@ -183,13 +184,13 @@ export interface IngestBatch {
 
 /** A batch request of spec 2.3 for these rows, checksummed as JSON.stringify(records). */
 export function batchBody(id: string, rows: readonly EtfRow[]): string {
-  const records = rows.map((r) => ({
+  const records: IngestRecord[] = rows.map((r) => ({
     idempotency_key: `etf_daily:${r.symbol}:${r.date}:${r.source}`,
     unique_key: { symbol: r.symbol, date: r.date, source: r.source },
     data: r,
   }));
   const json = JSON.stringify(records);
-  const meta = {
+  const meta: BatchMeta = {
     schema_version: '3.0',
     batch_id: id,
     source_system: 'upstream',
@@ -198,7 +199,7 @@ export function batchBody(id: string, rows: readonly EtfRow[]): string {
     table: 'etf_daily',
     operation: 'upsert',
     snapshot_type: 'incremental',
-    business_date: rows[rows.length - 1]?.date ?? '2024-01-02',
+    business_date: String(rows[rows.length - 1]?.date ?? '2024-01-02'),
     source: SOURCE,
     record_count: rows.length,
     send_time: new Date().toISOString(),

@@ -1,7 +1,9 @@
 import { createHash } from 'node:crypto';
 import type { Dataset } from '../catalog/catalog.js';
 import { batchChecksum } from '../ingest/checksum.js';
-import type { BatchMeta } from '../ingest/batch-request.js';
+import type { BatchMeta, IngestBatch, IngestRecord } from '../contract/batch.js';
+
+export type { IngestBatch, IngestRecord } from '../contract/batch.js';
 
 /**
  * Builds schema-3.0 ingest batches the way an upstream platform should: one record per row
@@ -12,20 +14,8 @@ import type { BatchMeta } from '../ingest/batch-request.js';
 
 export type RowData = Record<string, string | number | null>;
 
-export interface IngestRecord {
-  idempotency_key: string;
-  unique_key: Record<string, string | number | null>;
-  data: RowData;
-}
-
 /** The meta of a batch: the same shape the service validates. */
 export type BatchMetaOut = BatchMeta;
-
-export interface IngestBatch {
-  meta: BatchMetaOut;
-  records: IngestRecord[];
-  checksum: { sha256: string };
-}
 
 export interface BuildOptions {
   source: string;

@@ -1,4 +1,5 @@
-import type { IngestBatch } from './batch-builder.js';
+import type { BatchStatusAnswer, IngestBatch, RecordError } from '../contract/batch.js';
+import type { ErrorBody } from '../contract/envelope.js';
 
 /**
  * Sends batches to POST /api/v1/upstream/ingest/batches with retries. Retrying is safe because
@@ -6,26 +7,10 @@ import type { IngestBatch } from './batch-builder.js';
  * as "duplicate" on the next attempt.
  */
 
-export interface RecordErrorOut {
-  index: number | null;
-  idempotency_key: string | null;
-  field: string | null;
-  reason: string;
-}
+export type RecordErrorOut = RecordError;
 
-/** The batch status record of spec 2.4 (plus `pruned`), or an error body. */
-export interface PushAnswer {
-  code: number;
-  message: string;
-  batch_id?: string;
-  status?: 'accepted' | 'duplicate' | 'partial' | 'rejected';
-  accepted?: number;
-  rejected?: number;
-  duplicate?: number;
-  pruned?: number;
-  errors?: RecordErrorOut[];
-  [k: string]: unknown;
-}
+/** The batch status record of spec 2.4 (plus `pruned`), or an error body (contract/batch.ts). */
+export type PushAnswer = ErrorBody & Partial<Omit<BatchStatusAnswer, 'code' | 'message'>>;
 
 export interface PushResult {
   httpStatus: number;

@@ -96,6 +96,24 @@ export const BatchBodySchema = Type.Object({
   }),
 });
 
+/** A record of any dataset, as clients build it (each dataset's own shape: batchRequestSchema). */
+export const IngestRecordSchema = Type.Object({
+  idempotency_key: Type.String({ minLength: 1 }),
+  unique_key: Type.Record(Type.String(), Type.Union([Type.String(), Type.Number(), Type.Null()])),
+  data: Type.Record(Type.String(), Type.Union([Type.String(), Type.Number(), Type.Null()])),
+});
+
+export type IngestRecord = Static<typeof IngestRecordSchema>;
+
+/** A batch request of any dataset: the type the clients, the test helpers and the bench build. */
+export const IngestBatchSchema = Type.Object({
+  meta: BatchMetaSchema,
+  records: Type.Array(IngestRecordSchema),
+  checksum: ChecksumSchema,
+});
+
+export type IngestBatch = Static<typeof IngestBatchSchema>;
+
 /** The batch request of one dataset: meta names it, records carry its fields. */
 export function batchRequestSchema(d: Dataset): TObject {
   return Type.Object(

@@ -1,4 +1,4 @@
-import { Type, type TObject, type TSchema } from '@sinclair/typebox';
+import { Type, type Static, type TObject, type TSchema } from '@sinclair/typebox';
 
 /**
  * The query envelope (spec 2.1, decisions.md "Query") and the error bodies of every interface.
@@ -46,6 +46,8 @@ export const ErrorSchema = Type.Object(
   },
   { title: 'Error' },
 );
+
+export type ErrorBody = Static<typeof ErrorSchema>;
 
 /** An error of a query endpoint: the envelope with no rows (decisions.md "Query"). */
 export const QueryErrorSchema = Type.Object(

@@ -1,5 +1,6 @@
 import { batchChecksum } from '../../src/ingest/checksum.js';
 import { CATALOG } from '../../src/catalog/catalog.js';
+import type { BatchMeta } from '../../src/contract/batch.js';
 
 /** Builders of schema-3.0 batches for tests: correct by default, every part overridable. */
 
@@ -38,22 +39,23 @@ export function batchOfRecords(
   records: unknown[],
   opts: BatchOptions = {},
 ): Record<string, unknown> {
+  // Typed by the contract (src/contract/batch.ts): a change of the meta shape shows here.
+  const meta: BatchMeta = {
+    schema_version: '3.0',
+    batch_id: opts.batchId ?? uniqueId(),
+    source_system: 'upstream',
+    source_run_id: 'run-1',
+    dataset,
+    table: dataset,
+    operation: 'upsert',
+    snapshot_type: opts.snapshotType ?? 'incremental',
+    business_date: opts.businessDate ?? '2024-01-02',
+    source: opts.source ?? 'eastmoney',
+    record_count: records.length,
+    send_time: '2024-01-02T08:00:00Z',
+  };
   return {
-    meta: {
-      schema_version: '3.0',
-      batch_id: opts.batchId ?? uniqueId(),
-      source_system: 'upstream',
-      source_run_id: 'run-1',
-      dataset,
-      table: dataset,
-      operation: 'upsert',
-      snapshot_type: opts.snapshotType ?? 'incremental',
-      business_date: opts.businessDate ?? '2024-01-02',
-      source: opts.source ?? 'eastmoney',
-      record_count: records.length,
-      send_time: '2024-01-02T08:00:00Z',
-      ...opts.meta,
-    },
+    meta: { ...meta, ...opts.meta },
     records,
     checksum: { sha256: batchChecksum(records) },
   };
