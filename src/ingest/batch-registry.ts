@@ -1,4 +1,4 @@
-import { AppError } from '../errors.js';
+import { AppError, PARTIAL_CODE } from '../errors.js';
 import type { ApplyResult, BatchRecord } from '../storage/store.js';
 
 /**
@@ -15,6 +15,25 @@ import type { ApplyResult, BatchRecord } from '../storage/store.js';
 
 export type IngestOutcome =
   { kind: 'processed'; record: BatchRecord } | { kind: 'duplicate'; record: BatchRecord };
+
+/** The answer to each processed status (spec 4.4); a held id sent again answers as a duplicate. */
+const ANSWER: Record<BatchRecord['status'], { http: number; code: number; message: string }> = {
+  accepted: { http: 200, code: 0, message: 'accepted' },
+  partial: { http: 207, code: PARTIAL_CODE, message: 'partial success, some records rejected' },
+  rejected: { http: 422, code: 4221, message: 'every record was rejected' },
+};
+
+/** The HTTP status and body of an ingest's outcome. */
+export function answerOf(outcome: IngestOutcome): { http: number; body: Record<string, unknown> } {
+  if (outcome.kind === 'duplicate') {
+    return {
+      http: 200,
+      body: { code: 0, message: 'batch already processed', ...outcome.record, status: 'duplicate' },
+    };
+  }
+  const a = ANSWER[outcome.record.status];
+  return { http: a.http, body: { code: a.code, message: a.message, ...outcome.record } };
+}
 
 /** Whether `prior` keeps its batch_id from being used again. */
 export function holdsId(prior: BatchRecord | null): prior is BatchRecord {
