@@ -40,6 +40,7 @@ export interface Db {
 
 /** What a step can do inside `Db.transaction`. */
 export interface Tx {
+  readonly dialect: Dialect;
   rows(s: Sql): Step<DbRow[]>;
   run(s: Sql): Step<number>;
   /** Statements without parameters, in order (DDL). */
@@ -59,6 +60,6 @@ export interface Tx {
   writeRows(batch: WriteBatch): Step<number>;
   /** Makes the batch's keys readable as a table for `pruneSql`; returns its name. */
   batchKeys(batch: WriteBatch): Step<string>;
-  /** Fills the row JSON column of rows where it is NULL, in bounded chunks. */
-  fillRowJson(d: Dataset): Step<void>;
+  /** Rebuilds every row's JSON (row-json.ts) from its columns, in bounded chunks. */
+  refillRowJson(d: Dataset): Step<void>;
 }

@@ -1,66 +1,94 @@
-import type { Dialect } from './sql.js';
+import type { TableSpec } from './schema.js';
+import type { ApiKeyRecord, BatchRecord } from './store.js';
 
 /**
- * The service's own tables (batch registry, dataset state, keys, usage), prefixed `mds_` so
- * no dataset can take their names (the catalog refuses that prefix).
+ * The service's own tables (batch registry, dataset state, keys, usage, migrations, row shapes),
+ * prefixed `mds_` so no dataset can take their names (the catalog refuses that prefix). Declared
+ * like the dataset tables and migrated by the same steps (migrations.ts).
  */
-export function internalTableStatements(d: Dialect): string[] {
-  const text = d.columnType('string');
-  const int = d.columnType('integer');
-  return [
-    `CREATE TABLE IF NOT EXISTS mds_batches (
-      batch_id ${text} PRIMARY KEY, dataset ${text} NOT NULL, source ${text} NOT NULL,
-      operation ${text} NOT NULL, snapshot_type ${text} NOT NULL, business_date ${text} NOT NULL,
-      source_system ${text} NOT NULL, source_run_id ${text} NOT NULL, record_count ${int} NOT NULL,
-      checksum ${text} NOT NULL, status ${text} NOT NULL, accepted ${int} NOT NULL,
-      rejected ${int} NOT NULL, duplicate ${int} NOT NULL, pruned ${int} NOT NULL,
-      errors ${text} NOT NULL, created_at ${text} NOT NULL, processed_at ${text} NOT NULL)`,
-    `CREATE INDEX IF NOT EXISTS ix_mds_batches__processed_at ON mds_batches (processed_at)`,
-    `CREATE INDEX IF NOT EXISTS ix_mds_batches__dataset ON mds_batches (dataset, processed_at)`,
-    `CREATE TABLE IF NOT EXISTS mds_dataset_state (
-      dataset ${text} PRIMARY KEY, version ${int} NOT NULL,
-      last_batch_id ${text}, last_batch_at ${text})`,
-    `CREATE TABLE IF NOT EXISTS mds_keys (
-      id ${text} PRIMARY KEY, name ${text} NOT NULL, scope ${text} NOT NULL, prefix ${text} NOT NULL,
-      hash ${text} NOT NULL UNIQUE, rate_per_minute ${int}, daily_quota ${int},
-      created_at ${text} NOT NULL, last_used_at ${text}, revoked_at ${text})`,
-    `CREATE TABLE IF NOT EXISTS mds_key_usage (
-      key_id ${text} NOT NULL, hour ${text} NOT NULL, count ${int} NOT NULL,
-      PRIMARY KEY (key_id, hour))`,
-  ];
+
+type Col = TableSpec['columns'][number];
+const text = (name: string, notNull = true): Col => ({ name, type: 'string', notNull });
+const int = (name: string, notNull = true): Col => ({ name, type: 'integer', notNull });
+
+/** A table of the service, typed as the first release created it (not SQLite STRICT). */
+function table(
+  name: string,
+  columns: Col[],
+  primaryKey: string[],
+  extra: Partial<TableSpec> = {},
+): TableSpec {
+  return { name, columns, primaryKey, unique: [], uniqueDesc: [], indexes: [], strict: false, ...extra };
 }
 
-/** Column order of mds_batches, shared by both stores' INSERT. */
-export const BATCH_COLUMNS = [
-  'batch_id',
-  'dataset',
-  'source',
-  'operation',
-  'snapshot_type',
-  'business_date',
-  'source_system',
-  'source_run_id',
-  'record_count',
-  'checksum',
-  'status',
-  'accepted',
-  'rejected',
-  'duplicate',
-  'pruned',
-  'errors',
-  'created_at',
-  'processed_at',
-] as const;
+/** Applied schema versions (migrations.ts). */
+export const MIGRATIONS_TABLE: TableSpec = table(
+  'mds_migrations',
+  [int('version'), text('name'), text('applied_at')],
+  ['version'],
+);
 
-export const KEY_COLUMNS = [
-  'id',
-  'name',
-  'scope',
-  'prefix',
-  'hash',
-  'rate_per_minute',
-  'daily_quota',
-  'created_at',
-  'last_used_at',
-  'revoked_at',
-] as const;
+export const INTERNAL_TABLES: readonly TableSpec[] = [
+  MIGRATIONS_TABLE,
+  table(
+    'mds_batches',
+    [
+      text('batch_id'),
+      text('dataset'),
+      text('source'),
+      text('operation'),
+      text('snapshot_type'),
+      text('business_date'),
+      text('source_system'),
+      text('source_run_id'),
+      int('record_count'),
+      text('checksum'),
+      text('status'),
+      int('accepted'),
+      int('rejected'),
+      int('duplicate'),
+      int('pruned'),
+      text('errors'),
+      text('created_at'),
+      text('processed_at'),
+    ],
+    ['batch_id'],
+    {
+      indexes: [
+        { name: 'ix_mds_batches__processed_at', columns: ['processed_at'] },
+        { name: 'ix_mds_batches__dataset', columns: ['dataset', 'processed_at'] },
+      ],
+    },
+  ),
+  table(
+    'mds_dataset_state',
+    [text('dataset'), int('version'), text('last_batch_id', false), text('last_batch_at', false)],
+    ['dataset'],
+  ),
+  // The shape of the row JSON each dataset's rows were last written with (row-json.ts).
+  table('mds_dataset_shapes', [text('dataset'), text('row_shape')], ['dataset']),
+  table(
+    'mds_keys',
+    [
+      text('id'),
+      text('name'),
+      text('scope'),
+      text('prefix'),
+      { ...text('hash'), unique: true },
+      int('rate_per_minute', false),
+      int('daily_quota', false),
+      text('created_at'),
+      text('last_used_at', false),
+      text('revoked_at', false),
+    ],
+    ['id'],
+  ),
+  table('mds_key_usage', [text('key_id'), text('hour'), int('count')], ['key_id', 'hour']),
+];
+
+const columnsOf = (name: string): string[] =>
+  INTERNAL_TABLES.find((t) => t.name === name)?.columns.map((c) => c.name) ?? [];
+
+/** Column order of mds_batches, shared by the INSERT and the row mapping. */
+export const BATCH_COLUMNS = columnsOf('mds_batches') as readonly (keyof BatchRecord)[];
+export const KEY_COLUMNS = columnsOf('mds_keys') as readonly (keyof ApiKeyRecord)[];

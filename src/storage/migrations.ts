@@ -1,32 +1,104 @@
 import type { Catalog } from '../catalog/catalog.js';
-import type { Db } from './db.js';
-import { internalTableStatements } from './internal-tables.js';
-import { ROW_JSON_COLUMN } from './row-json.js';
-import { catalogTables } from './schema.js';
-import { createTableStatements, q, raw } from './sql.js';
+import type { Db, Tx } from './db.js';
+import { INTERNAL_TABLES, MIGRATIONS_TABLE } from './internal-tables.js';
+import { rowShape } from './row-json.js';
+import { catalogTables, type TableSpec } from './schema.js';
+import { createTableStatements, q, raw, sql } from './sql.js';
+import type { Step } from './step.js';
 
 /**
- * Creates or upgrades every table and index, in one transaction, the same steps on both
- * backends. Idempotent; concurrent starters serialise on the migration lock.
+ * One migration mechanism for every table, the service's own and the datasets', on both
+ * backends, in one transaction under the migration lock:
+ * 1. every table is brought to its declaration (internal-tables.ts, the catalog through
+ *    schema.ts): created when missing, missing columns added, indexes created or replaced;
+ * 2. the numbered migrations below the database has not seen run, in order, and each is
+ *    recorded in mds_migrations: the schema version is the highest recorded (a database newer
+ *    than this release is refused);
+ * 3. what is derived from the catalog and stored follows the catalog: a dataset whose recorded
+ *    row shape (row-json.ts rowShape) differs from the current declaration has its row JSON
+ *    rebuilt in bounded steps, then the new shape is recorded.
+ * Idempotent; concurrent starters wait for the first.
  */
+
+interface Migration {
+  version: number;
+  name: string;
+  /** Data changes that declarations cannot express; runs after the tables match their declarations. */
+  up?: (tx: Tx) => Step<void>;
+}
+
+/**
+ * The service's schema versions. A change of a table's declaration needs no entry (step 1 does
+ * it); an entry records a release's schema and carries what step 1 cannot do (moving data, e.g.
+ * copying a renamed column's values: `UPDATE t SET new = old`).
+ */
+export const MIGRATIONS: readonly Migration[] = [
+  { version: 1, name: 'release 0.1: batches, dataset state, keys, key usage; dataset tables with row JSON' },
+  { version: 2, name: 'schema versions (mds_migrations) and row shapes per dataset (mds_dataset_shapes)' },
+];
+
+export const SCHEMA_VERSION = MIGRATIONS[MIGRATIONS.length - 1]?.version ?? 0;
+
 export function migrate(db: Db, catalog: Catalog): Promise<void> {
   const dialect = db.dialect;
   return db.transaction(function* (tx) {
     yield* tx.lockMigration();
-    yield* tx.exec(internalTableStatements(dialect));
-    const tables = catalogTables(catalog);
-    for (const t of tables) yield* tx.exec(createTableStatements(t, dialect).slice(0, 1));
-    const existing = yield* tx.rows(raw(dialect.listColumns));
-    const have = new Set(existing.map((r) => `${String(r.table_name)}.${String(r.column_name)}`));
-    for (const t of tables) {
-      // Columns added to the catalog after the table was created.
-      const added = t.columns.filter((c) => !have.has(`${t.name}.${c.name}`));
-      yield* tx.exec(
-        added.map((c) => `ALTER TABLE ${q(t.name)} ADD COLUMN ${q(c.name)} ${dialect.columnType(c.type)}`),
+    yield* tx.exec(createTableStatements(MIGRATIONS_TABLE, dialect).slice(0, 1));
+    const [applied] = yield* tx.rows(sql`SELECT max(version) AS v FROM mds_migrations`);
+    const from = Number(applied?.v ?? 0);
+    if (from > SCHEMA_VERSION) {
+      throw new Error(
+        `the database's schema version ${from} is newer than this release's (${SCHEMA_VERSION}): ` +
+          'run the release that wrote it, or restore a backup taken before the upgrade',
       );
-      const d = catalog.byName.get(t.name);
-      if (d && added.some((c) => c.name === ROW_JSON_COLUMN)) yield* tx.fillRowJson(d);
-      yield* tx.exec(createTableStatements(t, dialect).slice(1));
+    }
+
+    const grown = yield* syncTables(tx, [...INTERNAL_TABLES, ...catalogTables(catalog)]);
+
+    const now = new Date().toISOString();
+    for (const m of MIGRATIONS) {
+      if (m.version <= from) continue;
+      if (m.up) yield* m.up(tx);
+      yield* tx.run(
+        sql`INSERT INTO mds_migrations (version, name, applied_at) VALUES (${m.version}, ${m.name}, ${now})`,
+      );
+    }
+
+    const shapes = yield* tx.rows(sql`SELECT dataset, row_shape FROM mds_dataset_shapes`);
+    const recorded = new Map(shapes.map((r) => [String(r.dataset), String(r.row_shape)]));
+    for (const d of catalog.datasets) {
+      const shape = rowShape(d);
+      if (recorded.get(d.name) === shape && !grown.has(d.name)) continue;
+      // Rows written under another declaration, before shapes were recorded, or before the
+      // JSON column existed: rebuilt.
+      yield* tx.refillRowJson(d);
+      yield* tx.run(
+        sql`INSERT INTO mds_dataset_shapes (dataset, row_shape) VALUES (${d.name}, ${shape})
+           ON CONFLICT (dataset) DO UPDATE SET row_shape = excluded.row_shape`,
+      );
     }
   });
+}
+
+/**
+ * Step 1: every table as declared (CREATE … IF NOT EXISTS, ADD COLUMN, indexes). Returns the
+ * tables that gained columns.
+ */
+function* syncTables(tx: Tx, tables: readonly TableSpec[]): Step<Set<string>> {
+  const grown = new Set<string>();
+  const dialect = tx.dialect;
+  for (const t of tables) yield* tx.exec(createTableStatements(t, dialect).slice(0, 1));
+  const existing = yield* tx.rows(raw(dialect.listColumns));
+  const have = new Set(existing.map((r) => `${String(r.table_name)}.${String(r.column_name)}`));
+  for (const t of tables) {
+    // Columns declared after the table was created: nullable, whatever the declaration says,
+    // since the rows already there have no value for them.
+    const added = t.columns.filter((c) => !have.has(`${t.name}.${c.name}`));
+    if (added.length > 0) grown.add(t.name);
+    yield* tx.exec(
+      added.map((c) => `ALTER TABLE ${q(t.name)} ADD COLUMN ${q(c.name)} ${dialect.columnType(c.type)}`),
+    );
+    yield* tx.exec(createTableStatements(t, dialect).slice(1));
+  }
+  return grown;
 }

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import type { Dataset } from '../catalog/catalog.js';
 import type { Row, Value } from './store.js';
 
@@ -6,7 +7,8 @@ import type { Row, Value } from './store.js';
  * value per row instead of one value per field and is not serialised again per request (the
  * bench's random pages: about half of a page's CPU went to returning and serialising values).
  * The `mds_` prefix is one no catalog field may take. NULL in rows written before the column
- * existed until migrate() fills it.
+ * existed until migrate() fills it; rebuilt by migrate() when the catalog changes a dataset's
+ * row shape (`rowShape` below).
  *
  * The text is the row object as the query routes' response schema serialises it (api names,
  * catalog order, every field) up to, not including, `created_at`: that one is set on first
@@ -47,4 +49,19 @@ export function rowJson(d: Dataset): RowJson {
     builders.set(d, build);
   }
   return build;
+}
+
+/** Bumped when this file changes how a row's JSON is written: every stored row JSON is rebuilt. */
+const ROW_JSON_FORMAT = 1;
+
+/**
+ * What a dataset's stored row JSON depends on: this file's format and the catalog's fields
+ * (column name, api name, order). Recorded per dataset (mds_dataset_shapes); when the catalog
+ * changes it, migrate() rebuilds the dataset's row JSON (migrations.ts).
+ */
+export function rowShape(d: Dataset): string {
+  const fields = d.fields.map((f) => [f.name, f.apiName]);
+  return createHash('sha256')
+    .update(JSON.stringify([ROW_JSON_FORMAT, fields]))
+    .digest('hex');
 }

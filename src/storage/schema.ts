@@ -10,11 +10,16 @@ import { ROW_JSON_COLUMN } from './row-json.js';
 
 export interface TableSpec {
   name: string;
-  columns: { name: string; type: FieldType; notNull: boolean }[];
+  columns: { name: string; type: FieldType; notNull: boolean; unique?: boolean }[];
+  /** The service's own tables have one; dataset tables have a unique key index instead. */
+  primaryKey?: string[];
+  /** Columns of the unique key index `uk_<table>`; empty: none. */
   unique: string[];
   /** Unique-key columns stored descending: the default sort's field when it is in the key and desc. */
   uniqueDesc: string[];
   indexes: IndexSpec[];
+  /** SQLite STRICT typing (default); the service's own tables predate it. */
+  strict?: boolean;
 }
 
 export interface IndexSpec {

@@ -254,17 +254,25 @@ export function countStatement(plan: QueryPlan, dialect: Dialect): Statement {
 
 export function createTableStatements(spec: TableSpec, dialect: Dialect): string[] {
   const cols = spec.columns.map(
-    (c) => `${q(c.name)} ${dialect.columnType(c.type)}${c.notNull ? ' NOT NULL' : ''}`,
+    (c) =>
+      `${q(c.name)} ${dialect.columnType(c.type)}${c.notNull ? ' NOT NULL' : ''}${c.unique ? ' UNIQUE' : ''}`,
   );
+  if (spec.primaryKey) cols.push(`PRIMARY KEY (${spec.primaryKey.map(q).join(', ')})`);
   const nullable = new Set(spec.columns.filter((c) => !c.notNull).map((c) => c.name));
   const ixCol = (c: string): string => `${q(c)}${nullable.has(c) ? dialect.indexNullsFirst : ''}`;
+  const unique =
+    spec.unique.length === 0
+      ? []
+      : [
+          `CREATE UNIQUE INDEX IF NOT EXISTS ${q(`uk_${spec.name}`)} ON ${q(spec.name)} (${spec.unique
+            .map((c) => (spec.uniqueDesc.includes(c) ? `${q(c)} DESC` : q(c)))
+            .join(', ')})`,
+          // The key index of earlier development builds, before it followed the sort order.
+          `DROP INDEX IF EXISTS ${q(`ux_${spec.name}`)}`,
+        ];
   return [
-    `CREATE TABLE IF NOT EXISTS ${q(spec.name)} (${cols.join(', ')})${dialect.tableSuffix}`,
-    `CREATE UNIQUE INDEX IF NOT EXISTS ${q(`uk_${spec.name}`)} ON ${q(spec.name)} (${spec.unique
-      .map((c) => (spec.uniqueDesc.includes(c) ? `${q(c)} DESC` : q(c)))
-      .join(', ')})`,
-    // The key index of earlier development builds, before it followed the sort order.
-    `DROP INDEX IF EXISTS ${q(`ux_${spec.name}`)}`,
+    `CREATE TABLE IF NOT EXISTS ${q(spec.name)} (${cols.join(', ')})${spec.strict === false ? '' : dialect.tableSuffix}`,
+    ...unique,
     ...spec.indexes.flatMap((i) => [
       `CREATE INDEX IF NOT EXISTS ${q(i.name)} ON ${q(spec.name)} (${i.columns
         .map((c) => (i.desc?.includes(c) ? `${q(c)} DESC` : ixCol(c)))

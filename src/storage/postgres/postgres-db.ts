@@ -206,6 +206,7 @@ export class PostgresDb implements Db {
       return c.query(text, params);
     };
     return {
+      dialect: POSTGRES,
       rows: (s) => wait(query(s).then((r) => r.rows as DbRow[])),
       run: (s) => wait(query(s).then((r) => r.rowCount ?? 0)),
       exec: (statements) =>
@@ -238,7 +239,7 @@ export class PostgresDb implements Db {
           // A hash join: 80 ms.
           c.query('SET LOCAL enable_nestloop = off').then(() => STAGE),
         ),
-      fillRowJson: (d) => wait(this.fillRowJson(c, d)),
+      refillRowJson: (d) => wait(this.refillRowJson(c, d)),
     };
   }
 
@@ -290,14 +291,14 @@ export class PostgresDb implements Db {
     return written;
   }
 
-  /** Rows stored before the JSON column existed get theirs (inside migrate's transaction). */
-  private async fillRowJson(c: Client, d: Dataset): Promise<void> {
+  /** Every row's JSON rebuilt (inside migrate's transaction). */
+  private async refillRowJson(c: Client, d: Dataset): Promise<void> {
     const json = rowJson(d);
     // A cursor over the rows (its snapshot does not see the updates below), FILL_CHUNK rows
     // at a time, each chunk written by one UPDATE … FROM unnest: bounded memory, few round trips.
     await c.query(
       `DECLARE mds_fill NO SCROLL CURSOR FOR SELECT ctid AS _ctid, ${d.fields.map((f) => q(f.name)).join(', ')} ` +
-        `FROM ${q(d.name)} WHERE ${q(ROW_JSON_COLUMN)} IS NULL`,
+        `FROM ${q(d.name)}`,
     );
     for (;;) {
       const r = await c.query(`FETCH FORWARD ${FILL_CHUNK} FROM mds_fill`);

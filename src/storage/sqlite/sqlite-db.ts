@@ -155,6 +155,7 @@ export class SqliteDb implements Db {
 
   private transactionSteps(): Tx {
     return {
+      dialect: SQLITE,
       rows: (s) => now(this.rowsNow(s)),
       run: (s) => now(this.runNow(s)),
       exec: (statements) => now(statements.forEach((s) => this.db.exec(s))),
@@ -163,7 +164,7 @@ export class SqliteDb implements Db {
       lockMigration: () => now(undefined),
       writeRows: (batch) => now(this.writeRows(batch)),
       batchKeys: (batch) => now(this.batchKeys(batch)),
-      fillRowJson: (d) => now(this.fillRowJson(d)),
+      refillRowJson: (d) => now(this.refillRowJson(d)),
     };
   }
 
@@ -216,13 +217,13 @@ export class SqliteDb implements Db {
     return table;
   }
 
-  /** Rows stored before the JSON column existed get theirs (inside migrate's transaction). */
-  private fillRowJson(d: Dataset): void {
+  /** Every row's JSON rebuilt (inside migrate's transaction). */
+  private refillRowJson(d: Dataset): void {
     const json = rowJson(d);
     const cols = d.fields.map((f) => q(f.name)).join(', ');
     // In rowid order, FILL_CHUNK rows at a time: bounded memory whatever the table's size.
     const read = this.db.prepare(
-      `SELECT rowid AS _rowid, ${cols} FROM ${q(d.name)} WHERE rowid > ? AND ${q(ROW_JSON_COLUMN)} IS NULL ORDER BY rowid LIMIT ${FILL_CHUNK}`,
+      `SELECT rowid AS _rowid, ${cols} FROM ${q(d.name)} WHERE rowid > ? ORDER BY rowid LIMIT ${FILL_CHUNK}`,
     );
     const write = this.db.prepare(`UPDATE ${q(d.name)} SET ${q(ROW_JSON_COLUMN)} = ? WHERE rowid = ?`);
     for (let after = 0; ;) {
