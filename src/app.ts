@@ -2,7 +2,8 @@ import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import { createServices, type ServiceDeps, type Services } from './services.js';
-import { frameworkErrors, registerErrorHandling } from './http/error-handler.js';
+import { clientErrorHandler, frameworkErrors, registerErrorHandling } from './http/error-handler.js';
+import { ROUTER_OPTIONS } from './http/route-methods.js';
 import { registerLifecycleHooks } from './http/lifecycle-hooks.js';
 import { registerHealthRoute } from './http/health-route.js';
 import { registerMetricsRoutes } from './http/metrics-routes.js';
@@ -48,8 +49,9 @@ export async function createApp(services: Services, opts: AppOptions = {}): Prom
     return503OnClosing: false,
     forceCloseConnections: 'idle',
     // A batch_id may be 256 characters (batch-request.ts): its status path must route.
-    routerOptions: { ignoreTrailingSlash: true, maxParamLength: 1024 },
+    routerOptions: ROUTER_OPTIONS,
     frameworkErrors,
+    clientErrorHandler,
   });
   app.server.headersTimeout = config.MDS_HEADERS_TIMEOUT_MS;
   if (config.MDS_MAX_CONNECTIONS > 0) app.server.maxConnections = config.MDS_MAX_CONNECTIONS;

@@ -1,8 +1,11 @@
+import http from 'node:http';
+import type { Socket } from 'node:net';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AppError, ERRORS, type ErrorCode } from '../errors.js';
 import { StoreUnavailableError } from '../storage/store.js';
 import { errorEnvelope, isQueryPath } from './envelope.js';
 import { DEFAULT_LIMIT, MAX_LIMIT } from '../query/parse.js';
+import { RouteMethods } from './route-methods.js';
 
 /** Fastify's own error codes, mapped to ours so a client mistake is never a 500. */
 const FASTIFY_CODES: Record<string, ErrorCode> = {
@@ -81,12 +84,45 @@ export function registerErrorHandling(app: FastifyInstance): void {
     req.log.error({ err }, 'unhandled error');
     return sendError(req, reply, 5000, ERRORS[5000].message);
   });
-  app.setNotFoundHandler((req, reply) =>
-    sendError(
+  // Before any route is added, so it learns them all.
+  const routes = new RouteMethods(app);
+  app.setNotFoundHandler((req, reply) => {
+    const path = req.url.split('?')[0] ?? '';
+    const allowed = routes.allowed(req.url);
+    if (allowed.length === 0)
+      return sendError(req, reply, 4041, `no endpoint ${req.method} ${path}; see /openapi.json`);
+    reply.header('Allow', allowed.join(', '));
+    return sendError(
       req,
       reply,
-      4041,
-      `no endpoint ${req.method} ${req.url.split('?')[0] ?? ''}; see /openapi.json`,
-    ),
-  );
+      4050,
+      `method ${req.method} not allowed on ${path}; allowed: ${allowed.join(', ')}`,
+    );
+  });
+}
+
+/** Errors Node raises below HTTP (Fastify's clientErrorHandler), by Node's error code. */
+const CLIENT_ERRORS: Record<string, ErrorCode> = {
+  ERR_HTTP_REQUEST_TIMEOUT: 4080,
+  HPE_HEADER_OVERFLOW: 4310,
+};
+
+/**
+ * Answers for requests that never became requests (headers too large, not received in time,
+ * malformed HTTP), written to the socket in our `{code, message}` shape, then the connection is
+ * closed. Nothing is written once an answer has begun on the socket (as Node's own handler).
+ */
+export function clientErrorHandler(err: NodeJS.ErrnoException, socket: Socket): void {
+  if (err.code === 'ECONNRESET' || socket.destroyed) return;
+  const code = CLIENT_ERRORS[err.code ?? ''] ?? 4001;
+  const status = ERRORS[code].status;
+  const answering = (socket as Socket & { _httpMessage?: { headersSent?: boolean } })._httpMessage;
+  if (socket.writable && !answering?.headersSent) {
+    const body = JSON.stringify({ code, message: ERRORS[code].message });
+    socket.write(
+      `HTTP/1.1 ${status} ${http.STATUS_CODES[status] ?? ''}\r\nContent-Type: application/json; charset=utf-8\r\n` +
+        `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+    );
+  }
+  socket.destroy(err);
 }
