@@ -45,6 +45,13 @@ export async function runPython(
   args: string[],
   opts: { cwd?: string; env?: NodeJS.ProcessEnv } = {},
 ): Promise<string> {
-  const { stdout } = await run(PYTHON, args, { maxBuffer: 256 * 1024 * 1024, ...opts });
-  return stdout;
+  return (await runPythonFull(args, opts)).stdout;
+}
+
+/** Both streams (unittest reports on stderr); rejects on a non-zero exit, with both attached. */
+export async function runPythonFull(
+  args: string[],
+  opts: { cwd?: string; env?: NodeJS.ProcessEnv } = {},
+): Promise<{ stdout: string; stderr: string }> {
+  return run(PYTHON, args, { maxBuffer: 256 * 1024 * 1024, ...opts });
 }

@@ -1,0 +1,83 @@
+"""Exceptions raised by the client. Every one carries the service's ``code`` (see docs/errors.md)."""
+
+from __future__ import annotations
+
+from typing import Any, Dict, Optional
+
+
+class MdsError(Exception):
+    """An answer the service refused, or a request that could not be completed.
+
+    Attributes:
+        code: the service's error code (e.g. 4001, 4012, 4030); 0 when the service never
+            answered (network failure after all retries).
+        status: the HTTP status, or 0 without an answer.
+        message: the service's message.
+        body: the decoded JSON body of the answer, when there was one.
+        retry_after: seconds the service asked to wait (``Retry-After``), when it did.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        code: int = 0,
+        status: int = 0,
+        body: Optional[Dict[str, Any]] = None,
+        retry_after: Optional[float] = None,
+    ) -> None:
+        super().__init__("%s (HTTP %s, code %s)" % (message, status, code) if status else message)
+        self.message = message
+        self.code = code
+        self.status = status
+        self.body = body or {}
+        self.retry_after = retry_after
+
+
+class BadRequest(MdsError):
+    """400: a parameter or a batch the service rejects (code 4001, 4002)."""
+
+
+class AuthError(MdsError):
+    """401: missing (4010) or invalid/revoked (4012) key."""
+
+
+class RateLimited(MdsError):
+    """403 / 4030 (per-minute rate) or 429 / 4290, still refused after waiting as allowed."""
+
+
+class QuotaExceeded(MdsError):
+    """403 / 4031: the key's daily quota is used up (resets at 00:00 UTC)."""
+
+
+class NotFound(MdsError):
+    """404: e.g. a batch id the service does not know (4040)."""
+
+
+class Conflict(MdsError):
+    """409: a batch_id already used for different content (4090)."""
+
+
+class ServerError(MdsError):
+    """5xx after every retry."""
+
+
+def error_for(status: int, body: Dict[str, Any], retry_after: Optional[float]) -> MdsError:
+    """The exception for an error answer."""
+    code = int(body.get("code") or 0) if isinstance(body.get("code"), (int, float)) else 0
+    message = str(body.get("message") or "HTTP %d" % status)
+    cls: type = MdsError
+    if status == 400 or status == 413 or status == 415 or status == 422:
+        cls = BadRequest
+    elif status == 401:
+        cls = AuthError
+    elif status == 403:
+        cls = QuotaExceeded if code == 4031 else RateLimited
+    elif status == 429:
+        cls = RateLimited
+    elif status == 404:
+        cls = NotFound
+    elif status == 409:
+        cls = Conflict
+    elif status >= 500:
+        cls = ServerError
+    return cls(message, code=code, status=status, body=body, retry_after=retry_after)

@@ -1,0 +1,100 @@
+"""What the client knows about each dataset, read from the service's ``/openapi.json``.
+
+Nothing about the datasets is hard-coded here: row field types (for DataFrame dtypes), the
+ingest fields and the unique key (for batches) all come from the document.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Dict, List, Optional, Tuple
+
+#: Field kinds the client distinguishes, from the JSON Schema of a field.
+KINDS = ("string", "number", "integer", "flag", "date", "timestamp")
+
+
+def field_kind(schema: Dict[str, Any]) -> Tuple[str, bool]:
+    """(kind, nullable) of one property of a row or ingest schema."""
+    t = schema.get("type")
+    types = t if isinstance(t, list) else [t]
+    nullable = "null" in types
+    base = next((x for x in types if x != "null"), "string")
+    fmt = schema.get("format")
+    if base == "string" and fmt == "date":
+        return "date", nullable
+    if base == "string" and fmt == "date-time":
+        return "timestamp", nullable
+    if base == "integer":
+        enum = [v for v in schema.get("enum", []) if v is not None]
+        return ("flag" if sorted(enum) == [0, 1] else "integer"), nullable
+    if base == "number":
+        return "number", nullable
+    return "string", nullable
+
+
+@dataclass
+class Field:
+    name: str
+    kind: str
+    nullable: bool
+
+
+@dataclass
+class DatasetInfo:
+    """One dataset: its name, query path, row fields, ingest fields and unique key."""
+
+    name: str
+    path: str
+    row_fields: List[Field] = field(default_factory=list)
+    ingest_fields: List[Field] = field(default_factory=list)
+    key: List[str] = field(default_factory=list)
+
+    def row_field(self, name: str) -> Optional[Field]:
+        return next((f for f in self.row_fields if f.name == name), None)
+
+    def ingest_field(self, name: str) -> Optional[Field]:
+        return next((f for f in self.ingest_fields if f.name == name), None)
+
+
+def _resolve(doc: Dict[str, Any], schema: Dict[str, Any]) -> Dict[str, Any]:
+    ref = schema.get("$ref")
+    if isinstance(ref, str) and ref.startswith("#/"):
+        node: Any = doc
+        for part in ref[2:].split("/"):
+            node = node[part]
+        return node
+    return schema
+
+
+def _fields(doc: Dict[str, Any], schema: Dict[str, Any]) -> List[Field]:
+    schema = _resolve(doc, schema)
+    out = []
+    for name, prop in schema.get("properties", {}).items():
+        kind, nullable = field_kind(_resolve(doc, prop))
+        out.append(Field(name, kind, nullable))
+    return out
+
+
+def datasets_from_openapi(doc: Dict[str, Any]) -> Dict[str, DatasetInfo]:
+    """Every dataset of the document, by name (``query_<name>`` operations)."""
+    out: Dict[str, DatasetInfo] = {}
+    schemas = doc.get("components", {}).get("schemas", {})
+    for path, item in doc.get("paths", {}).items():
+        op = item.get("get") or {}
+        op_id = op.get("operationId", "")
+        if not op_id.startswith("query_"):
+            continue
+        name = op_id[len("query_"):]
+        info = DatasetInfo(name=name, path=path)
+        content = op.get("responses", {}).get("200", {}).get("content", {}).get("application/json", {})
+        envelope = _resolve(doc, content.get("schema", {}))
+        data = _resolve(doc, envelope.get("properties", {}).get("data", {}))
+        info.row_fields = _fields(doc, data.get("items", {}))
+        batch = schemas.get("%s_batch" % name)
+        if batch:
+            records = _resolve(doc, batch["properties"]["records"])
+            record = _resolve(doc, records["items"])
+            info.ingest_fields = _fields(doc, record["properties"]["data"])
+            info.key = list(_resolve(doc, record["properties"]["unique_key"]).get("required", []))
+        out[name] = info
+    return out

@@ -1,0 +1,329 @@
+"""Tests of mds_client against a live service started here (``node --import tsx src/main.ts``
+on a fresh SQLite file). Run from clients/python: ``python3 -m unittest -v``.
+The pandas, polars and pyarrow parts are skipped, saying so, when those are not installed.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import http.server
+import importlib.util
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import unittest
+import urllib.request
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent / "src"))
+
+from mds_client import AuthError, BadRequest, Client, NotFound, RateLimited  # noqa: E402
+
+ROOT = HERE.parents[2]
+QUERY_KEY = "py-test-query-key-0123456789"
+INGEST_KEY = "py-test-ingest-key-0123456789"
+ADMIN_TOKEN = "py-test-admin-token-0123456789"
+
+
+HAS_PANDAS, HAS_POLARS, HAS_PYARROW = (importlib.util.find_spec(m) is not None for m in ("pandas", "polars", "pyarrow"))
+SKIP_PANDAS = "pandas is not installed (pip install 'mds-client[pandas]'): pandas tests SKIPPED"
+SKIP_POLARS = "polars is not installed (pip install 'mds-client[polars]'): polars tests SKIPPED"
+SKIP_PYARROW = "pyarrow is not installed (pip install 'mds-client[arrow]'): Arrow/Parquet tests SKIPPED"
+
+_server: "subprocess.Popen[bytes] | None" = None
+_tmp = ""
+BASE = ""
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def setUpModule() -> None:
+    global _server, _tmp, BASE
+    _tmp = tempfile.mkdtemp(prefix="mds-py-")
+    port = _free_port()
+    env = {
+        "PATH": os.environ.get("PATH", ""),
+        "HOME": os.environ.get("HOME", ""),
+        "PORT": str(port),
+        "HOST": "127.0.0.1",
+        "LOG_LEVEL": "warn",
+        "DATABASE_URL": "sqlite:" + os.path.join(_tmp, "py.db"),
+        "MDS_QUERY_KEYS": QUERY_KEY,
+        "MDS_INGEST_KEYS": INGEST_KEY,
+        "MDS_ADMIN_TOKEN": ADMIN_TOKEN,
+    }
+    node = os.environ.get("MDS_NODE", "node")
+    _server = subprocess.Popen(
+        [node, "--import", "tsx", "src/main.ts"], cwd=str(ROOT), env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+    )
+    BASE = "http://127.0.0.1:%d" % port
+    deadline = time.time() + 60
+    while True:
+        try:
+            urllib.request.urlopen(BASE + "/health", timeout=2).read()
+            break
+        except OSError:
+            if _server.poll() is not None or time.time() > deadline:
+                err = _server.stderr.read().decode() if _server.stderr else ""
+                raise RuntimeError("the service did not start: " + err[-2000:])
+            time.sleep(0.2)
+    _seed()
+
+
+def tearDownModule() -> None:
+    if _server is not None:
+        _server.terminate()
+        _server.wait(timeout=30)
+        if _server.stderr:
+            _server.stderr.close()
+    shutil.rmtree(_tmp, ignore_errors=True)
+
+
+CODES = ["51%04d" % i for i in range(100)]
+DAYS = [(dt.date(2024, 1, 1) + dt.timedelta(days=i)).isoformat() for i in range(23)]
+
+
+def kline_rows():
+    """2,300 etf_daily rows: 23 days × 100 codes, with awkward doubles and absent fields."""
+    rows = []
+    for di, day in enumerate(DAYS):
+        for ci, code in enumerate(CODES):
+            close = round(1 + ci / 7 + di / 1000, 3) if ci % 10 else 0.1 + 0.2
+            rows.append(
+                {
+                    "symbol": code,
+                    "date": day,
+                    "close": close,
+                    "open": None if ci % 3 == 0 else close - 0.01,
+                    "volume": float(1000 * ci + di),
+                    "source": "pytest",
+                    "updated_at": "2024-02-01T08:00:00.250Z",
+                }
+            )
+    return rows
+
+
+def insider_rows():
+    return [
+        {
+            "accession_number": "0000000000-24-%06d" % i,
+            "line_no": i + 1,
+            "issuer_cik": "0000320193",
+            "owner_name": "Owner %d" % i,
+            "transaction_date": "2024-03-0%d" % (i + 1),
+            "transaction_code": "S",
+            "is_director": i % 2,
+            "is_officer": None if i == 2 else 1,
+            "shares": 100.5 * i,
+        }
+        for i in range(3)
+    ]
+
+
+def _seed() -> None:
+    client = Client(BASE, QUERY_KEY, ingest_key=INGEST_KEY)
+    for status in client.push("etf_daily", kline_rows()):
+        assert status["status"] == "accepted", status
+    for status in client.push("us_insider_trades", insider_rows(), source="sec"):
+        assert status["status"] == "accepted", status
+
+
+class ReadTests(unittest.TestCase):
+    def setUp(self) -> None:
+        self.client = Client(BASE, QUERY_KEY)
+
+    def test_records_are_every_page_in_order(self) -> None:
+        rows = self.client.get("etf/kline", as_="records", via="json", source="pytest")
+        self.assertEqual(len(rows), 2300)  # three pages of at most 1,000 (cursor)
+        self.assertEqual([r["date"] for r in rows[:100]], [DAYS[-1]] * 100)  # date desc
+        first = next(r for r in rows if r["code"] == "510000" and r["date"] == DAYS[0])
+        self.assertEqual(first["close"], 0.1 + 0.2)
+        self.assertIsNone(first["open"])
+
+    def test_filters_and_fields(self) -> None:
+        rows = self.client.get("etf_daily", as_="records", via="json", code="510005", fields=["date", "close"])
+        self.assertEqual(len(rows), 23)
+        self.assertEqual(sorted(rows[0]), ["close", "date"])
+
+    def test_one_page_with_limit(self) -> None:
+        rows = self.client.get("etf/kline", as_="records", limit=5, offset=10)
+        self.assertEqual(len(rows), 5)
+
+    def test_errors_carry_the_code(self) -> None:
+        with self.assertRaises(AuthError) as e:
+            Client(BASE, "not-a-key-0123456789abcdef").get("etf/kline", as_="records", limit=1)
+        self.assertEqual((e.exception.status, e.exception.code), (401, 4012))
+        with self.assertRaises(BadRequest) as e:
+            self.client.get("etf/kline", as_="records", limit=1, nope="1")
+        self.assertEqual(e.exception.code, 4001)
+        with self.assertRaises(BadRequest):
+            self.client.get("no/such-endpoint", as_="records")
+
+    def test_rate_limit_is_reported_with_retry_after(self) -> None:
+        req = urllib.request.Request(
+            BASE + "/admin/api/keys",
+            data=json.dumps({"scope": "query", "name": "py-slow", "rate_per_minute": 1}).encode(),
+            headers={"Authorization": "Bearer " + ADMIN_TOKEN, "Content-Type": "application/json"},
+        )
+        secret = json.loads(urllib.request.urlopen(req).read())["data"]["secret"]
+        slow = Client(BASE, secret, max_wait=0)  # never wait: report instead
+        slow.get("etf/kline", as_="records", limit=1)
+        self.assertEqual(slow.rate_limit["minute"]["r"], 0)
+        with self.assertRaises(RateLimited) as e:
+            slow.get("etf/kline", as_="records", limit=1)
+        self.assertEqual((e.exception.status, e.exception.code), (403, 4030))
+        self.assertGreater(e.exception.retry_after or 0, 0)
+
+
+class _Flaky(http.server.BaseHTTPRequestHandler):
+    """A peer that refuses the first request with 403/4030 and Retry-After: 1."""
+
+    calls = 0
+
+    def do_GET(self) -> None:  # noqa: N802
+        type(self).calls += 1
+        if type(self).calls == 1:
+            body = b'{"code":4030,"message":"rate limit exceeded","data":[],"meta":{}}'
+            self.send_response(403)
+            self.send_header("Retry-After", "1")
+        else:
+            body = b'{"code":0,"message":"ok","data":[{"x":1}],"meta":{"next_cursor":null}}'
+            self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+class RetryTests(unittest.TestCase):
+    def test_waits_retry_after_on_403_4030_then_succeeds(self) -> None:
+        server = http.server.HTTPServer(("127.0.0.1", 0), _Flaky)
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+        try:
+            client = Client("http://127.0.0.1:%d" % server.server_address[1], "k")
+            waits = []
+            client._http.sleep = waits.append
+            res = client._http.request("GET", "/api/v1/x", {"Q-API-KEY": "k"}).json()
+            self.assertEqual(res["data"], [{"x": 1}])
+            self.assertEqual(waits, [1.0])
+        finally:
+            server.shutdown()
+
+
+class PushTests(unittest.TestCase):
+    def setUp(self) -> None:
+        self.client = Client(BASE, QUERY_KEY, ingest_key=INGEST_KEY)
+
+    def rows(self):
+        return [
+            {
+                "symbol": "599999",
+                "date": "2024-05-%02d" % d,
+                "close": d / 3,
+                "volume": 10.0,
+                "source": "push",
+                "updated_at": dt.datetime(2024, 5, d, 9, 30, tzinfo=dt.timezone.utc),
+            }
+            for d in range(1, 8)
+        ]
+
+    def test_split_idempotent_and_batch_lookup(self) -> None:
+        first = self.client.push("etf_daily", self.rows(), batch_size=3)
+        self.assertEqual([s["status"] for s in first], ["accepted"] * 3)
+        self.assertEqual([s["record_count"] for s in first], [3, 3, 1])
+        again = self.client.push("etf_daily", self.rows(), batch_size=3)
+        self.assertEqual([s["status"] for s in again], ["duplicate"] * 3)
+        self.assertEqual([s["batch_id"] for s in again], [s["batch_id"] for s in first])
+        self.assertEqual(self.client.batch(first[0]["batch_id"])["status"], "accepted")
+        with self.assertRaises(NotFound) as e:
+            self.client.batch("no-such-batch")
+        self.assertEqual(e.exception.code, 4040)
+
+    def test_partial_batch_returns_the_errors(self) -> None:
+        rows = self.rows()[:2]
+        rows[1]["date"] = "2024-02-30"
+        (status,) = self.client.push("etf_daily", rows, source="push-partial")
+        self.assertEqual((status["status"], status["accepted"], status["rejected"]), ("partial", 1, 1))
+        self.assertEqual(status["errors"][0]["field"], "date")
+
+    def test_full_snapshot_replaces_the_partition(self) -> None:
+        day = [
+            {"symbol": c, "date": "2024-06-03", "close": 1.0, "volume": 1.0, "updated_at": "2024-06-03T10:00:00Z"}
+            for c in ("1", "2", "3")
+        ]
+        self.client.push("etf_daily", day, source="snap", snapshot="full")
+        (status,) = self.client.push("etf_daily", day[:1], source="snap", snapshot="full")
+        self.assertEqual(status["pruned"], 2)
+        rows = Client(BASE, QUERY_KEY).get("etf/kline", as_="records", via="json", source="snap")
+        self.assertEqual([r["code"] for r in rows], ["1"])
+
+    @unittest.skipUnless(HAS_PANDAS, SKIP_PANDAS)
+    def test_push_a_pandas_frame(self) -> None:
+        import pandas as pd
+
+        df = pd.DataFrame(self.rows())
+        df["date"] = pd.to_datetime(df["date"])
+        df["symbol"] = "588888"
+        statuses = self.client.push("etf_daily", df)
+        self.assertEqual(statuses[0]["status"], "accepted")
+        back = Client(BASE, QUERY_KEY).get("etf/kline", via="json", code="588888", sort="date", order="asc")
+        self.assertEqual(list(back["close"]), list(df["close"]))
+
+
+@unittest.skipUnless(HAS_PANDAS, SKIP_PANDAS)
+class PandasTests(unittest.TestCase):
+    def setUp(self) -> None:
+        self.client = Client(BASE, QUERY_KEY)
+
+    def test_dtypes_from_the_openapi_document(self) -> None:
+        df = self.client.get("etf/kline", via="json", code="510003")
+        self.assertEqual(str(df["date"].dtype), "datetime64[ns]")
+        self.assertEqual(str(df["updated_at"].dtype), "datetime64[ns, UTC]")
+        self.assertEqual(str(df["close"].dtype), "float64")
+        self.assertEqual(len(df), 23)
+        trades = self.client.get("us/insider-trades", via="json")
+        self.assertEqual(str(trades["is_director"].dtype), "Int8")
+        self.assertEqual(str(trades["line_no"].dtype), "Int64")
+        self.assertTrue(trades["is_officer"].isna().any())
+
+    @unittest.skipUnless(HAS_PYARROW, SKIP_PYARROW)
+    def test_arrow_and_parquet_downloads_equal_json_paging(self) -> None:
+        import pandas.testing as pdt
+
+        for path in ("etf/kline", "us/insider-trades"):
+            by_json = self.client.get(path, via="json")
+            for via in ("arrow", "parquet"):
+                pdt.assert_frame_equal(self.client.get(path, via=via), by_json, check_exact=True, obj=via)
+
+
+@unittest.skipUnless(HAS_POLARS, SKIP_POLARS)
+class PolarsTests(unittest.TestCase):
+    def test_polars_dtypes(self) -> None:
+        import polars as pl
+
+        client = Client(BASE, QUERY_KEY)
+        df = client.get("etf/kline", as_="polars", via="json", code="510003")
+        self.assertEqual(df.schema["date"], pl.Date)
+        self.assertEqual(df.schema["close"], pl.Float64)
+        self.assertEqual(df.schema["updated_at"], pl.Datetime("ms", "UTC"))
+        if HAS_PYARROW:
+            by_arrow = client.get("etf/kline", as_="polars", via="arrow", code="510003")
+            self.assertTrue(by_arrow.equals(df))
+
+
+if __name__ == "__main__":
+    unittest.main()
