@@ -1,5 +1,5 @@
 import { Type, type Static, type TObject, type TSchema } from '@sinclair/typebox';
-import { mustBe } from './check.js';
+import { mustBe, optional } from './check.js';
 
 /**
  * The admin API's bodies and answers (keys, usage, batches, coverage, datasets). The key
@@ -11,7 +11,8 @@ export const MAX_KEY_LIMIT = 1_000_000_000;
 export const MAX_KEY_NAME = 100;
 
 // Control characters (Unicode Cc) would break the one-line-per-key listing.
-const NO_CC = '[^\\u0000-\\u001f\\u007f-\\u009f]';
+const CC = '\\u0000-\\u001f\\u007f-\\u009f';
+const NO_CC = `[^${CC}]`;
 
 const limit = (what: string) =>
   mustBe(
@@ -22,26 +23,26 @@ const limit = (what: string) =>
   );
 
 const KeyName = mustBe(
-  Type.String({ maxLength: MAX_KEY_NAME, pattern: `^${NO_CC}*\\S${NO_CC}*$` }),
+  Type.String({ maxLength: MAX_KEY_NAME, pattern: `^${NO_CC}*[^\\s${CC}]${NO_CC}*$` }),
   `a non-empty string of at most ${MAX_KEY_NAME} characters, without control characters`,
 );
 
 export const KeyScopeSchema = Type.Union([Type.Literal('query'), Type.Literal('ingest')]);
 
 const keyLimits = {
-  rate_per_minute: Type.Optional(limit('requests per minute (query keys only)')),
-  daily_quota: Type.Optional(limit('requests per UTC day (query keys only)')),
+  rate_per_minute: optional(limit('requests per minute (query keys only)')),
+  daily_quota: optional(limit('requests per UTC day (query keys only)')),
 };
 
 export const KeyCreateSchema = Type.Object(
-  { scope: KeyScopeSchema, name: Type.Optional(KeyName), ...keyLimits },
+  { scope: KeyScopeSchema, name: optional(KeyName), ...keyLimits },
   { additionalProperties: false, title: 'KeyCreate' },
 );
 
 export type KeyCreate = Static<typeof KeyCreateSchema>;
 
 export const KeyUpdateSchema = Type.Object(
-  { name: Type.Optional(KeyName), ...keyLimits },
+  { name: optional(KeyName), ...keyLimits },
   { additionalProperties: false, title: 'KeyUpdate' },
 );
 

@@ -1,4 +1,4 @@
-import { FormatRegistry, type TObject, type TSchema } from '@sinclair/typebox';
+import { FormatRegistry, Type, type TObject, type TSchema } from '@sinclair/typebox';
 import { TypeCompiler, type TypeCheck } from '@sinclair/typebox/compiler';
 import { isDate, normalizeTimestamp } from '../ingest/values.js';
 
@@ -25,6 +25,14 @@ const EXPECTATIONS = new WeakMap<TSchema, Expectation>();
 export function mustBe<T extends TSchema>(schema: T, expectation: Expectation): T {
   EXPECTATIONS.set(schema, expectation);
   return schema;
+}
+
+/** `Type.Optional` (which copies the schema) keeping the words of its errors. */
+export function optional<T extends TSchema>(schema: T) {
+  const out = Type.Optional(schema);
+  const e = EXPECTATIONS.get(schema);
+  if (e) EXPECTATIONS.set(out, e);
+  return out;
 }
 
 const CHECKS = new WeakMap<TSchema, TypeCheck<TSchema>>();
