@@ -55,7 +55,7 @@ for (const backend of await backends()) {
       });
     });
 
-    it('on a fresh install: no batches, and coverage lists all 32 datasets as empty', async () => {
+    it('on a fresh install: no batches, and coverage lists all 35 datasets as empty', async () => {
       const list = await admin(h, '/admin/api/batches');
       assert.equal(list.statusCode, 200);
       assert.deepEqual(list.json(), { code: 0, message: 'ok', data: [] });

@@ -1,6 +1,6 @@
 // Issue 7: the dashboard end to end, in real headless Chromium (Debian's /usr/bin/chromium driven
 // by playwright-core) against the app on a real port: sign in, create and use a key, watch its
-// usage, revoke it, see pushed batches and their errors, and the coverage of all 32 datasets.
+// usage, revoke it, see pushed batches and their errors, and the coverage of all 35 datasets.
 // Saves docs/dashboard-{keys,usage,ingest,coverage}.png for the README (MDS_UPDATE_SCREENSHOTS=1).
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
@@ -362,7 +362,7 @@ describe(
       await shot('ingest');
     });
 
-    it('shows the coverage of all 32 datasets', async () => {
+    it('shows the coverage of all 35 datasets', async () => {
       await tab('coverage');
       await page.waitForSelector('#coverage-table');
       assert.equal(await page.locator('#coverage-table tbody tr').count(), 32);

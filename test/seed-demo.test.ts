@@ -8,7 +8,7 @@ import { generateDemo } from '../src/demo/generators.js';
 import { seedDemo, type Sender } from '../src/demo/seed.js';
 import { backends, freshDatabaseUrl, get, json, startApp, type Harness } from './helpers/harness.js';
 
-/** `mds seed --demo` fills every one of the 32 endpoints; a second run changes nothing. */
+/** `mds seed --demo` fills every one of the 35 endpoints; a second run changes nothing. */
 
 const run = promisify(execFile);
 const DEMO = { end: '2025-06-30', days: 60, seed: 7 };
@@ -63,7 +63,7 @@ for (const backend of await backends()) {
         ],
         { cwd: process.cwd(), env: { ...process.env, LOG_LEVEL: 'silent' } },
       );
-      assert.match(stdout, /seeded \d+ demo rows into 32 datasets/);
+      assert.match(stdout, /seeded \d+ demo rows into 35 datasets/);
       assert.doesNotMatch(stdout, /rejected!/);
       h = await startApp(backend, {}, { databaseUrl: url });
     });
@@ -72,7 +72,7 @@ for (const backend of await backends()) {
       await drop?.();
     });
 
-    test('every one of the 32 endpoints returns rows', async () => {
+    test('every one of the 35 endpoints returns rows', async () => {
       assert.equal(CATALOG.datasets.length, 32);
       for (const d of CATALOG.datasets) {
         const res = await get(h.app, `${d.endpoint}?limit=5`);

@@ -1,4 +1,4 @@
-import type { DatasetDeclaration, FieldDetail, FieldSpec, FieldType } from './types.js';
+import type { Aggregation, DatasetDeclaration, FieldDetail, FieldSpec, FieldType } from './types.js';
 import { etfDaily, fx, indexDaily, industrySw, qdiiNav, stockDaily } from './datasets/standardized.js';
 import {
   etfCrossBorderFeatures,
@@ -28,6 +28,7 @@ import {
   stockSpot,
 } from './datasets/stock-index-macro.js';
 import { us13fHoldings, usCompanies, usFilings, usFinancialFacts, usInsiderTrades } from './datasets/us.js';
+import { adjFactor, corporateActions, tradeCalendar } from './datasets/reference.js';
 
 /** Every declaration, in the order the docs list them. */
 export const DECLARATIONS: readonly DatasetDeclaration[] = [
@@ -63,6 +64,9 @@ export const DECLARATIONS: readonly DatasetDeclaration[] = [
   usFinancialFacts,
   usInsiderTrades,
   us13fHoldings,
+  adjFactor,
+  corporateActions,
+  tradeCalendar,
 ];
 
 /** Query parameters every endpoint owns; no filter may take these names. */
@@ -87,8 +91,51 @@ export interface Field {
   readonly enum: readonly (string | number)[] | null;
   readonly pattern: RegExp | null;
   readonly description: string | null;
-  /** Set by the server (created_at), never ingested. */
+  /** Numbers: values must be greater than this; null: no bound. */
+  readonly exclusiveMinimum: number | null;
+  /** Set by the server (created_at, and the period fields of resampled rows), never ingested. */
   readonly serverSet: boolean;
+}
+
+export const INTERVALS = ['1d', '1w', '1M', '1Q', '1Y'] as const;
+export type Interval = (typeof INTERVALS)[number];
+export const ADJUSTS = ['none', 'qfq', 'hfq'] as const;
+export type Adjust = (typeof ADJUSTS)[number];
+
+/** A dataset keyed by code and date (types.ts `DailyDeclaration`), compiled. */
+export interface DailySeries {
+  readonly code: Field;
+  readonly date: Field;
+  /** Key fields besides the date: a resampled row aggregates one group's bars (code, source). */
+  readonly group: readonly Field[];
+  readonly calendar: string;
+  readonly bar: {
+    readonly open: Field;
+    readonly high: Field;
+    readonly low: Field;
+    readonly close: Field;
+    readonly preClose: Field | null;
+    readonly change: Field | null;
+    readonly pctChg: Field | null;
+    readonly volume: Field | null;
+  } | null;
+  /** Every aggregated row field's aggregation; null: no `interval`. */
+  readonly aggregate: ReadonlyMap<Field, Aggregation> | null;
+  /** Rows of a resampled answer: the row fields plus `period_start` and `bar_count`. */
+  readonly resampledFields: readonly Field[];
+  readonly adjust: { readonly factors: string; readonly prices: readonly Field[] } | null;
+}
+
+export interface FactorSeries {
+  readonly code: Field;
+  readonly date: Field;
+  readonly value: Field;
+}
+
+export interface CalendarSeries {
+  readonly exchange: Field;
+  readonly date: Field;
+  readonly isOpen: Field;
 }
 
 export interface Dataset {
@@ -109,6 +156,9 @@ export interface Dataset {
   readonly exact: readonly Field[];
   readonly like: readonly Field[];
   readonly sourceField: Field | null;
+  readonly daily: DailySeries | null;
+  readonly factors: FactorSeries | null;
+  readonly calendar: CalendarSeries | null;
 }
 
 export class CatalogError extends Error {}
@@ -127,6 +177,8 @@ function compileField(decl: DatasetDeclaration, name: string, spec: FieldSpec): 
   const where = `${decl.name}.${name}`;
   if (!IDENT.test(name)) throw new CatalogError(`${where}: field name must match ${IDENT}`);
   if (!FIELD_TYPES.includes(d.type)) throw new CatalogError(`${where}: unknown type ${String(d.type)}`);
+  if (d.exclusiveMinimum !== undefined && d.type !== 'number' && d.type !== 'integer')
+    throw new CatalogError(`${where}: exclusiveMinimum needs a number or integer field`);
   return {
     name,
     apiName: decl.rename?.[name] ?? name,
@@ -135,7 +187,106 @@ function compileField(decl: DatasetDeclaration, name: string, spec: FieldSpec): 
     enum: d.enum ?? null,
     pattern: d.pattern ? new RegExp(d.pattern) : null,
     description: d.description ?? null,
+    exclusiveMinimum: d.exclusiveMinimum ?? null,
     serverSet: false,
+  };
+}
+
+/** A field the server sets (never ingested): created_at, and the period fields of resampled rows. */
+function serverField(name: string, type: FieldType, description: string): Field {
+  return {
+    name,
+    apiName: name,
+    type,
+    required: false,
+    enum: null,
+    pattern: null,
+    description,
+    exclusiveMinimum: null,
+    serverSet: true,
+  };
+}
+
+const PERIOD_START = serverField(
+  'period_start',
+  'date',
+  'resampled rows: the date of the first bar in the period',
+);
+const BAR_COUNT = serverField('bar_count', 'integer', 'resampled rows: how many daily bars the period holds');
+const NUMERIC: readonly FieldType[] = ['number', 'integer', 'flag'];
+
+function compileDaily(
+  decl: DatasetDeclaration,
+  rowFields: readonly Field[],
+  key: readonly Field[],
+  ingestField: (n: string, what: string) => Field,
+  fail: (msg: string) => never,
+): DailySeries | null {
+  const dd = decl.daily;
+  if (!dd) return null;
+  const code = ingestField(dd.code, 'daily code');
+  const date = ingestField(dd.date, 'daily date');
+  if (code.type !== 'string' || !key.includes(code)) fail('daily code must be a string key field');
+  if (date.type !== 'date' || !key.includes(date)) fail('daily date must be a date key field');
+  if (!/^[A-Z][A-Z0-9_]*$/.test(dd.calendar)) fail(`daily calendar ${dd.calendar} must be an exchange code`);
+  const number = (n: string | undefined, what: string): Field | null => {
+    if (n === undefined) return null;
+    const f = ingestField(n, what);
+    if (f.type !== 'number') fail(`${what} ${n} must be a number field`);
+    return f;
+  };
+  const b = dd.bar;
+  const bar = b
+    ? {
+        open: number(b.open, 'bar open') as Field,
+        high: number(b.high, 'bar high') as Field,
+        low: number(b.low, 'bar low') as Field,
+        close: number(b.close, 'bar close') as Field,
+        preClose: number(b.preClose, 'bar preClose'),
+        change: number(b.change, 'bar change'),
+        pctChg: number(b.pctChg, 'bar pctChg'),
+        volume: number(b.volume, 'bar volume'),
+      }
+    : null;
+  const group = key.filter((k) => k !== date);
+  let aggregate: Map<Field, Aggregation> | null = null;
+  if (dd.aggregate) {
+    if (!bar) fail('daily aggregate needs the bar roles');
+    const derived = new Set([bar?.preClose, bar?.change, bar?.pctChg].filter((f): f is Field => !!f));
+    aggregate = new Map();
+    const byName = new Map(rowFields.map((f) => [f.name, f]));
+    for (const [n, how] of Object.entries(dd.aggregate)) {
+      const f = byName.get(n) ?? fail(`aggregate of unknown field ${n}`);
+      if (key.includes(f) || derived.has(f)) fail(`${n} is a key or recomputed field: it takes no aggregate`);
+      if (!['first', 'last', 'max', 'min', 'sum'].includes(how)) fail(`aggregate ${how} of ${n} is unknown`);
+      if (how === 'sum' && !NUMERIC.includes(f.type)) fail(`sum of ${n} needs a numeric field`);
+      aggregate.set(f, how);
+    }
+    for (const f of rowFields) {
+      if (!key.includes(f) && !derived.has(f) && !aggregate.has(f))
+        fail(`no aggregate declared for ${f.name}`);
+    }
+    if (bar && aggregate.get(bar.close) !== 'last') fail('the close must aggregate as last');
+  }
+  let adjust: DailySeries['adjust'] = null;
+  if (dd.adjust) {
+    if (!bar) fail('daily adjust needs the bar roles');
+    const prices = dd.adjust.prices.map((n) => number(n, 'adjusted price') as Field);
+    if (prices.length === 0) fail('daily adjust names no price field');
+    for (const f of [bar?.change, bar?.pctChg]) {
+      if (f && prices.includes(f)) fail(`${f.name} is recomputed, not multiplied by the factor`);
+    }
+    adjust = { factors: dd.adjust.factors, prices };
+  }
+  return {
+    code,
+    date,
+    group,
+    calendar: dd.calendar,
+    bar,
+    aggregate,
+    resampledFields: aggregate ? [...rowFields, PERIOD_START, BAR_COUNT] : rowFields,
+    adjust,
   };
 }
 
@@ -149,16 +300,11 @@ export function compileDataset(decl: DatasetDeclaration): Dataset {
     fail(`endpoint ${decl.endpoint} must be under /api/v1/`);
   const fields = Object.entries(decl.fields).map(([n, s]) => compileField(decl, n, s));
   if ('created_at' in decl.fields) fail('created_at is set by the server and cannot be declared');
-  const createdAt: Field = {
-    name: 'created_at',
-    apiName: 'created_at',
-    type: 'timestamp',
-    required: false,
-    enum: null,
-    pattern: null,
-    description: 'when the row was first stored (set by the server)',
-    serverSet: true,
-  };
+  const createdAt = serverField(
+    'created_at',
+    'timestamp',
+    'when the row was first stored (set by the server)',
+  );
   const rowFields = [...fields, createdAt];
   const fieldByName = new Map(fields.map((f) => [f.name, f]));
   const fieldByApiName = new Map<string, Field>();
@@ -206,6 +352,33 @@ export function compileDataset(decl: DatasetDeclaration): Dataset {
   const updatedAt = fieldByName.get('updated_at');
   if (!updatedAt || updatedAt.type !== 'timestamp') fail('every dataset has updated_at (timestamp)');
 
+  const daily = compileDaily(decl, rowFields, key, ingestField, fail);
+  let factors: FactorSeries | null = null;
+  if (decl.factors) {
+    factors = {
+      code: ingestField(decl.factors.code, 'factors code'),
+      date: ingestField(decl.factors.date, 'factors date'),
+      value: ingestField(decl.factors.value, 'factors value'),
+    };
+    if (!key.includes(factors.code) || !key.includes(factors.date))
+      fail('factors code and date must be key fields');
+    if (factors.date.type !== 'date') fail('factors date must be a date');
+    if (factors.value.type !== 'number' || !factors.value.required || factors.value.exclusiveMinimum !== 0)
+      fail('factors value must be a required number with exclusiveMinimum 0');
+  }
+  let calendar: CalendarSeries | null = null;
+  if (decl.calendar) {
+    calendar = {
+      exchange: ingestField(decl.calendar.exchange, 'calendar exchange'),
+      date: ingestField(decl.calendar.date, 'calendar date'),
+      isOpen: ingestField(decl.calendar.isOpen, 'calendar isOpen'),
+    };
+    if (!key.includes(calendar.exchange) || !key.includes(calendar.date))
+      fail('calendar exchange and date must be key fields');
+    if (calendar.date.type !== 'date' || calendar.isOpen.type !== 'flag' || !calendar.isOpen.required)
+      fail('calendar date must be a date and isOpen a required flag');
+  }
+
   return Object.freeze({
     name: decl.name,
     layer: decl.layer,
@@ -222,12 +395,17 @@ export function compileDataset(decl: DatasetDeclaration): Dataset {
     exact,
     like,
     sourceField,
+    daily,
+    factors,
+    calendar,
   });
 }
 
 export interface Catalog {
   readonly datasets: readonly Dataset[];
   readonly byName: ReadonlyMap<string, Dataset>;
+  /** The trading calendar dataset (the quality report's `exchange`); null without one. */
+  readonly calendar: Dataset | null;
 }
 
 /** Compiles every declaration and checks the catalog as a whole (unique names and endpoints). */
@@ -242,7 +420,17 @@ export function compileCatalog(decls: readonly DatasetDeclaration[]): Catalog {
     byName.set(d.name, d);
     endpoints.add(d.endpoint);
   }
-  return Object.freeze({ datasets, byName });
+  for (const d of datasets) {
+    const f = d.daily?.adjust?.factors;
+    if (f !== undefined && !byName.get(f)?.factors)
+      throw new CatalogError(`${d.name}: adjust factors ${f} is not a dataset declaring factors`);
+  }
+  if (datasets.filter((d) => d.calendar).length > 1)
+    throw new CatalogError('more than one dataset declares a calendar');
+  const calendar = datasets.find((d) => d.calendar) ?? null;
+  if (datasets.some((d) => d.daily) && !calendar)
+    throw new CatalogError('daily datasets need a dataset declaring the calendar');
+  return Object.freeze({ datasets, byName, calendar });
 }
 
 /** The service's catalog, compiled and checked once at import (boot). */

@@ -7,12 +7,14 @@ const LAYER_TITLES: Record<Dataset['layer'], string> = {
   features: 'Feature factor layer',
   query: 'ETF, A-share, index, macro and market',
   us: 'US stocks (SEC EDGAR)',
+  reference: 'Reference data for research-grade bars',
 };
 
 function fieldList(d: Dataset): string {
   return d.rowFields
     .map((f) => {
-      const type = f.enum && f.type !== 'flag' ? `${f.type}: ${f.enum.join(' | ')}` : f.type;
+      let type: string = f.enum && f.type !== 'flag' ? `${f.type}: ${f.enum.join(' | ')}` : f.type;
+      if (f.exclusiveMinimum !== null) type += ` > ${f.exclusiveMinimum}`;
       return `\`${f.apiName}\` (${type}${f.required ? ', always set' : ''})`;
     })
     .join(', ');

@@ -16,6 +16,8 @@ export interface FieldDetail {
   /** Regular expression a string value must match (anchored by the author). */
   readonly pattern?: string;
   readonly description?: string;
+  /** Numbers: every value must be greater than this (an adjustment factor is > 0). */
+  readonly exclusiveMinimum?: number;
 }
 
 export type FieldSpec = FieldShorthand | FieldDetail;
@@ -23,7 +25,7 @@ export type FieldSpec = FieldShorthand | FieldDetail;
 export interface DatasetDeclaration {
   /** Dataset name = `meta.dataset` = `meta.table` = storage table. */
   readonly name: string;
-  readonly layer: 'standardized' | 'features' | 'query' | 'us';
+  readonly layer: 'standardized' | 'features' | 'query' | 'us' | 'reference';
   readonly description: string;
   /** Query path under which rows are served. */
   readonly endpoint: string;
@@ -48,4 +50,57 @@ export interface DatasetDeclaration {
    * `source` when the dataset has one.
    */
   readonly sourceField?: string;
+  /** A daily series keyed by code and date: the quality report, and `interval`/`adjust` when declared. */
+  readonly daily?: DailyDeclaration;
+  /** This dataset holds adjustment factors that a `daily.adjust` may name. */
+  readonly factors?: FactorsDeclaration;
+  /** This dataset is a trading calendar (the quality report's `exchange`). */
+  readonly calendar?: CalendarDeclaration;
+}
+
+/** How one field of a daily bar becomes the field of a week, month, quarter or year bar. */
+export type Aggregation = 'first' | 'last' | 'max' | 'min' | 'sum';
+
+export interface DailyDeclaration {
+  /** Ingest fields of the instrument code and the bar's date. */
+  readonly code: string;
+  readonly date: string;
+  /** The calendar (an `exchange` of the calendar dataset) the quality report judges by by default. */
+  readonly calendar: string;
+  /**
+   * The bar's roles: OHLC and volume are checked for impossible bars (quality); close,
+   * pre-close, change and percent change are recomputed under `adjust` and `interval`.
+   */
+  readonly bar?: {
+    readonly open: string;
+    readonly high: string;
+    readonly low: string;
+    readonly close: string;
+    readonly preClose?: string;
+    readonly change?: string;
+    readonly pctChg?: string;
+    readonly volume?: string;
+  };
+  /**
+   * `interval=1w|1M|1Q|1Y`: the aggregation of every row field except the key (code, date and
+   * the rest of the key form the group) and the recomputed pre-close, change and percent change.
+   * The close must be `last`.
+   */
+  readonly aggregate?: Readonly<Record<string, Aggregation>>;
+  /** `adjust=qfq|hfq`: the factor dataset and the price fields multiplied by the factor. */
+  readonly adjust?: { readonly factors: string; readonly prices: readonly string[] };
+}
+
+export interface FactorsDeclaration {
+  /** Ingest fields: the code, the date from which the factor is in force, the factor. */
+  readonly code: string;
+  readonly date: string;
+  readonly value: string;
+}
+
+export interface CalendarDeclaration {
+  readonly exchange: string;
+  readonly date: string;
+  /** A flag: 1 on trading days. */
+  readonly isOpen: string;
 }

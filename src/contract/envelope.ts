@@ -16,6 +16,20 @@ export const PageMetaSchema = Type.Object(
         description: 'opaque keyset cursor of the next page (pass as cursor=); null on the last page',
       }),
     ),
+    adjust: Type.Optional(
+      Type.Object(
+        {
+          method: Type.String({ enum: ['qfq', 'hfq'] }),
+          anchor: Type.Union([Type.String({ format: 'date' }), Type.Null()], {
+            description: "adjust_anchor; null: each code's latest factor date",
+          }),
+          codes_without_factors: Type.Array(Type.String(), {
+            description: 'codes on this page returned as stored (they have no factors)',
+          }),
+        },
+        { description: 'adjusted pages only (adjust=qfq|hfq)' },
+      ),
+    ),
   },
   { title: 'PageMeta' },
 );

@@ -45,6 +45,7 @@ export function fieldJson(f: Field, side: Side = 'response', nullable = !f.requi
   const s: Json = base(f.type, side);
   if (f.enum && f.type !== 'flag') s.enum = [...f.enum];
   if (f.pattern) s.pattern = f.pattern.source;
+  if (f.exclusiveMinimum !== null) s.exclusiveMinimum = f.exclusiveMinimum;
   const desc = [f.description, s.description].filter(Boolean).join('; ');
   if (desc) s.description = desc;
   if (!nullable) return s;
@@ -57,13 +58,14 @@ export const fieldSchema = (f: Field, side: Side = 'response'): TSchema => Type.
 
 /**
  * A returned row. `required` lists every field (absent values are null): the published row.
- * Serialisation uses it without `required`, since `fields=` narrows rows to a subset.
+ * Serialisation uses it without `required`, since `fields=` narrows rows to a subset. Daily
+ * bars with `interval` may add the resampled rows' period_start and bar_count.
  */
 export function rowSchema(d: Dataset, opts: { required?: boolean } = {}): TSchema {
   // updated_at and an optional source are filled by the server (its time, meta.source): never null.
   const filled = (f: Field) => f.name === 'updated_at' || f === d.sourceField;
   const properties = Object.fromEntries(
-    d.rowFields.map((f) => [
+    (d.daily?.resampledFields ?? d.rowFields).map((f) => [
       f.apiName,
       opts.required && filled(f) ? fieldJson(f, 'response', false) : fieldJson(f),
     ]),

@@ -50,13 +50,28 @@ export const round = (x: number, digits: number): number => {
   return Math.round(x * f) / f;
 };
 
-/** Weekdays (Mon–Fri) ending at `end` (YYYY-MM-DD), oldest first. Holidays are ignored. */
+/**
+ * The demo exchange holidays: New Year's Day, Labour Day (1–3 May) and National Day (1–7
+ * October), by rule; the real calendars add the lunar holidays, which the demo leaves out.
+ */
+export function isDemoHoliday(date: string): boolean {
+  const md = date.slice(5);
+  return md === '01-01' || (md >= '05-01' && md <= '05-03') || (md >= '10-01' && md <= '10-07');
+}
+
+/** True on the demo's trading days: weekdays that are not demo holidays. */
+export function isDemoTradingDay(date: string): boolean {
+  const day = new Date(`${date}T00:00:00Z`).getUTCDay();
+  return day !== 0 && day !== 6 && !isDemoHoliday(date);
+}
+
+/** Demo trading days ending at `end` (YYYY-MM-DD) or the trading day before it, oldest first. */
 export function tradingDays(end: string, count: number): string[] {
   const out: string[] = [];
   let t = Date.parse(`${end}T00:00:00Z`);
   while (out.length < count) {
-    const day = new Date(t).getUTCDay();
-    if (day !== 0 && day !== 6) out.push(new Date(t).toISOString().slice(0, 10));
+    const date = new Date(t).toISOString().slice(0, 10);
+    if (isDemoTradingDay(date)) out.push(date);
     t -= 86_400_000;
   }
   return out.reverse();
@@ -80,12 +95,9 @@ export function addDays(date: string, days: number): string {
   return new Date(Date.parse(`${date}T00:00:00Z`) + days * 86_400_000).toISOString().slice(0, 10);
 }
 
-/** The latest weekday on or before `date`. */
+/** The latest demo trading day on or before `date`. */
 export function lastWeekday(date: string): string {
   let d = date;
-  for (;;) {
-    const day = new Date(`${d}T00:00:00Z`).getUTCDay();
-    if (day !== 0 && day !== 6) return d;
-    d = addDays(d, -1);
-  }
+  while (!isDemoTradingDay(d)) d = addDays(d, -1);
+  return d;
 }

@@ -47,6 +47,7 @@ const TAGS: Record<string, string> = {
   features: 'Feature factor layer',
   query: 'ETF, A-share, index, macro and market datasets',
   us: 'US stocks (SEC EDGAR)',
+  reference: 'Reference data for research-grade bars',
   ingest: 'Batch ingest interface (schema 3.0)',
   health: 'Health check',
   admin: 'Keys, usage, batches and coverage (bearer MDS_ADMIN_TOKEN)',

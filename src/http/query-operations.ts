@@ -1,5 +1,5 @@
 import { Type } from '@sinclair/typebox';
-import { RANGE_PARAMS, type Catalog, type Dataset } from '../catalog/catalog.js';
+import { ADJUSTS, INTERVALS, RANGE_PARAMS, type Catalog, type Dataset } from '../catalog/catalog.js';
 import { envelopeSchema } from '../contract/envelope.js';
 import { fieldJson, rowSchema } from '../contract/rows.js';
 import { DEFAULT_LIMIT, FORMATS, MAX_LIMIT, allowedParams } from '../query/parse.js';
@@ -23,8 +23,10 @@ export const PARAMETER_DOCS: Record<string, ParamDoc> = {
   }),
   offset: () => ({ description: 'rows to skip', schema: Type.Integer({ minimum: 0, default: 0 }) }),
   sort: (d) => ({
-    description: 'field to sort by; ties are broken by the unique key',
-    schema: Type.String({ enum: d.rowFields.map((f) => f.apiName), default: d.sort.field.apiName }),
+    description:
+      'field to sort by; ties are broken by the unique key' +
+      (d.daily?.adjust ? '. Under adjust, a price field sorts by its adjusted value' : ''),
+    schema: Type.String({ enum: answerNames(d), default: d.sort.field.apiName }),
   }),
   order: (d) => ({
     description: 'sort direction',
@@ -32,7 +34,7 @@ export const PARAMETER_DOCS: Record<string, ParamDoc> = {
   }),
   fields: (d) => ({
     description:
-      `comma-separated subset of: ${d.rowFields.map((f) => f.apiName).join(', ')}. ` +
+      `comma-separated subset of: ${answerNames(d).join(', ')}. ` +
       'Rows then hold only these fields (the row schema describes whole rows).',
     schema: Type.String(),
   }),
@@ -44,7 +46,33 @@ export const PARAMETER_DOCS: Record<string, ParamDoc> = {
     description: 'keyset pagination: meta.next_cursor of the previous page of the same query',
     schema: Type.String(),
   }),
+  adjust: (d) => ({
+    description:
+      `adjusted prices (${d.daily?.adjust?.prices.map((f) => f.apiName).join(', ')}): hfq = price × the ` +
+      `${d.daily?.adjust?.factors} in force on the bar's date; qfq = that ÷ the anchor's factor; change ` +
+      'recomputed, pct_chg and volume as stored, no rounding (docs/bars-and-quality.md)',
+    schema: Type.String({ enum: [...ADJUSTS], default: 'none' }),
+  }),
+  adjust_anchor: () => ({
+    description: "qfq only: divide by the factor in force on this date (default: each code's latest factor)",
+    schema: Type.String({ format: 'date' }),
+  }),
+  adjust_source: () => ({
+    description: "the factors' source; required when a code has factors from several sources",
+    schema: Type.String(),
+  }),
+  interval: (d) => ({
+    description:
+      'one row per code, source and ISO week (1w), calendar month (1M), quarter (1Q) or year (1Y), ' +
+      `adjusted first: ${[...(d.daily?.aggregate ?? [])].map(([f, a]) => `${f.apiName} ${a}`).join(', ')}; ` +
+      "pre_close the previous period's close, change and pct_chg recomputed; date the last bar's; " +
+      'rows add period_start and bar_count',
+    schema: Type.String({ enum: [...INTERVALS], default: '1d' }),
+  }),
 };
+
+/** Row fields of any answer of the endpoint (resampled rows add period_start and bar_count). */
+const answerNames = (d: Dataset): string[] => (d.daily?.resampledFields ?? d.rowFields).map((f) => f.apiName);
 
 function parameter(d: Dataset, name: string): ApiParameter {
   const exact = d.exact.find((f) => f.apiName === name);

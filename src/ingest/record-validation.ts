@@ -65,6 +65,9 @@ function checkValue(f: Field, v: unknown, indexed: boolean): { value: Value } | 
       return { value: ts };
     }
   }
+  if (f.exclusiveMinimum !== null && typeof v === 'number' && !(v > f.exclusiveMinimum)) {
+    return { reason: `must be greater than ${f.exclusiveMinimum}` };
+  }
   if (f.enum && !f.enum.includes(v as string | number)) {
     return { reason: `must be one of ${f.enum.join(', ')}` };
   }

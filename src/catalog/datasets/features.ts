@@ -34,6 +34,7 @@ export const etfDailyFeatures: DatasetDeclaration = {
   range: 'date',
   sort: { field: 'date', order: 'desc' },
   exact: ['code', 'date', 'source'],
+  daily: { code: 'symbol', date: 'date', calendar: 'SSE' },
 };
 
 export const etfRiskFeatures: DatasetDeclaration = {
@@ -95,6 +96,7 @@ export const etfCrossBorderFeatures: DatasetDeclaration = {
   range: 'date',
   sort: { field: 'date', order: 'desc' },
   exact: ['code', 'date', 'source'],
+  daily: { code: 'symbol', date: 'date', calendar: 'SSE' },
 };
 
 export const indexDailyFeatures: DatasetDeclaration = {
@@ -127,4 +129,5 @@ export const indexDailyFeatures: DatasetDeclaration = {
   range: 'date',
   sort: { field: 'date', order: 'desc' },
   exact: ['index_code', 'date', 'source'],
+  daily: { code: 'symbol', date: 'date', calendar: 'SSE' },
 };

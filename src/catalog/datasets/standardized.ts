@@ -30,6 +30,33 @@ export const etfDaily: DatasetDeclaration = {
   range: 'date',
   sort: { field: 'date', order: 'desc' },
   exact: ['code', 'date', 'source'],
+  daily: {
+    code: 'symbol',
+    date: 'date',
+    calendar: 'SSE',
+    bar: {
+      open: 'open',
+      high: 'high',
+      low: 'low',
+      close: 'close',
+      preClose: 'pre_close',
+      change: 'change',
+      pctChg: 'pct_chg',
+      volume: 'volume',
+    },
+    aggregate: {
+      open: 'first',
+      high: 'max',
+      low: 'min',
+      close: 'last',
+      volume: 'sum',
+      amount: 'sum',
+      turnover_rate: 'sum',
+      updated_at: 'max',
+      created_at: 'max',
+    },
+    adjust: { factors: 'adj_factor', prices: ['open', 'high', 'low', 'close', 'pre_close'] },
+  },
 };
 
 export const indexDaily: DatasetDeclaration = {
@@ -58,6 +85,31 @@ export const indexDaily: DatasetDeclaration = {
   range: 'trade_date',
   sort: { field: 'trade_date', order: 'desc' },
   exact: ['index_code', 'trade_date', 'source'],
+  daily: {
+    code: 'symbol',
+    date: 'date',
+    calendar: 'SSE',
+    bar: {
+      open: 'open',
+      high: 'high',
+      low: 'low',
+      close: 'close',
+      preClose: 'pre_close',
+      change: 'change',
+      pctChg: 'pct_chg',
+      volume: 'volume',
+    },
+    aggregate: {
+      open: 'first',
+      high: 'max',
+      low: 'min',
+      close: 'last',
+      volume: 'sum',
+      amount: 'sum',
+      updated_at: 'max',
+      created_at: 'max',
+    },
+  },
 };
 
 export const fx: DatasetDeclaration = {
@@ -83,6 +135,12 @@ export const fx: DatasetDeclaration = {
   range: 'date',
   sort: { field: 'date', order: 'desc' },
   exact: ['code', 'date', 'source'],
+  daily: {
+    code: 'symbol',
+    date: 'date',
+    calendar: 'SSE',
+    bar: { open: 'open', high: 'high', low: 'low', close: 'close' },
+  },
 };
 
 export const qdiiNav: DatasetDeclaration = {
@@ -109,6 +167,7 @@ export const qdiiNav: DatasetDeclaration = {
   range: 'date',
   sort: { field: 'date', order: 'desc' },
   exact: ['code', 'date', 'source'],
+  daily: { code: 'symbol', date: 'date', calendar: 'SSE' },
 };
 
 export const industrySw: DatasetDeclaration = {
@@ -174,4 +233,36 @@ export const stockDaily: DatasetDeclaration = {
   range: 'date',
   sort: { field: 'date', order: 'desc' },
   exact: ['code', 'date', 'source'],
+  daily: {
+    code: 'symbol',
+    date: 'date',
+    calendar: 'SSE',
+    bar: {
+      open: 'open',
+      high: 'high',
+      low: 'low',
+      close: 'close',
+      preClose: 'pre_close',
+      change: 'change',
+      pctChg: 'pct_chg',
+      volume: 'volume',
+    },
+    aggregate: {
+      open: 'first',
+      high: 'max',
+      low: 'min',
+      close: 'last',
+      volume: 'sum',
+      amount: 'sum',
+      turnover_rate: 'sum',
+      pe_ttm: 'last',
+      pb: 'last',
+      total_mv: 'last',
+      circ_mv: 'last',
+      is_suspended: 'max',
+      updated_at: 'max',
+      created_at: 'max',
+    },
+    adjust: { factors: 'adj_factor', prices: ['open', 'high', 'low', 'close', 'pre_close'] },
+  },
 };
