@@ -46,7 +46,7 @@ for (const backend of await backends()) {
       const res = await admin(h, '/admin/api/datasets');
       assert.equal(res.statusCode, 200);
       const list = data(res);
-      assert.equal(list.length, 32);
+      assert.equal(list.length, 35);
       assert.deepEqual(list[0], {
         name: 'etf_daily',
         endpoint: '/api/v1/etf/kline',
@@ -62,7 +62,7 @@ for (const backend of await backends()) {
       const cov = await admin(h, '/admin/api/coverage');
       assert.equal(cov.statusCode, 200);
       const rows = data(cov);
-      assert.equal(rows.length, 32);
+      assert.equal(rows.length, 35);
       assert.deepEqual(
         rows.map((r) => r.dataset),
         CATALOG.datasets.map((d) => d.name),

@@ -144,8 +144,8 @@ describe(
       await tab('coverage');
       await page.waitForSelector('#coverage-table');
       assert.match((await page.textContent('#view .empty')) ?? '', /holds no data yet/);
-      assert.equal(await page.locator('#coverage-table tbody tr').count(), 32);
-      assert.equal(await page.textContent('#cov-with-data'), '0 / 32');
+      assert.equal(await page.locator('#coverage-table tbody tr').count(), 35);
+      assert.equal(await page.textContent('#cov-with-data'), '0 / 35');
     });
 
     it('creates a key and shows its secret once, with a copy button', async () => {
@@ -365,8 +365,8 @@ describe(
     it('shows the coverage of all 35 datasets', async () => {
       await tab('coverage');
       await page.waitForSelector('#coverage-table');
-      assert.equal(await page.locator('#coverage-table tbody tr').count(), 32);
-      assert.equal(await page.textContent('#cov-with-data'), '3 / 32');
+      assert.equal(await page.locator('#coverage-table tbody tr').count(), 35);
+      assert.equal(await page.textContent('#cov-with-data'), '3 / 35');
       const cells = async (ds: string) =>
         page.$$eval(`#coverage-table tr[data-dataset="${ds}"] td`, (tds) =>
           tds.map((td) => td.textContent ?? ''),
