@@ -35,6 +35,8 @@ function registerDataset(app: FastifyInstance, d: Dataset, query: QueryService, 
     reply.header('ETag', etag).header('Cache-Control', 'private, no-cache');
     if (req.headers['if-none-match'] === etag) return reply.code(304).send();
     if (parsed.format !== 'json') {
+      // Before the first byte: an ambiguous factor source is a 400, not a broken export.
+      await query.checkAdjust(plan);
       return reply
         .type(EXPORT_FORMATS[parsed.format].contentType)
         .send(exportStream(parsed.format, plan.select, query.stream(plan)));
@@ -46,6 +48,7 @@ function registerDataset(app: FastifyInstance, d: Dataset, query: QueryService, 
       offset: page.offset,
       has_more: page.hasMore,
       next_cursor: page.nextCursor,
+      ...(page.adjust ? { adjust: page.adjust } : {}),
     };
     let json: string;
     if (page.rows.kind === 'json') {

@@ -1,4 +1,13 @@
-import { COMMON_QUERY_PARAMS, RANGE_PARAMS, type Dataset, type Field } from '../catalog/catalog.js';
+import {
+  ADJUSTS,
+  COMMON_QUERY_PARAMS,
+  INTERVALS,
+  RANGE_PARAMS,
+  type Adjust,
+  type Dataset,
+  type Field,
+  type Interval,
+} from '../catalog/catalog.js';
 import { invalid } from '../errors.js';
 import { isCleanText, isDate, normalizeTimestamp } from '../ingest/values.js';
 import type { Value } from '../storage/store.js';
@@ -23,7 +32,14 @@ export interface ParsedQuery {
   format: Format;
   /** Keyset pagination: an opaque meta.next_cursor of a previous page (decoded by the service). */
   cursor: string | null;
+  /** Daily bars (catalog `daily`): price adjustment; null for `adjust=none`. */
+  adjust: { method: Exclude<Adjust, 'none'>; anchor: string | null; source: string | null } | null;
+  /** Daily bars: the period of each row; `1d` is the daily rows as stored. */
+  interval: Interval;
 }
+
+export const ADJUST_PARAMS = ['adjust', 'adjust_anchor', 'adjust_source'] as const;
+export const INTERVAL_PARAM = 'interval';
 
 /** Names a dataset's endpoint accepts, in the order the docs list them. */
 export function allowedParams(d: Dataset): string[] {
@@ -31,8 +47,15 @@ export function allowedParams(d: Dataset): string[] {
     ...d.exact.map((f) => f.apiName),
     ...d.like.map((f) => f.apiName),
     ...(d.range ? RANGE_PARAMS : []),
+    ...(d.daily?.adjust ? ADJUST_PARAMS : []),
+    ...(d.daily?.aggregate ? [INTERVAL_PARAM] : []),
     ...COMMON_QUERY_PARAMS,
   ];
+}
+
+/** The row fields of an answer: a resampled one adds period_start and bar_count. */
+export function answerFields(d: Dataset, interval: Interval): readonly Field[] {
+  return interval !== '1d' && d.daily ? d.daily.resampledFields : d.rowFields;
 }
 
 const INT_RE = /^\d+$/;
@@ -107,11 +130,23 @@ export function parseQuery(d: Dataset, raw: Record<string, unknown>): ParsedQuer
   const offsetRaw = get('offset');
   const offset = offsetRaw === undefined ? 0 : nonNegativeInt('offset', offsetRaw, 0);
 
-  const sortable = d.rowFields.map((f) => f.apiName);
+  const intervalRaw = get(INTERVAL_PARAM) ?? '1d';
+  if (!(INTERVALS as readonly string[]).includes(intervalRaw)) {
+    throw invalid(`interval must be one of: ${INTERVALS.join(', ')}`, {
+      parameter: INTERVAL_PARAM,
+      allowed: [...INTERVALS],
+    });
+  }
+  const interval = intervalRaw as Interval;
+  const adjust = parseAdjust(get);
+  const answer = answerFields(d, interval);
+  const byApiName = new Map(answer.map((f) => [f.apiName, f]));
+
+  const sortable = answer.map((f) => f.apiName);
   const sortRaw = get('sort');
   let sort = d.sort.field;
   if (sortRaw !== undefined) {
-    const f = d.fieldByApiName.get(sortRaw);
+    const f = byApiName.get(sortRaw);
     if (!f)
       throw invalid(`sort must be one of: ${sortable.join(', ')}`, { parameter: 'sort', allowed: sortable });
     sort = f;
@@ -147,7 +182,7 @@ export function parseQuery(d: Dataset, raw: Record<string, unknown>): ParsedQuer
   if (fieldsRaw !== undefined) {
     const names = fieldsRaw.split(',').map((s) => s.trim());
     fields = names.map((n) => {
-      const f = d.fieldByApiName.get(n);
+      const f = byApiName.get(n);
       if (!f)
         throw invalid(`fields: unknown field "${n}"; allowed: ${sortable.join(', ')}`, {
           parameter: 'fields',
@@ -173,5 +208,30 @@ export function parseQuery(d: Dataset, raw: Record<string, unknown>): ParsedQuer
     fields,
     format: formatRaw as Format,
     cursor,
+    adjust,
+    interval,
   };
+}
+
+function parseAdjust(get: (name: string) => string | undefined): ParsedQuery['adjust'] {
+  const method = get('adjust') ?? 'none';
+  if (!(ADJUSTS as readonly string[]).includes(method)) {
+    throw invalid(`adjust must be one of: ${ADJUSTS.join(', ')}`, {
+      parameter: 'adjust',
+      allowed: [...ADJUSTS],
+    });
+  }
+  const anchor = get('adjust_anchor') ?? null;
+  const source = get('adjust_source') ?? null;
+  if (anchor !== null) {
+    if (method !== 'qfq') throw invalid('adjust_anchor needs adjust=qfq', { parameter: 'adjust_anchor' });
+    if (!isDate(anchor))
+      throw invalid(`adjust_anchor must be a real date YYYY-MM-DD (got "${anchor}")`, {
+        parameter: 'adjust_anchor',
+      });
+  }
+  if (source !== null && method === 'none')
+    throw invalid('adjust_source needs adjust=qfq or adjust=hfq', { parameter: 'adjust_source' });
+  if (source === '') throw invalid('adjust_source must not be empty', { parameter: 'adjust_source' });
+  return method === 'none' ? null : { method: method as 'qfq' | 'hfq', anchor, source };
 }

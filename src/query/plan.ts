@@ -1,12 +1,12 @@
-import type { Dataset } from '../catalog/catalog.js';
-import type { Condition, QueryPlan } from '../storage/store.js';
-import type { ParsedQuery } from './parse.js';
+import { CATALOG, type Catalog, type Dataset } from '../catalog/catalog.js';
+import type { BarsPlan, Condition, QueryPlan } from '../storage/store.js';
+import { answerFields, type ParsedQuery } from './parse.js';
 
 /**
  * Stage 2: parameters → a plan of whitelisted fields. Ties in the sort are broken by the
  * unique key ascending, so consecutive pages never overlap or skip rows.
  */
-export function planQuery(d: Dataset, p: ParsedQuery): QueryPlan {
+export function planQuery(d: Dataset, p: ParsedQuery, catalog: Catalog = CATALOG): QueryPlan {
   const where: Condition[] = [
     ...p.exact.map((e) => ({ field: e.field, op: 'eq' as const, value: e.value })),
     ...p.like.map((l) => ({ field: l.field, op: 'like' as const, value: l.value })),
@@ -15,17 +15,34 @@ export function planQuery(d: Dataset, p: ParsedQuery): QueryPlan {
   if (d.range && p.dateTo !== null) where.push({ field: d.range, op: 'lte', value: p.dateTo });
   const orderBy: QueryPlan['orderBy'][number][] = [{ field: p.sort, dir: p.order }];
   for (const k of d.key) if (k !== p.sort) orderBy.push({ field: k, dir: 'asc' });
-  return {
+  const plan: QueryPlan = {
     dataset: d,
-    select: p.fields ?? d.rowFields,
+    select: p.fields ?? answerFields(d, p.interval),
     where,
     orderBy,
     limit: p.limit,
     offset: p.offset,
   };
+  const bars = barsPlan(d, p, catalog);
+  if (bars) plan.bars = bars;
+  return plan;
+}
+
+function barsPlan(d: Dataset, p: ParsedQuery, catalog: Catalog): BarsPlan | null {
+  const interval = p.interval === '1d' ? null : p.interval;
+  const factorsName = d.daily?.adjust?.factors;
+  const factors = factorsName === undefined ? undefined : catalog.byName.get(factorsName);
+  const adjust = p.adjust && factors ? { ...p.adjust, factors } : null;
+  return adjust || interval ? { adjust, interval } : null;
 }
 
 /** A stable text for the filter part of a plan: the key of the total-count cache. */
 export function filterKey(plan: QueryPlan): string {
-  return `${plan.dataset.name}|${plan.where.map((c) => `${c.field.name}${c.op}${JSON.stringify(c.value)}`).join('&')}`;
+  const where = plan.where.map((c) => `${c.field.name}${c.op}${JSON.stringify(c.value)}`).join('&');
+  const a = plan.bars?.adjust;
+  // Resampling changes the rows counted; adjusting changes the values a cursor holds.
+  const bars = plan.bars
+    ? `|${plan.bars.interval ?? '1d'}|${a ? JSON.stringify([a.method, a.anchor, a.source]) : 'none'}`
+    : '';
+  return `${plan.dataset.name}|${where}${bars}`;
 }

@@ -1,4 +1,5 @@
-import type { Dataset, Field } from '../catalog/catalog.js';
+import { CATALOG, type Catalog, type Dataset, type Field } from '../catalog/catalog.js';
+import { invalid } from '../errors.js';
 import type { QueryPlan, Store, Value } from '../storage/store.js';
 import { parseQuery, type ParsedQuery } from './parse.js';
 import { filterKey, planQuery } from './plan.js';
@@ -19,7 +20,19 @@ export interface QueryPage {
   /** Keyset cursor for the page after this one; null on the last page. */
   nextCursor: string | null;
   version: number;
+  /** `meta.adjust` of an adjusted page. */
+  adjust?: AdjustMeta;
 }
+
+/** `meta.adjust`: the method, the qfq anchor given (null: each code's latest factor), and the page's codes without factors. */
+export interface AdjustMeta {
+  method: 'qfq' | 'hfq';
+  anchor: string | null;
+  codes_without_factors: string[];
+}
+
+/** The codes that have factors, per factor source. */
+type FactorCodes = Map<string, Set<string>>;
 
 const TOTAL_CACHE_SIZE = 10_000;
 
@@ -29,12 +42,16 @@ const TOTAL_CACHE_SIZE = 10_000;
  */
 export class QueryService {
   private readonly totals = new Map<string, { version: number; total: number }>();
+  private readonly factorCodes = new Map<string, { version: number; codes: FactorCodes }>();
 
-  constructor(private readonly store: Pick<Store, 'datasets'>) {}
+  constructor(
+    private readonly store: Pick<Store, 'datasets'>,
+    private readonly catalog: Catalog = CATALOG,
+  ) {}
 
   parse(d: Dataset, raw: Record<string, unknown>): { parsed: ParsedQuery; plan: QueryPlan } {
     const parsed = parseQuery(d, raw);
-    const plan = planQuery(d, parsed);
+    const plan = planQuery(d, parsed, this.catalog);
     if (parsed.cursor !== null) plan.after = decodeCursor(plan, parsed.cursor);
     return { parsed, plan };
   }
@@ -43,7 +60,70 @@ export class QueryService {
     return this.store.datasets.datasetVersion(d.name);
   }
 
+  /**
+   * The factor sources of the codes an adjusted plan may touch (its `code` filter, else every
+   * code with factors), cached per version of the factor dataset. Without `adjust_source`, a
+   * code with factors from several sources is 400 / 4001 naming them.
+   */
+  async checkAdjust(plan: QueryPlan): Promise<FactorCodes | null> {
+    const adjust = plan.bars?.adjust;
+    const daily = plan.dataset.daily;
+    if (!adjust || !daily) return null;
+    const codeFilter = plan.where.find((c) => c.field === daily.code && c.op === 'eq');
+    const code = typeof codeFilter?.value === 'string' ? codeFilter.value : null;
+    const sources = await this.factorSources(adjust.factors, code);
+    if (adjust.source !== null) return sources;
+    const byCode = new Map<string, string[]>();
+    for (const [source, codes] of sources) {
+      for (const c of codes) byCode.set(c, [...(byCode.get(c) ?? []), source]);
+    }
+    const mixed = [...byCode].filter(([, s]) => s.length > 1);
+    if (mixed.length > 0) {
+      const names = [...new Set(mixed.flatMap(([, s]) => s))].sort();
+      const codes = mixed.map(([c]) => c).slice(0, 10);
+      throw invalid(
+        `factors of ${codes.join(', ')} come from several sources (${names.join(', ')}); choose one with adjust_source`,
+        { parameter: 'adjust_source', allowed: names },
+      );
+    }
+    return sources;
+  }
+
+  private async factorSources(factors: Dataset, code: string | null): Promise<FactorCodes> {
+    const fs = factors.factors;
+    const src = factors.sourceField;
+    if (!fs) throw new Error(`${factors.name} declares no factors`);
+    const version = await this.store.datasets.datasetVersion(factors.name);
+    const key = `${factors.name}|${code ?? ''}`;
+    const cached = this.factorCodes.get(key);
+    if (cached && cached.version === version) return cached.codes;
+    const select = src ? [fs.code, src] : [fs.code];
+    const r = await this.store.datasets.query(
+      {
+        dataset: factors,
+        select,
+        where: code === null ? [] : [{ field: fs.code, op: 'eq', value: code }],
+        orderBy: select.map((field) => ({ field, dir: 'asc' as const })),
+        limit: Number.MAX_SAFE_INTEGER,
+        offset: 0,
+        distinct: true,
+      },
+      false,
+    );
+    const codes: FactorCodes = new Map();
+    for (const row of r.rows) {
+      const s = src ? String(row[src.apiName]) : '';
+      let set = codes.get(s);
+      if (!set) codes.set(s, (set = new Set()));
+      set.add(String(row[fs.code.apiName]));
+    }
+    if (this.factorCodes.size >= TOTAL_CACHE_SIZE) this.factorCodes.clear();
+    this.factorCodes.set(key, { version, codes });
+    return codes;
+  }
+
   async page(plan: QueryPlan, version: number): Promise<QueryPage> {
+    const factorCodes = await this.checkAdjust(plan);
     const key = filterKey(plan);
     const cached = this.totals.get(key);
     let hit = cached !== undefined && cached.version === version;
@@ -75,11 +155,36 @@ export class QueryService {
         plan.orderBy.map((o) => values[o.field.apiName] ?? null),
       );
     }
+    let adjust: AdjustMeta | undefined;
+    const a = plan.bars?.adjust;
+    const codeField = plan.dataset.daily?.code;
+    if (a && factorCodes && codeField && rows.kind === 'objects') {
+      const have = (c: string): boolean =>
+        a.source === null
+          ? [...factorCodes.values()].some((s) => s.has(c))
+          : !!factorCodes.get(a.source)?.has(c);
+      const codes = new Set(rows.rows.map((r) => String(r[codeField.apiName])));
+      adjust = {
+        method: a.method,
+        anchor: a.anchor,
+        codes_without_factors: [...codes].filter((c) => !have(c)),
+      };
+    }
     if (rows.kind === 'objects') {
       const extra = this.extraFields(plan);
       if (extra.length > 0) for (const r of rows.rows) for (const f of extra) delete r[f.apiName];
     }
-    return { rows, total, limit: plan.limit, offset: plan.offset, hasMore, nextCursor, version };
+    const page: QueryPage = {
+      rows,
+      total,
+      limit: plan.limit,
+      offset: plan.offset,
+      hasMore,
+      nextCursor,
+      version,
+    };
+    if (adjust) page.adjust = adjust;
+    return page;
   }
 
   /** Sort and key fields the cursor needs that a projection left out. */
@@ -92,7 +197,8 @@ export class QueryService {
    * the sort fields the next cursor needs.
    */
   private async fetch(plan: QueryPlan, withTotal: boolean): Promise<{ rows: PageRows; total: number }> {
-    if (plan.select === plan.dataset.rowFields) {
+    // Adjusted or resampled rows are computed: never the stored row JSON.
+    if (plan.select === plan.dataset.rowFields && !plan.bars) {
       const r = await this.store.datasets.queryJson(plan, withTotal);
       if (!r.rows.includes(null)) return { rows: { kind: 'json', rows: r.rows as string[] }, total: r.total };
     }
@@ -103,6 +209,7 @@ export class QueryService {
     return { rows: { kind: 'objects', rows: r.rows }, total: r.total };
   }
 
+  /** Every row of a plan (exports); the caller checks an adjusted plan first (checkAdjust). */
   stream(plan: QueryPlan): AsyncIterable<Record<string, Value>[]> {
     return this.store.datasets.stream(plan);
   }

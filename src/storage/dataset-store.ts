@@ -1,6 +1,7 @@
 import type { Catalog } from '../catalog/catalog.js';
 import type { Db, DbRow } from './db.js';
-import { TOTAL_COLUMN, countSql, ident, join, q, raw, renderSelect, selectParts, sql } from './sql.js';
+import { TOTAL_COLUMN, ident, join, q, raw, renderSelect, sql } from './sql.js';
+import { planCountSql, planSelectParts } from './bars-sql.js';
 import type {
   DatasetCoverage,
   DatasetStore,
@@ -35,9 +36,9 @@ export class SqlDatasetStore implements DatasetStore {
     json: boolean,
   ): Promise<{ rows: DbRow[]; total: number }> {
     const dialect = this.db.dialect;
-    const parts = selectParts(plan, dialect, true, json);
+    const parts = planSelectParts(plan, dialect, true, json);
     if (withTotal && dialect.pageWithTotal) {
-      const rows = await this.db.rows(dialect.pageWithTotal(parts, countSql(plan, dialect)), {
+      const rows = await this.db.rows(dialect.pageWithTotal(parts, planCountSql(plan, dialect)), {
         prepared: true,
       });
       const first = rows[0];
@@ -57,13 +58,13 @@ export class SqlDatasetStore implements DatasetStore {
   }
 
   private async count(plan: QueryPlan): Promise<number> {
-    const [n] = await this.db.values(countSql(plan, this.db.dialect), { prepared: true });
+    const [n] = await this.db.values(planCountSql(plan, this.db.dialect), { prepared: true });
     return Number(n ?? 0);
   }
 
   /** Streams every row of a plan (limit/offset ignored), in pages, bounded memory. */
   stream(plan: QueryPlan): AsyncIterable<Record<string, Value>[]> {
-    return this.db.stream(renderSelect(selectParts(plan, this.db.dialect, false))) as AsyncIterable<
+    return this.db.stream(renderSelect(planSelectParts(plan, this.db.dialect, false))) as AsyncIterable<
       Record<string, Value>[]
     >;
   }

@@ -80,10 +80,12 @@ export interface SelectParts {
   orderBy: Sql;
   /** LIMIT … OFFSET …, or null for every row. */
   page: Sql | null;
+  /** SELECT DISTINCT. */
+  distinct?: boolean;
 }
 
 export function renderSelect(p: SelectParts): Sql {
-  return sql`SELECT ${join(p.columns)} FROM ${p.from}${p.where ? sql` WHERE ${p.where}` : raw('')} ORDER BY ${p.orderBy}${p.page ?? raw('')}`;
+  return sql`SELECT ${raw(p.distinct ? 'DISTINCT ' : '')}${join(p.columns)} FROM ${p.from}${p.where ? sql` WHERE ${p.where}` : raw('')} ORDER BY ${p.orderBy}${p.page ?? raw('')}`;
 }
 
 /** The name of the total column a dialect's page-plus-count adds ("__total": no catalog field starts with `_`). */
@@ -110,6 +112,10 @@ export interface Dialect {
   pageWithTotal: ((page: SelectParts, count: Sql) => Sql) | null;
   /** Lists every (table_name, column_name) of the schema. */
   listColumns: string;
+  /** The Monday (YYYY-MM-DD) of the ISO week of a date column (bars-sql.ts: `interval=1w`). */
+  weekStart(col: string): string;
+  /** Appended to a subquery so the planner keeps it as written: evaluated once per row, not inlined. */
+  subqueryFence: string;
 }
 
 export const SQLITE: Dialect = {
@@ -133,6 +139,9 @@ export const SQLITE: Dialect = {
   pageWithTotal: null,
   listColumns: `SELECT m.name AS table_name, c.name AS column_name
     FROM sqlite_schema AS m JOIN pragma_table_info(m.name) AS c WHERE m.type = 'table'`,
+  weekStart: (col) => `date(${col}, 'weekday 0', '-6 days')`,
+  // A subquery with OFFSET is not flattened into its parent (SQLite's rule); LIMIT -1: no limit.
+  subqueryFence: ' LIMIT -1 OFFSET 0',
 };
 
 // Text sorts and compares by code point (COLLATE "C"), as in SQLite, whatever the database's
@@ -158,9 +167,12 @@ export const POSTGRES: Dialect = {
     renderSelect({ ...page, columns: [...page.columns, sql`(${count}) AS ${ident(TOTAL_COLUMN)}`] }),
   listColumns: `SELECT table_name, column_name FROM information_schema.columns
     WHERE table_schema = current_schema()`,
+  weekStart: (col) => `to_char(date_trunc('week', (${col})::date), 'YYYY-MM-DD')`,
+  // OFFSET 0 keeps a subquery from being pulled up into its parent.
+  subqueryFence: ' OFFSET 0',
 };
 
-function whereConditions(plan: QueryPlan, dialect: Dialect): Sql | null {
+export function whereConditions(plan: QueryPlan, dialect: Dialect): Sql | null {
   if (plan.where.length === 0) return null;
   const parts = plan.where.map((c) => {
     const col = ident(c.field.name);
@@ -180,7 +192,7 @@ function whereConditions(plan: QueryPlan, dialect: Dialect): Sql | null {
 }
 
 /** A nullable column's NULLs sort as the smallest value on both dialects (SQLite's own rule). */
-function orderTerm(o: QueryPlan['orderBy'][number]): string {
+export function orderTerm(o: QueryPlan['orderBy'][number]): string {
   const nullable = !o.field.required && !o.field.serverSet;
   const dir = o.dir === 'asc' ? 'ASC' : 'DESC';
   return `${q(o.field.name)} ${dir}${nullable ? (o.dir === 'asc' ? ' NULLS FIRST' : ' NULLS LAST') : ''}`;
@@ -191,7 +203,7 @@ function orderTerm(o: QueryPlan['orderBy'][number]): string {
  * asc/desc orders work on both dialects (a row-value comparison cannot mix directions), with
  * a redundant leading bound so an index on the first sort column is range-scanned.
  */
-function keysetPredicate(plan: QueryPlan): Sql | null {
+export function keysetPredicate(plan: QueryPlan): Sql | null {
   const after = plan.after;
   if (!after) return null;
   const build = (i: number): Sql => {
@@ -235,6 +247,7 @@ export function selectParts(plan: QueryPlan, dialect: Dialect, paged = true, jso
     where: conditions && keyset ? sql`${conditions} AND (${keyset})` : (conditions ?? keyset),
     orderBy: raw(plan.orderBy.map(orderTerm).join(', ')),
     page: paged ? sql` LIMIT ${plan.limit} OFFSET ${plan.offset}` : null,
+    distinct: plan.distinct === true,
   };
 }
 

@@ -84,6 +84,23 @@ export interface Condition {
   value: Value;
 }
 
+/**
+ * Daily bars adjusted by a factor dataset and/or resampled into periods (catalog `daily`).
+ * Filters apply to the daily bars; order, keyset and page to the answer's rows.
+ */
+export interface BarsPlan {
+  adjust: {
+    method: 'qfq' | 'hfq';
+    /** qfq: the factor as of this date divides; null: each code's latest factor. */
+    anchor: string | null;
+    /** The factors' source; null: each code's only one. */
+    source: string | null;
+    /** The dataset declaring the factors. */
+    factors: Dataset;
+  } | null;
+  interval: '1w' | '1M' | '1Q' | '1Y' | null;
+}
+
 /** A query as data: whitelisted fields only, so every column name comes from the catalog. */
 export interface QueryPlan {
   dataset: Dataset;
@@ -97,6 +114,10 @@ export interface QueryPlan {
    * only rows after it are selected. Not applied to the count.
    */
   after?: readonly Value[];
+  /** Adjusted or resampled daily bars (`adjust`, `interval`). */
+  bars?: BarsPlan;
+  /** Distinct rows of the selected fields (plan.orderBy must be on selected fields). */
+  distinct?: boolean;
 }
 
 export interface QueryResult {

@@ -1,0 +1,220 @@
+import type { Field } from '../catalog/catalog.js';
+import type { Aggregation } from '../catalog/types.js';
+import {
+  countSql,
+  ident,
+  keysetPredicate,
+  orderTerm,
+  q,
+  raw,
+  selectParts,
+  sql,
+  whereConditions,
+  type Dialect,
+  type SelectParts,
+  type Sql,
+} from './sql.js';
+import type { BarsPlan, QueryPlan } from './store.js';
+
+/**
+ * Adjusted and resampled daily bars (`adjust`, `interval`) as one SELECT over a derived table
+ * whose columns carry the dataset's own column names, so the outer page (order, keyset, limit)
+ * and the count are the dataset's usual ones. Everything here is read from the catalog's
+ * `daily` declaration: which fields are prices, how each field aggregates. Plain SQL that both
+ * dialects run alike (window functions, correlated subqueries), except two Dialect hooks:
+ * `weekStart` and `subqueryFence`.
+ */
+
+/** The period of a date column: the key every bar of one week, month, quarter or year shares. */
+function periodKey(interval: NonNullable<BarsPlan['interval']>, col: string, dialect: Dialect): string {
+  switch (interval) {
+    case '1w':
+      return dialect.weekStart(col);
+    case '1M':
+      return `substr(${col}, 1, 7)`;
+    case '1Q':
+      return `substr(${col}, 1, 4) || '-Q' || ((CAST(substr(${col}, 6, 2) AS INTEGER) + 2) / 3)`;
+    case '1Y':
+      return `substr(${col}, 1, 4)`;
+  }
+}
+
+/** Fields whose values `adjust` changes: the prices, and the change recomputed from them. */
+export function adjustedFields(plan: QueryPlan): Set<Field> {
+  const daily = plan.dataset.daily;
+  const out = new Set<Field>();
+  if (!plan.bars?.adjust || !daily?.adjust) return out;
+  for (const f of daily.adjust.prices) out.add(f);
+  if (daily.bar?.change) out.add(daily.bar.change);
+  return out;
+}
+
+/**
+ * True when the page can be cut from the stored rows before adjusting (the sort is on no
+ * adjusted value and nothing is resampled): the factors are then looked up for the page's
+ * rows only.
+ */
+export function pagesBeforeAdjusting(plan: QueryPlan): boolean {
+  if (!plan.bars || plan.bars.interval) return false;
+  const adjusted = adjustedFields(plan);
+  return !plan.orderBy.some((o) => adjusted.has(o.field));
+}
+
+/** The factor of each bar (as-of join: the latest factor on or before a date, else the first). */
+function factorLookup(plan: QueryPlan, date: Sql | null): Sql {
+  const adjust = plan.bars?.adjust;
+  const daily = plan.dataset.daily;
+  if (!adjust || !daily) throw new Error('factorLookup without adjust');
+  const fs = adjust.factors.factors;
+  if (!fs) throw new Error(`${adjust.factors.name} declares no factors`);
+  const src = adjust.factors.sourceField;
+  const one = (cond: Sql, dir: 'ASC' | 'DESC'): Sql => {
+    const source =
+      adjust.source !== null && src ? sql` AND "x".${ident(src.name)} = ${adjust.source}` : raw('');
+    return sql`(SELECT "x".${ident(fs.value.name)} FROM ${ident(adjust.factors.name)} AS "x" WHERE "x".${ident(
+      fs.code.name,
+    )} = "t".${ident(daily.code.name)}${source}${cond} ORDER BY "x".${ident(fs.date.name)} ${raw(dir)} LIMIT 1)`;
+  };
+  if (date === null) return one(raw(''), 'DESC');
+  const asOf = one(sql` AND "x".${ident(fs.date.name)} <= ${date}`, 'DESC');
+  return sql`COALESCE(${asOf}, ${one(raw(''), 'ASC')})`;
+}
+
+/**
+ * Each row field of the adjusted rows, over a subquery holding the stored columns plus `_f`
+ * (the bar's factor) and `_a` (the anchor's, qfq): price × f(d) / f(anchor), or price × f(d)
+ * for hfq; the change recomputed as adjusted close − adjusted pre-close. A row without a
+ * factor keeps its stored values.
+ */
+function adjustedColumns(plan: QueryPlan): string[] {
+  const daily = plan.dataset.daily;
+  const adjust = plan.bars?.adjust;
+  if (!daily?.adjust || !adjust) throw new Error('adjustedColumns without adjust');
+  const prices = new Set(daily.adjust.prices);
+  const times = (col: string): string =>
+    adjust.method === 'hfq' ? `${q(col)} * "_f"` : `${q(col)} * "_f" / "_a"`;
+  const bar = daily.bar;
+  return plan.dataset.rowFields.map((f) => {
+    const col = q(f.name);
+    if (prices.has(f)) return `CASE WHEN "_f" IS NULL THEN ${col} ELSE ${times(f.name)} END AS ${col}`;
+    if (bar?.change === f && bar.preClose && prices.has(bar.close) && prices.has(bar.preClose)) {
+      return (
+        `CASE WHEN "_f" IS NULL THEN ${col} WHEN ${q(bar.preClose.name)} IS NULL THEN ${times(f.name)}` +
+        ` ELSE ${times(bar.close.name)} - ${times(bar.preClose.name)} END AS ${col}`
+      );
+    }
+    return col;
+  });
+}
+
+const WINDOW_FN: Record<Aggregation, (col: string) => string> = {
+  first: (c) => `first_value(${c}) OVER "w"`,
+  // The period's row is its last bar (`_rn` = 1 below), so its own value is the last one.
+  last: (c) => c,
+  max: (c) => `max(${c}) OVER "w"`,
+  min: (c) => `min(${c}) OVER "w"`,
+  sum: (c) => `sum(${c}) OVER "w"`,
+};
+
+/**
+ * Rows of `input` (the dataset's columns) grouped per code, the rest of the key but the date,
+ * and period: each field by its declared aggregation, the date the last bar's, `period_start`
+ * the first bar's, `bar_count`, and pre-close = the previous period's close (the first bar's
+ * pre-close for the first period), change and percent change recomputed from them.
+ */
+function resampled(plan: QueryPlan, input: Sql, dialect: Dialect): Sql {
+  const daily = plan.dataset.daily;
+  const interval = plan.bars?.interval;
+  if (!daily?.aggregate || !daily.bar || !interval) throw new Error('resampled without aggregate');
+  const bar = daily.bar;
+  const group = daily.group.map((f) => q(f.name)).join(', ');
+  const date = q(daily.date.name);
+  const aggregated = [...daily.aggregate].map(([f, how]) => `${WINDOW_FN[how](q(f.name))} AS ${q(f.name)}`);
+  const firstPre = bar.preClose ? [`first_value(${q(bar.preClose.name)}) OVER "w" AS "_pre0"`] : [];
+  const inner = sql`SELECT ${raw(
+    `${group}, ${date}, ${aggregated.join(', ')}, min(${date}) OVER "w" AS "period_start", ` +
+      `count(*) OVER "w" AS "bar_count", ${[...firstPre, `row_number() OVER (PARTITION BY ${group}, "_p" ORDER BY ${date} DESC) AS "_rn"`].join(', ')}`,
+  )} FROM (SELECT "x0".*, ${raw(periodKey(interval, `"x0".${date}`, dialect))} AS "_p" FROM (${input}) AS "x0") AS "x" ${raw(
+    `WINDOW "w" AS (PARTITION BY ${group}, "_p" ORDER BY ${date} ROWS BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING)`,
+  )}`;
+  const close = q(bar.close.name);
+  const prev = `COALESCE(lag(${close}) OVER (PARTITION BY ${group} ORDER BY ${date}), "_pre0")`;
+  const derived = new Map<Field, string>();
+  if (bar.preClose) {
+    derived.set(bar.preClose, prev);
+    if (bar.change) derived.set(bar.change, `${close} - ${prev}`);
+    if (bar.pctChg) derived.set(bar.pctChg, `(${close} - ${prev}) / NULLIF(${prev}, 0) * 100`);
+  } else {
+    for (const f of [bar.change, bar.pctChg]) if (f) derived.set(f, 'NULL');
+  }
+  const cols = daily.resampledFields.map((f) => {
+    const expr = derived.get(f);
+    return expr === undefined ? q(f.name) : `${expr} AS ${q(f.name)}`;
+  });
+  return sql`SELECT ${raw(cols.join(', '))} FROM (${inner}) AS "r" WHERE "_rn" = 1`;
+}
+
+/**
+ * A bars plan's SELECT: the stored rows, filtered (and paged first when the order depends on no
+ * adjusted value), wrapped into a derived table with the dataset's column names by adjusting
+ * and resampling; the outer SELECT orders, continues after the cursor and pages it.
+ */
+function barsSelectParts(plan: QueryPlan, dialect: Dialect, paged: boolean): SelectParts {
+  const bars = plan.bars;
+  if (!bars) throw new Error('barsSelectParts without bars');
+  const orderBy = raw(plan.orderBy.map(orderTerm).join(', '));
+  const page = paged ? sql` LIMIT ${plan.limit} OFFSET ${plan.offset}` : null;
+  const inner = pagesBeforeAdjusting(plan);
+  const conditions = whereConditions(plan, dialect);
+  const keyset = keysetPredicate(plan);
+  const cols = raw(plan.dataset.rowFields.map((f) => q(f.name)).join(', '));
+  let source: Sql;
+  if (inner) {
+    const where = conditions && keyset ? sql`${conditions} AND (${keyset})` : (conditions ?? keyset);
+    source = sql`SELECT ${cols} FROM ${ident(plan.dataset.name)}${where ? sql` WHERE ${where}` : raw('')} ORDER BY ${orderBy}${page ?? raw('')}`;
+  } else {
+    source = sql`SELECT ${cols} FROM ${ident(plan.dataset.name)}${conditions ? sql` WHERE ${conditions}` : raw('')}`;
+  }
+  const daily = plan.dataset.daily;
+  if (bars.adjust && daily) {
+    const tcols = raw(plan.dataset.rowFields.map((f) => `"t".${q(f.name)}`).join(', '));
+    const f = factorLookup(plan, raw(`"t".${q(daily.date.name)}`));
+    const anchor = bars.adjust.anchor;
+    const a =
+      bars.adjust.method === 'qfq'
+        ? sql`, ${factorLookup(plan, anchor === null ? null : sql`${anchor}`)} AS "_a"`
+        : raw('');
+    const withFactors = sql`SELECT ${tcols}, ${f} AS "_f"${a} FROM (${source}) AS "t"${raw(dialect.subqueryFence)}`;
+    source = sql`SELECT ${raw(adjustedColumns(plan).join(', '))} FROM (${withFactors}) AS "m"`;
+  }
+  if (bars.interval) source = resampled(plan, source, dialect);
+  return {
+    columns: plan.select.map((f) =>
+      raw(f.name === f.apiName ? q(f.name) : `${q(f.name)} AS ${q(f.apiName)}`),
+    ),
+    from: sql`(${source}) AS "b"`,
+    where: inner ? null : keyset,
+    orderBy,
+    page: inner ? null : page,
+  };
+}
+
+/** Any plan's SELECT: the dataset's own (sql.ts) or, for `adjust`/`interval`, the bars one. */
+export function planSelectParts(plan: QueryPlan, dialect: Dialect, paged = true, json = false): SelectParts {
+  return plan.bars ? barsSelectParts(plan, dialect, paged) : selectParts(plan, dialect, paged, json);
+}
+
+/**
+ * Any plan's count: a resampled plan counts its periods (its exact `meta.total`); an adjusted
+ * one has as many rows as the stored ones.
+ */
+export function planCountSql(plan: QueryPlan, dialect: Dialect): Sql {
+  const daily = plan.dataset.daily;
+  const interval = plan.bars?.interval;
+  if (!daily || !interval) return countSql(plan, dialect);
+  const group = daily.group.map((f) => q(f.name)).join(', ');
+  const where = whereConditions(plan, dialect);
+  return sql`SELECT count(*) AS n FROM (SELECT DISTINCT ${raw(`${group}, ${periodKey(interval, q(daily.date.name), dialect)}`)} AS "_p" FROM ${ident(
+    plan.dataset.name,
+  )}${where ? sql` WHERE ${where}` : raw('')}) AS "g"`;
+}
