@@ -71,6 +71,9 @@ const SPEC_ENDPOINTS = [
   '/api/v1/features/etf-risk',
   '/api/v1/features/etf-cross-border',
   '/api/v1/features/index-daily',
+  '/api/v1/market/adj-factor',
+  '/api/v1/market/corporate-actions',
+  '/api/v1/market/trade-calendar',
 ];
 const ISO_Z = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 
@@ -100,7 +103,7 @@ async function expect400(h: Harness, url: string, mention?: string): Promise<voi
   if (mention) assert.ok(body.message.includes(mention), `message "${body.message}" mentions ${mention}`);
 }
 
-it('the catalog covers every endpoint of the spec, the US endpoints and the added ones (32)', () => {
+it('the catalog covers every endpoint of the spec, the US endpoints and the added ones (35)', () => {
   assert.deepEqual(CATALOG.datasets.map((d) => d.endpoint).sort(), [...SPEC_ENDPOINTS].sort());
 });
 

@@ -86,7 +86,13 @@ export function clientTypesSource(doc: Obj): string {
         continue; // exports go through exportRows()
       else if (Array.isArray(s.enum)) type = (s.enum as unknown[]).map(literal).join(' | ');
       else if (s.type === 'integer' || s.type === 'number') type = 'number';
-      else if (s.format === 'date' || name === 'cursor' || p['x-mds-filter'] === 'like') type = 'string';
+      else if (
+        s.format === 'date' ||
+        name === 'cursor' ||
+        name === 'adjust_source' ||
+        p['x-mds-filter'] === 'like'
+      )
+        type = 'string';
       else type = 'string | number';
       const doc =
         typeof p.description === 'string' ? `  /** ${p.description.replace(/\*\//g, '* /')} */\n` : '';

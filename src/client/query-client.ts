@@ -23,6 +23,8 @@ export interface PageMeta {
   offset: number;
   has_more: boolean;
   next_cursor: string | null;
+  /** Adjusted pages (`adjust=qfq|hfq`): the method, the qfq anchor, codes on the page without factors. */
+  adjust?: { method: 'qfq' | 'hfq'; anchor: string | null; codes_without_factors: string[] };
 }
 
 export interface Page<R> {

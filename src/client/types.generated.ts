@@ -21,6 +21,10 @@ export interface EtfDailyRow {
   updated_at: string;
   /** ISO 8601 UTC timestamp; when the row was first stored (set by the server) */
   created_at: string;
+  /** YYYY-MM-DD; resampled rows: the date of the first bar in the period */
+  period_start: string;
+  /** resampled rows: how many daily bars the period holds */
+  bar_count: number;
 }
 
 /** Filters and options of /api/v1/etf/kline. */
@@ -35,15 +39,23 @@ export interface EtfDailyParams {
   date_from?: string;
   /** inclusive upper bound on date */
   date_to?: string;
+  /** adjusted prices (open, high, low, close, pre_close): hfq = price × the adj_factor in force on the bar's date; qfq = that ÷ the anchor's factor; change recomputed, pct_chg and volume as stored, no rounding (docs/bars-and-quality.md) */
+  adjust?: 'none' | 'qfq' | 'hfq';
+  /** qfq only: divide by the factor in force on this date (default: each code's latest factor) */
+  adjust_anchor?: string;
+  /** the factors' source; required when a code has factors from several sources */
+  adjust_source?: string;
+  /** one row per code, source and ISO week (1w), calendar month (1M), quarter (1Q) or year (1Y), adjusted first: open first, high max, low min, close last, volume sum, amount sum, turnover_rate sum, updated_at max, created_at max; pre_close the previous period's close, change and pct_chg recomputed; date the last bar's; rows add period_start and bar_count */
+  interval?: '1d' | '1w' | '1M' | '1Q' | '1Y';
   /** rows per page; values above 1000 are clamped to 1000 */
   limit?: number;
   /** rows to skip */
   offset?: number;
-  /** field to sort by; ties are broken by the unique key */
+  /** field to sort by; ties are broken by the unique key. Under adjust, a price field sorts by its adjusted value */
   sort?: keyof EtfDailyRow;
   /** sort direction */
   order?: 'asc' | 'desc';
-  /** comma-separated subset of: code, date, open, high, low, close, pre_close, change, pct_chg, volume, amount, turnover_rate, source, updated_at, created_at. Rows then hold only these fields (the row schema describes whole rows). */
+  /** comma-separated subset of: code, date, open, high, low, close, pre_close, change, pct_chg, volume, amount, turnover_rate, source, updated_at, created_at, period_start, bar_count. Rows then hold only these fields (the row schema describes whole rows). */
   fields?: readonly (keyof EtfDailyRow)[];
   /** keyset pagination: meta.next_cursor of the previous page of the same query */
   cursor?: string;
@@ -69,6 +81,10 @@ export interface IndexDailyRow {
   updated_at: string;
   /** ISO 8601 UTC timestamp; when the row was first stored (set by the server) */
   created_at: string;
+  /** YYYY-MM-DD; resampled rows: the date of the first bar in the period */
+  period_start: string;
+  /** resampled rows: how many daily bars the period holds */
+  bar_count: number;
 }
 
 /** Filters and options of /api/v1/index/price. */
@@ -83,6 +99,8 @@ export interface IndexDailyParams {
   date_from?: string;
   /** inclusive upper bound on trade_date */
   date_to?: string;
+  /** one row per code, source and ISO week (1w), calendar month (1M), quarter (1Q) or year (1Y), adjusted first: open first, high max, low min, close last, volume sum, amount sum, updated_at max, created_at max; pre_close the previous period's close, change and pct_chg recomputed; date the last bar's; rows add period_start and bar_count */
+  interval?: '1d' | '1w' | '1M' | '1Q' | '1Y';
   /** rows per page; values above 1000 are clamped to 1000 */
   limit?: number;
   /** rows to skip */
@@ -91,7 +109,7 @@ export interface IndexDailyParams {
   sort?: keyof IndexDailyRow;
   /** sort direction */
   order?: 'asc' | 'desc';
-  /** comma-separated subset of: index_code, trade_date, open, high, low, close, pre_close, change, pct_chg, volume, amount, source, updated_at, created_at. Rows then hold only these fields (the row schema describes whole rows). */
+  /** comma-separated subset of: index_code, trade_date, open, high, low, close, pre_close, change, pct_chg, volume, amount, source, updated_at, created_at, period_start, bar_count. Rows then hold only these fields (the row schema describes whole rows). */
   fields?: readonly (keyof IndexDailyRow)[];
   /** keyset pagination: meta.next_cursor of the previous page of the same query */
   cursor?: string;
@@ -261,6 +279,10 @@ export interface StockDailyRow {
   updated_at: string;
   /** ISO 8601 UTC timestamp; when the row was first stored (set by the server) */
   created_at: string;
+  /** YYYY-MM-DD; resampled rows: the date of the first bar in the period */
+  period_start: string;
+  /** resampled rows: how many daily bars the period holds */
+  bar_count: number;
 }
 
 /** Filters and options of /api/v1/stock/daily. */
@@ -275,15 +297,23 @@ export interface StockDailyParams {
   date_from?: string;
   /** inclusive upper bound on date */
   date_to?: string;
+  /** adjusted prices (open, high, low, close, pre_close): hfq = price × the adj_factor in force on the bar's date; qfq = that ÷ the anchor's factor; change recomputed, pct_chg and volume as stored, no rounding (docs/bars-and-quality.md) */
+  adjust?: 'none' | 'qfq' | 'hfq';
+  /** qfq only: divide by the factor in force on this date (default: each code's latest factor) */
+  adjust_anchor?: string;
+  /** the factors' source; required when a code has factors from several sources */
+  adjust_source?: string;
+  /** one row per code, source and ISO week (1w), calendar month (1M), quarter (1Q) or year (1Y), adjusted first: open first, high max, low min, close last, volume sum, amount sum, turnover_rate sum, pe_ttm last, pb last, total_mv last, circ_mv last, is_suspended max, updated_at max, created_at max; pre_close the previous period's close, change and pct_chg recomputed; date the last bar's; rows add period_start and bar_count */
+  interval?: '1d' | '1w' | '1M' | '1Q' | '1Y';
   /** rows per page; values above 1000 are clamped to 1000 */
   limit?: number;
   /** rows to skip */
   offset?: number;
-  /** field to sort by; ties are broken by the unique key */
+  /** field to sort by; ties are broken by the unique key. Under adjust, a price field sorts by its adjusted value */
   sort?: keyof StockDailyRow;
   /** sort direction */
   order?: 'asc' | 'desc';
-  /** comma-separated subset of: code, date, open, high, low, close, pre_close, change, pct_chg, volume, amount, turnover_rate, pe_ttm, pb, total_mv, circ_mv, is_suspended, source, updated_at, created_at. Rows then hold only these fields (the row schema describes whole rows). */
+  /** comma-separated subset of: code, date, open, high, low, close, pre_close, change, pct_chg, volume, amount, turnover_rate, pe_ttm, pb, total_mv, circ_mv, is_suspended, source, updated_at, created_at, period_start, bar_count. Rows then hold only these fields (the row schema describes whole rows). */
   fields?: readonly (keyof StockDailyRow)[];
   /** keyset pagination: meta.next_cursor of the previous page of the same query */
   cursor?: string;
@@ -1565,6 +1595,145 @@ export interface Us13fHoldingsParams {
   cursor?: string;
 }
 
+/** A row of /api/v1/market/adj-factor (dataset adj_factor). */
+export interface AdjFactorRow {
+  /** ETF or stock code */
+  code: string;
+  /** YYYY-MM-DD; the factor is in force from this date on */
+  date: string;
+  /** the cumulative adjustment factor (> 0) */
+  adj_factor: number;
+  source: string;
+  /** ISO 8601 UTC timestamp */
+  updated_at: string;
+  /** ISO 8601 UTC timestamp; when the row was first stored (set by the server) */
+  created_at: string;
+}
+
+/** Filters and options of /api/v1/market/adj-factor. */
+export interface AdjFactorParams {
+  /** exact match */
+  code?: string | number;
+  /** exact match */
+  date?: string;
+  /** exact match */
+  source?: string | number;
+  /** inclusive lower bound on date */
+  date_from?: string;
+  /** inclusive upper bound on date */
+  date_to?: string;
+  /** rows per page; values above 1000 are clamped to 1000 */
+  limit?: number;
+  /** rows to skip */
+  offset?: number;
+  /** field to sort by; ties are broken by the unique key */
+  sort?: keyof AdjFactorRow;
+  /** sort direction */
+  order?: 'asc' | 'desc';
+  /** comma-separated subset of: code, date, adj_factor, source, updated_at, created_at. Rows then hold only these fields (the row schema describes whole rows). */
+  fields?: readonly (keyof AdjFactorRow)[];
+  /** keyset pagination: meta.next_cursor of the previous page of the same query */
+  cursor?: string;
+}
+
+/** A row of /api/v1/market/corporate-actions (dataset corporate_actions). */
+export interface CorporateActionsRow {
+  code: string;
+  /** YYYY-MM-DD */
+  ex_date: string;
+  action: 'dividend' | 'split' | 'bonus' | 'rights' | 'other';
+  /** cash dividend per share, before tax */
+  cash_per_share: number | null;
+  /** new shares per existing share */
+  share_ratio: number | null;
+  rights_price: number | null;
+  /** YYYY-MM-DD */
+  record_date: string | null;
+  /** YYYY-MM-DD */
+  pay_date: string | null;
+  /** YYYY-MM-DD */
+  announce_date: string | null;
+  description: string | null;
+  source: string;
+  /** ISO 8601 UTC timestamp */
+  updated_at: string;
+  /** ISO 8601 UTC timestamp; when the row was first stored (set by the server) */
+  created_at: string;
+}
+
+/** Filters and options of /api/v1/market/corporate-actions. */
+export interface CorporateActionsParams {
+  /** exact match */
+  code?: string | number;
+  /** exact match */
+  ex_date?: string;
+  /** exact match */
+  action?: 'dividend' | 'split' | 'bonus' | 'rights' | 'other';
+  /** exact match */
+  source?: string | number;
+  /** inclusive lower bound on ex_date */
+  date_from?: string;
+  /** inclusive upper bound on ex_date */
+  date_to?: string;
+  /** rows per page; values above 1000 are clamped to 1000 */
+  limit?: number;
+  /** rows to skip */
+  offset?: number;
+  /** field to sort by; ties are broken by the unique key */
+  sort?: keyof CorporateActionsRow;
+  /** sort direction */
+  order?: 'asc' | 'desc';
+  /** comma-separated subset of: code, ex_date, action, cash_per_share, share_ratio, rights_price, record_date, pay_date, announce_date, description, source, updated_at, created_at. Rows then hold only these fields (the row schema describes whole rows). */
+  fields?: readonly (keyof CorporateActionsRow)[];
+  /** keyset pagination: meta.next_cursor of the previous page of the same query */
+  cursor?: string;
+}
+
+/** A row of /api/v1/market/trade-calendar (dataset trade_calendar). */
+export interface TradeCalendarRow {
+  /** SSE, SZSE, BSE, HKEX, NYSE, NASDAQ, … */
+  exchange: string;
+  /** YYYY-MM-DD */
+  date: string;
+  /** 1 on trading days */
+  is_open: 0 | 1;
+  source: string;
+  /** YYYY-MM-DD; the previous open day */
+  pretrade_date: string | null;
+  /** ISO 8601 UTC timestamp */
+  updated_at: string;
+  /** ISO 8601 UTC timestamp; when the row was first stored (set by the server) */
+  created_at: string;
+}
+
+/** Filters and options of /api/v1/market/trade-calendar. */
+export interface TradeCalendarParams {
+  /** exact match */
+  exchange?: string | number;
+  /** exact match */
+  date?: string;
+  /** exact match */
+  is_open?: 0 | 1;
+  /** exact match */
+  source?: string | number;
+  /** inclusive lower bound on date */
+  date_from?: string;
+  /** inclusive upper bound on date */
+  date_to?: string;
+  /** rows per page; values above 1000 are clamped to 1000 */
+  limit?: number;
+  /** rows to skip */
+  offset?: number;
+  /** field to sort by; ties are broken by the unique key */
+  sort?: keyof TradeCalendarRow;
+  /** sort direction */
+  order?: 'asc' | 'desc';
+  /** comma-separated subset of: exchange, date, is_open, source, pretrade_date, updated_at, created_at. Rows then hold only these fields (the row schema describes whole rows). */
+  fields?: readonly (keyof TradeCalendarRow)[];
+  /** keyset pagination: meta.next_cursor of the previous page of the same query */
+  cursor?: string;
+}
+
 /** Every query endpoint: its path, row type and parameter type. */
 export interface Endpoints {
   etf_daily: { path: '/api/v1/etf/kline'; row: EtfDailyRow; params: EtfDailyParams };
@@ -1635,6 +1804,17 @@ export interface Endpoints {
     params: UsInsiderTradesParams;
   };
   us_13f_holdings: { path: '/api/v1/us/13f-holdings'; row: Us13fHoldingsRow; params: Us13fHoldingsParams };
+  adj_factor: { path: '/api/v1/market/adj-factor'; row: AdjFactorRow; params: AdjFactorParams };
+  corporate_actions: {
+    path: '/api/v1/market/corporate-actions';
+    row: CorporateActionsRow;
+    params: CorporateActionsParams;
+  };
+  trade_calendar: {
+    path: '/api/v1/market/trade-calendar';
+    row: TradeCalendarRow;
+    params: TradeCalendarParams;
+  };
 }
 
 export const ENDPOINT_PATHS: { readonly [D in keyof Endpoints]: Endpoints[D]['path'] } = {
@@ -1670,4 +1850,7 @@ export const ENDPOINT_PATHS: { readonly [D in keyof Endpoints]: Endpoints[D]['pa
   us_financial_facts: '/api/v1/us/facts',
   us_insider_trades: '/api/v1/us/insider-trades',
   us_13f_holdings: '/api/v1/us/13f-holdings',
+  adj_factor: '/api/v1/market/adj-factor',
+  corporate_actions: '/api/v1/market/corporate-actions',
+  trade_calendar: '/api/v1/market/trade-calendar',
 };
