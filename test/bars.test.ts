@@ -1,6 +1,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { parse } from 'csv-parse/sync';
+import { tableFromIPC } from 'apache-arrow';
+import { parquetReadObjects } from 'hyparquet';
 import { backends, get, json, push, startApp, type Harness } from './helpers/harness.js';
 import { batch } from './helpers/batches.js';
 
@@ -55,6 +57,14 @@ const factor = (symbol: string, date: string, adj_factor: number, source = 'test
 });
 
 type Row = Record<string, number | string | null>;
+
+/** A date column's value as YYYY-MM-DD, whichever way a columnar reader gives it. */
+const day = (v: unknown): string =>
+  v instanceof Date
+    ? v.toISOString().slice(0, 10)
+    : typeof v === 'number' || typeof v === 'bigint'
+      ? new Date(Number(v)).toISOString().slice(0, 10)
+      : String(v);
 type Body = { data: Row[]; meta: Record<string, unknown> };
 
 for (const backend of await backends()) {
@@ -275,6 +285,38 @@ for (const backend of await backends()) {
         .split('\n')
         .map((l) => JSON.parse(l) as Row);
       assert.equal(lines.find((l) => l.date === '2024-05-30')?.close, 6.75);
+    });
+
+    test('exports of adjusted and resampled rows: arrow and parquet', async () => {
+      const url = '/api/v1/etf/kline?code=A&interval=1M&adjust=hfq&fields=date,close,bar_count,period_start';
+      const arrow = await get(h.app, `${url}&format=arrow`);
+      assert.equal(arrow.statusCode, 200);
+      const table = tableFromIPC(arrow.rawPayload);
+      assert.deepEqual(
+        table.toArray().map((r: { toJSON(): Row }) => {
+          const o = r.toJSON();
+          return [day(o.date), o.close, Number(o.bar_count)];
+        }),
+        [
+          ['2024-06-03', 15, 1],
+          ['2024-05-30', 13.5, 3],
+          ['2024-04-30', 11, 4],
+        ],
+      );
+      const parquet = await get(h.app, `${url}&format=parquet`);
+      assert.equal(parquet.statusCode, 200);
+      const buf = parquet.rawPayload;
+      const rows = await parquetReadObjects({
+        file: buf.buffer.slice(buf.byteOffset, buf.byteOffset + buf.byteLength),
+      });
+      assert.deepEqual(
+        rows.map((r) => [day(r.date), r.close, Number(r.bar_count), day(r.period_start)]),
+        [
+          ['2024-06-03', 15, 1, '2024-06-03'],
+          ['2024-05-30', 13.5, 3, '2024-05-06'],
+          ['2024-04-30', 11, 4, '2024-04-25'],
+        ],
+      );
     });
 
     test('stock_daily adjusts too; index_daily resamples but has no adjust', async () => {
