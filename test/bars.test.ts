@@ -305,10 +305,7 @@ for (const backend of await backends()) {
       );
       const parquet = await get(h.app, `${url}&format=parquet`);
       assert.equal(parquet.statusCode, 200);
-      const buf = parquet.rawPayload;
-      const rows = await parquetReadObjects({
-        file: buf.buffer.slice(buf.byteOffset, buf.byteOffset + buf.byteLength),
-      });
+      const rows = await parquetReadObjects({ file: new Uint8Array(parquet.rawPayload).buffer });
       assert.deepEqual(
         rows.map((r) => [day(r.date), r.close, Number(r.bar_count), day(r.period_start)]),
         [
