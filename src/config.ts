@@ -33,6 +33,8 @@ const ConfigSchema = Type.Object({
   MDS_KEEP_ALIVE_TIMEOUT_MS: Type.Integer({ minimum: 1, default: 72_000 }),
   /** Most simultaneous connections per process; 0 = no limit. */
   MDS_MAX_CONNECTIONS: Type.Integer({ minimum: 0, default: 10_000 }),
+  /** An export (format=csv|ndjson) whose client reads nothing this long is cut off, ms. */
+  MDS_EXPORT_STALL_TIMEOUT_MS: Type.Integer({ minimum: 1, default: 60_000 }),
   /** Grace period for in-flight requests on SIGTERM, ms. */
   MDS_SHUTDOWN_GRACE_MS: Type.Integer({ minimum: 0, default: 10_000 }),
   /** Failed authentications allowed per client address per minute. */

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { CATALOG, type Dataset } from '../src/catalog/catalog.js';
+import { QueryService } from '../src/query/query-service.js';
 import { createStore } from '../src/storage/create-store.js';
 import type { ApiKeyRecord, BatchRecord, QueryPlan, Row, Store, WriteBatch } from '../src/storage/store.js';
 import { freshDatabaseUrl } from './helpers/harness.js';
@@ -172,7 +173,7 @@ async function scenario(store: Store): Promise<unknown[]> {
   await store.batches.applyBatch(write('big', many), (o) => record('big', o));
   const pages: number[] = [];
   const streamed: unknown[] = [];
-  for await (const page of store.datasets.stream(
+  for await (const page of new QueryService(store).stream(
     plan({ where: [{ field: etf.fieldByName.get('date')!, op: 'eq', value: '2024-07-01' }] }),
   )) {
     pages.push(page.length);
@@ -184,7 +185,7 @@ async function scenario(store: Store): Promise<unknown[]> {
     streamed.slice(-1),
   );
   // A consumer that stops early releases its connection.
-  for await (const page of store.datasets.stream(plan())) {
+  for await (const page of new QueryService(store).stream(plan())) {
     seen.push(page.length > 0);
     break;
   }

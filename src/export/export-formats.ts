@@ -43,7 +43,8 @@ function textStream(fields: readonly Field[], chunks: Rows, format: 'csv' | 'ndj
         : rows.map((r) => JSON.stringify(r)).join('\n') + '\n';
     }
   }
-  return Readable.from(lines());
+  // Bytes, not objects: a Readable of objects would read 16 chunks of rows ahead of the client.
+  return Readable.from(lines(), { objectMode: false });
 }
 
 /** The body of an export: `fields` (in order) of every row `chunks` yields, in `format`. */

@@ -11,5 +11,7 @@ import { registerQueryRoutes } from './query-routes.js';
 export async function queryPlugin(app: FastifyInstance, { services }: { services: Services }): Promise<void> {
   const { keyring, authFailures: guard, limiter } = services;
   app.addHook('onRequest', authHook('query', { keyring, guard, limiter }));
-  registerQueryRoutes(app, services.catalog, services.query);
+  registerQueryRoutes(app, services.catalog, services.query, {
+    exportStallTimeoutMs: services.config.MDS_EXPORT_STALL_TIMEOUT_MS,
+  });
 }

@@ -6,17 +6,34 @@ import { EXPORT_FORMATS, exportStream } from '../export/export-formats.js';
 import { envelopeSchema } from '../contract/envelope.js';
 import { rowSchema } from '../contract/rows.js';
 import { ResponseCache } from './response-cache.js';
+import { exportBody } from './export-body.js';
 
 /** What Fastify sends for a serialised object; a cached body is sent with the same type. */
 const JSON_TYPE = 'application/json; charset=utf-8';
 
-/** One GET route per catalog dataset: parse → plan → execute, answered in the envelope. */
-export function registerQueryRoutes(app: FastifyInstance, catalog: Catalog, query: QueryService): void {
-  const cache = new ResponseCache();
-  for (const d of catalog.datasets) registerDataset(app, d, query, cache);
+export interface QueryRouteOptions {
+  /** ms an export may wait for a client that reads nothing before its connection is closed. */
+  exportStallTimeoutMs: number;
 }
 
-function registerDataset(app: FastifyInstance, d: Dataset, query: QueryService, cache: ResponseCache): void {
+/** One GET route per catalog dataset: parse → plan → execute, answered in the envelope. */
+export function registerQueryRoutes(
+  app: FastifyInstance,
+  catalog: Catalog,
+  query: QueryService,
+  opts: QueryRouteOptions,
+): void {
+  const cache = new ResponseCache();
+  for (const d of catalog.datasets) registerDataset(app, d, query, cache, opts);
+}
+
+function registerDataset(
+  app: FastifyInstance,
+  d: Dataset,
+  query: QueryService,
+  cache: ResponseCache,
+  opts: QueryRouteOptions,
+): void {
   // A response schema gives fast-json-stringify serialisation of the rows.
   const schema: FastifySchema = { response: { 200: envelopeSchema(rowSchema(d)) } };
   app.get(d.endpoint, { schema }, async (req, reply) => {
@@ -37,9 +54,11 @@ function registerDataset(app: FastifyInstance, d: Dataset, query: QueryService, 
     if (parsed.format !== 'json') {
       // Before the first byte: an ambiguous factor source is a 400, not a broken export.
       await query.checkAdjust(plan);
+      // Every format through exportBody: the stall timeout, and nothing read ahead of the client.
+      const body = exportStream(parsed.format, plan.select, query.stream(plan));
       return reply
         .type(EXPORT_FORMATS[parsed.format].contentType)
-        .send(exportStream(parsed.format, plan.select, query.stream(plan)));
+        .send(exportBody(body, opts.exportStallTimeoutMs));
     }
     const page = await query.page(plan, version);
     const meta = {

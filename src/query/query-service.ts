@@ -35,6 +35,17 @@ export interface AdjustMeta {
 type FactorCodes = Map<string, Set<string>>;
 
 const TOTAL_CACHE_SIZE = 10_000;
+/** Rows per export query: large enough that a 250,000-row export is 250 short queries. */
+const EXPORT_CHUNK = 1000;
+/** Times an export starts again when a batch lands before its first rows were sent. */
+const EXPORT_RESTARTS = 3;
+
+/** A batch changed the dataset during an export: the export is cut rather than mix versions. */
+export class ExportChangedError extends Error {
+  constructor(dataset: string) {
+    super(`dataset ${dataset} changed during the export; retry it`);
+  }
+}
 
 /**
  * Stage 3: execute. `meta.total` is exact: totals are cached per filter and dataset version,
@@ -209,8 +220,50 @@ export class QueryService {
     return { rows: { kind: 'objects', rows: r.rows }, total: r.total };
   }
 
-  /** Every row of a plan (exports); the caller checks an adjusted plan first (checkAdjust). */
-  stream(plan: QueryPlan): AsyncIterable<Record<string, Value>[]> {
-    return this.store.datasets.stream(plan);
+  /** The versions an answer depends on: its dataset's, and an adjusted answer's factors'. */
+  private async versionOf(plan: QueryPlan): Promise<string> {
+    const factors = plan.bars?.adjust?.factors;
+    const own = await this.store.datasets.datasetVersion(plan.dataset.name);
+    return factors ? `${own}:${await this.store.datasets.datasetVersion(factors.name)}` : String(own);
+  }
+
+  /**
+   * Every row of a plan (limit and offset ignored), in chunks of EXPORT_CHUNK rows for exports
+   * of any format (the caller checks an adjusted plan first: checkAdjust). Each chunk is one
+   * short keyset query: no connection, cursor or transaction is held while the client takes the
+   * rows in, so a slow or stalled client cannot starve the pool or pin SQLite's WAL. One version
+   * throughout (the dataset's, and its factors' when adjusted): read before the first chunk and
+   * after each one (a batch's rows and its version bump commit together, so a chunk
+   * that saw a batch's rows is followed by a read that sees its version). A change before any
+   * row was yielded starts again; after, the export fails (ExportChangedError) and the response
+   * is cut without its end, so a client never takes a mix of two versions for a whole export.
+   */
+  async *stream(plan: QueryPlan): AsyncIterable<Record<string, Value>[]> {
+    const name = plan.dataset.name;
+    const extra = this.extraFields(plan);
+    const select = extra.length > 0 ? [...plan.select, ...extra] : plan.select;
+    let version = await this.versionOf(plan);
+    let after = plan.after;
+    let yielded = false;
+    for (let restarts = 0; ;) {
+      const { rows } = await this.store.datasets.query(
+        { ...plan, select, limit: EXPORT_CHUNK, offset: 0, ...(after ? { after } : {}) },
+        false,
+      );
+      const now = await this.versionOf(plan);
+      if (now !== version) {
+        if (yielded || ++restarts > EXPORT_RESTARTS) throw new ExportChangedError(name);
+        version = now;
+        after = plan.after;
+        continue;
+      }
+      const last = rows[rows.length - 1];
+      if (last === undefined) return;
+      after = plan.orderBy.map((o) => last[o.field.apiName] ?? null);
+      if (extra.length > 0) for (const r of rows) for (const f of extra) delete r[f.apiName];
+      yielded = true;
+      yield rows;
+      if (rows.length < EXPORT_CHUNK) return;
+    }
   }
 }

@@ -62,13 +62,6 @@ export class SqlDatasetStore implements DatasetStore {
     return Number(n ?? 0);
   }
 
-  /** Streams every row of a plan (limit/offset ignored), in pages, bounded memory. */
-  stream(plan: QueryPlan): AsyncIterable<Record<string, Value>[]> {
-    return this.db.stream(renderSelect(planSelectParts(plan, this.db.dialect, false))) as AsyncIterable<
-      Record<string, Value>[]
-    >;
-  }
-
   /** A number that changes whenever a batch changes the dataset's rows (ETag, caches). */
   async datasetVersion(dataset: string): Promise<number> {
     const [v] = await this.db.values(sql`SELECT version FROM mds_dataset_state WHERE dataset = ${dataset}`, {

@@ -7,7 +7,7 @@ import type { WriteBatch } from './store.js';
  * The per-backend executor that the store parts (dataset-store.ts, batch-store.ts, key-store.ts,
  * migrations.ts) are written against: it runs statements built once by sql.ts and compiled with
  * its dialect, and carries the few operations that are a backend's own by nature (bulk row
- * writes, batch locks, streaming). Implementations: sqlite/sqlite-db.ts, postgres/postgres-db.ts.
+ * writes, batch locks). Implementations: sqlite/sqlite-db.ts, postgres/postgres-db.ts.
  */
 
 export type DbRow = Record<string, unknown>;
@@ -30,8 +30,6 @@ export interface Db {
    * or serialization failure.
    */
   transaction<T>(body: (tx: Tx) => Step<T>): Promise<T>;
-  /** Every row of a SELECT in chunks, from one consistent snapshot, bounded memory. */
-  stream(s: Sql): AsyncIterable<DbRow[]>;
   /** The error a second writer of the same batch_id gets from mds_batches' primary key. */
   isBatchIdTaken(err: unknown): boolean;
   ping(): Promise<void>;

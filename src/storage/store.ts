@@ -192,8 +192,6 @@ export interface DatasetStore {
   query(plan: QueryPlan, withTotal: boolean): Promise<QueryResult>;
   /** `query` for a plan selecting every row field, each row as its response JSON (plan.select ignored). */
   queryJson(plan: QueryPlan, withTotal: boolean): Promise<QueryJsonResult>;
-  /** Streams every row of a plan (limit/offset ignored), in pages, bounded memory. */
-  stream(plan: QueryPlan): AsyncIterable<Record<string, Value>[]>;
   /** A number that changes whenever a batch changes the dataset's rows (ETag, caches). */
   datasetVersion(dataset: string): Promise<number>;
   coverage(): Promise<DatasetCoverage[]>;

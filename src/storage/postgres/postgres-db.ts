@@ -8,13 +8,12 @@ import type { Db, DbRow, Tx } from '../db.js';
 import { ROW_JSON_COLUMN, rowJson } from '../row-json.js';
 import { POSTGRES, compile, q, upsertColumns, upsertConflictClause, type Sql } from '../sql.js';
 import { runAsync, wait, type Step } from '../step.js';
-import type { Row, Value, WriteBatch } from '../store.js';
+import type { Row, WriteBatch } from '../store.js';
 import { binaryCopyChunks, stagingType } from './copy-binary.js';
 import { breaksConnection, isBatchIdTaken, isRetryable, translate } from './pg-errors.js';
 
 type Client = pg.PoolClient;
 
-const STREAM_CHUNK = 1000;
 /** Rows per step when filling the row JSON of an old table (migrate). */
 const FILL_CHUNK = 5000;
 /** Advisory lock keys: one bigint for migrations; (namespace, hashtext(batch_id)) for batches. */
@@ -313,33 +312,6 @@ export class PostgresDb implements Db {
       if (rows.length < FILL_CHUNK) break;
     }
     await c.query('CLOSE mds_fill');
-  }
-
-  async *stream(s: Sql): AsyncIterable<DbRow[]> {
-    // A server-side cursor in a read-only snapshot: bounded memory, one consistent view.
-    const conn = await this.checkout();
-    const client = conn.c;
-    let open = false;
-    try {
-      await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
-      open = true;
-      const { sql: text, params } = compile(s, POSTGRES);
-      await client.query(`DECLARE mds_export NO SCROLL CURSOR FOR ${text}`, params as Value[]);
-      for (;;) {
-        const r = await client.query(`FETCH FORWARD ${STREAM_CHUNK} FROM mds_export`);
-        if (r.rows.length > 0) yield r.rows as DbRow[];
-        if (r.rows.length < STREAM_CHUNK) break;
-      }
-      await client.query('COMMIT');
-      open = false;
-    } catch (err) {
-      conn.failed(err);
-      translate(err);
-    } finally {
-      // Also reached when the consumer stops early (client went away): end the snapshot.
-      if (open && !conn.broken) await client.query('ROLLBACK').catch((e: unknown) => conn.failed(e, true));
-      conn.release();
-    }
   }
 
   isBatchIdTaken(err: unknown): boolean {

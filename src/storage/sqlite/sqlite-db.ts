@@ -8,7 +8,6 @@ import { SQLITE, compile, q, upsertColumns, upsertConflictClause, type Sql } fro
 import { now, runSync, type Step } from '../step.js';
 import { StoreUnavailableError, type Row, type Value, type WriteBatch } from '../store.js';
 
-const STREAM_CHUNK = 1000;
 /** Rows per step when filling the row JSON of an old table (migrate). */
 const FILL_CHUNK = 5000;
 
@@ -56,23 +55,21 @@ export class SqliteDb implements Db {
   private readonly upserts = new Map<string, Database.Statement>();
   private readonly tx: Tx;
 
-  constructor(private readonly opts: SqliteOptions) {
+  constructor(opts: SqliteOptions) {
     if (opts.file !== ':memory:') fs.mkdirSync(path.dirname(path.resolve(opts.file)), { recursive: true });
-    this.db = SqliteDb.open(opts.file, opts.busyTimeoutMs ?? 5000, false);
+    this.db = SqliteDb.open(opts.file, opts.busyTimeoutMs ?? 5000);
     this.tx = this.transactionSteps();
   }
 
-  private static open(file: string, busyTimeoutMs: number, readonly: boolean): Database.Database {
-    const db = new Database(file, { readonly, fileMustExist: readonly });
+  private static open(file: string, busyTimeoutMs: number): Database.Database {
+    const db = new Database(file);
     db.pragma(`busy_timeout = ${Math.floor(busyTimeoutMs)}`);
-    if (!readonly) {
-      db.pragma('journal_mode = WAL');
-      db.pragma('synchronous = FULL');
-      // Checkpoint every ~40 MB of WAL instead of SQLite's 4 MB: a 10,000-row batch writes more
-      // than 4 MB (rows, their JSON, three indexes), so the default checkpointed after every
-      // batch; less often, pages rewritten by consecutive batches are copied to the file once.
-      db.pragma('wal_autocheckpoint = 10000');
-    }
+    db.pragma('journal_mode = WAL');
+    db.pragma('synchronous = FULL');
+    // Checkpoint every ~40 MB of WAL instead of SQLite's 4 MB: a 10,000-row batch writes more
+    // than 4 MB (rows, their JSON, three indexes), so the default checkpointed after every
+    // batch; less often, pages rewritten by consecutive batches are copied to the file once.
+    db.pragma('wal_autocheckpoint = 10000');
     db.pragma('cache_size = -32000');
     // JavaScript's toLowerCase matches PostgreSQL's lower() on non-ASCII text, unlike SQLite's.
     db.function('mds_lower', { deterministic: true }, (s: unknown) =>
@@ -232,30 +229,6 @@ export class SqliteDb implements Db {
       const last = rows[rows.length - 1];
       if (rows.length < FILL_CHUNK || !last) return;
       after = last._rowid as number;
-    }
-  }
-
-  async *stream(s: Sql): AsyncIterable<DbRow[]> {
-    // A connection of its own: one consistent snapshot (WAL), and the main connection stays free
-    // for other requests while the export yields between chunks.
-    const reader =
-      this.opts.file === ':memory:'
-        ? this.db
-        : SqliteDb.open(this.opts.file, this.opts.busyTimeoutMs ?? 5000, true);
-    try {
-      const { sql, params } = compile(s, SQLITE);
-      const iter = reader.prepare(sql).iterate(...params) as IterableIterator<DbRow>;
-      let chunk: DbRow[] = [];
-      for (const row of iter) {
-        chunk.push(row);
-        if (chunk.length >= STREAM_CHUNK) {
-          yield chunk;
-          chunk = [];
-        }
-      }
-      if (chunk.length) yield chunk;
-    } finally {
-      if (reader !== this.db) reader.close();
     }
   }
 
