@@ -4,8 +4,12 @@ import os from 'node:os';
 import { loadConfig } from './config.js';
 import { CATALOG } from './catalog/catalog.js';
 import { createStore } from './storage/create-store.js';
+import { SchemaTooNewError } from './storage/store.js';
 import { createServices } from './services.js';
 import { createApp } from './app.js';
+
+/** Exit status of a process that cannot run against this database (sysexits' EX_CONFIG): not restarted. */
+const EXIT_CONFIG = 78;
 
 /** config → store → services → app → listen; migrations retried with backoff; graceful shutdown on signals. */
 async function main(): Promise<void> {
@@ -17,20 +21,30 @@ async function main(): Promise<void> {
   await app.listen({ port: config.PORT, host: config.HOST });
 
   let stopping = false;
-  const connect = async (): Promise<void> => {
+  const connect = async (): Promise<boolean> => {
     for (let attempt = 0, delay = 250; !stopping; attempt++, delay = Math.min(delay * 2, 10_000)) {
       try {
         await store.migrate();
         services.readiness.markReady();
         app.log.info({ storage: store.backend }, 'database ready');
-        return;
+        return true;
       } catch (err) {
+        if (err instanceof SchemaTooNewError) {
+          // Another release's database: waiting does not change it.
+          app.log.fatal({ err }, 'database schema is newer than this release; exiting');
+          process.exitCode = EXIT_CONFIG;
+          stopping = true;
+          await app.close();
+          await store.close();
+          return false;
+        }
         app.log.error({ err, attempt, retryInMs: delay }, 'database not reachable; retrying');
         await new Promise((r) => setTimeout(r, delay));
       }
     }
+    return false;
   };
-  await connect();
+  if (!(await connect())) return;
 
   // Batch status records are kept MDS_BATCH_RETENTION_DAYS, then purged hourly.
   const purge = async (): Promise<void> => {
@@ -72,8 +86,13 @@ function primary(workers: number): void {
   let stopping = false;
   const fork = (): void => void cluster.fork();
   cluster.on('exit', (worker, code, signal) => {
+    if (code === EXIT_CONFIG && !stopping) {
+      console.error(`worker ${worker.process.pid} cannot run against this database; stopping`);
+      stop('SIGTERM');
+      process.exitCode = EXIT_CONFIG;
+    }
     if (stopping) {
-      if (Object.keys(cluster.workers ?? {}).length === 0) process.exit(0);
+      if (Object.keys(cluster.workers ?? {}).length === 0) process.exit(process.exitCode ?? 0);
       return;
     }
     console.error(`worker ${worker.process.pid} exited (${signal ?? code}); starting another in 1 s`);

@@ -1,4 +1,6 @@
 import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
 import { test } from 'node:test';
 import Database from 'better-sqlite3';
 import pg from 'pg';
@@ -282,3 +284,30 @@ for (const backend of await backends()) {
     }
   });
 }
+
+test('the server exits (not retries) on a database of a newer release', { timeout: 120_000 }, async () => {
+  const db = await freshDatabaseUrl('sqlite');
+  try {
+    const store = await createStore(db.url, CATALOG);
+    await store.migrate();
+    await store.close();
+    await raw('sqlite', db.url, [
+      [
+        'INSERT INTO mds_migrations (version, name, applied_at) VALUES (?, ?, ?)',
+        [SCHEMA_VERSION + 1, 'from the future', '2030-01-01T00:00:00.000Z'],
+      ],
+    ]);
+    const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+      env: { PATH: process.env.PATH ?? '', PORT: '0', HOST: '127.0.0.1', DATABASE_URL: db.url },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let out = '';
+    child.stdout.on('data', (c: Buffer) => (out += c.toString('utf8')));
+    child.stderr.on('data', (c: Buffer) => (out += c.toString('utf8')));
+    const [code] = (await once(child, 'exit')) as [number | null];
+    assert.equal(code, 78, out);
+    assert.match(out, /schema is newer than this release/);
+  } finally {
+    await db.drop();
+  }
+});

@@ -5,6 +5,7 @@ import { rowShape } from './row-json.js';
 import { catalogTables, type TableSpec } from './schema.js';
 import { createTableStatements, q, raw, sql } from './sql.js';
 import type { Step } from './step.js';
+import { SchemaTooNewError } from './store.js';
 
 /**
  * One migration mechanism for every table, the service's own and the datasets', on both
@@ -47,7 +48,7 @@ export function migrate(db: Db, catalog: Catalog): Promise<void> {
     const [applied] = yield* tx.rows(sql`SELECT max(version) AS v FROM mds_migrations`);
     const from = Number(applied?.v ?? 0);
     if (from > SCHEMA_VERSION) {
-      throw new Error(
+      throw new SchemaTooNewError(
         `the database's schema version ${from} is newer than this release's (${SCHEMA_VERSION}): ` +
           'run the release that wrote it, or restore a backup taken before the upgrade',
       );

@@ -187,6 +187,9 @@ export class StoreUnavailableError extends Error {
   }
 }
 
+/** Thrown by migrate() when the database's schema is newer than this release: retrying cannot help. */
+export class SchemaTooNewError extends Error {}
+
 /** Dataset rows and the queries over them (dataset-store.ts). */
 export interface DatasetStore {
   query(plan: QueryPlan, withTotal: boolean): Promise<QueryResult>;
