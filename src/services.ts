@@ -7,6 +7,7 @@ import { QueryService } from './query/query-service.js';
 import { CoverageCache } from './query/coverage-cache.js';
 import { KeyRing } from './access/keyring.js';
 import { AuthFailureGuard } from './access/auth-failures.js';
+import { AdminTokens } from './access/admin-tokens.js';
 import type { Limiter } from './access/limiter.js';
 import { createLimiter } from './access/create-limiter.js';
 import { KeyService, keyDefaults } from './access/key-service.js';
@@ -40,6 +41,8 @@ export interface Services {
   readonly keys: KeyService;
   readonly usage: UsageRecorder;
   readonly authFailures: AuthFailureGuard;
+  /** MDS_ADMIN_TOKEN and the admin tokens of `mds admin-token`. */
+  readonly adminTokens: AdminTokens;
   readonly readiness: Readiness;
   /** Flushes usage and closes what was made here (never the store: its opener closes it). */
   close(): Promise<void>;
@@ -67,6 +70,7 @@ export async function createServices(deps: ServiceDeps): Promise<Services> {
     keys: new KeyService(store, keyDefaults(config)),
     usage,
     authFailures: new AuthFailureGuard(config.MDS_AUTH_FAILURES_PER_MINUTE),
+    adminTokens: new AdminTokens(store, config.MDS_ADMIN_TOKEN),
     readiness: new Readiness(deps.ready ?? (() => true)),
     async close() {
       await usage.close();

@@ -1,38 +1,10 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { freshDatabaseUrl, get, json, startApp } from './helpers/harness.js';
 import { managedKeyScope } from '../src/access/api-key-format.js';
+import { mds } from './helpers/cli.js';
 
-/** `mds keys …` as a user runs it: a separate process on the database of DATABASE_URL. */
-
-const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const URL = '/api/v1/etf/basic';
-
-interface Run {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
-
-function mds(databaseUrl: string, ...args: string[]): Promise<Run> {
-  return new Promise((resolve) => {
-    execFile(
-      process.execPath,
-      ['--import', 'tsx', 'src/cli/main.ts', ...args],
-      {
-        cwd: ROOT,
-        env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', DATABASE_URL: databaseUrl },
-      },
-      (err, stdout, stderr) => {
-        const code = err ? (typeof err.code === 'number' ? err.code : 1) : 0;
-        resolve({ code, stdout, stderr });
-      },
-    );
-  });
-}
 
 const lines = (s: string): string[] => s.split('\n').filter((l) => l !== '');
 

@@ -44,7 +44,11 @@ export const keyDefaults = (
   dailyQuota: c.MDS_DEFAULT_DAILY_QUOTA || null,
 });
 
-export const keyView = (k: ApiKeyRecord): KeyView => ({
+/** An API key, as opposed to an admin token (admin-tokens.ts), which this service never shows. */
+type ApiKey = ApiKeyRecord & { scope: KeyScope };
+const isApiKey = (k: ApiKeyRecord | null): k is ApiKey => k !== null && k.scope !== 'admin';
+
+export const keyView = (k: ApiKey): KeyView => ({
   id: k.id,
   name: k.name,
   scope: k.scope,
@@ -91,7 +95,7 @@ export class KeyService {
       quota = body.daily_quota === undefined ? this.defaults.dailyQuota : body.daily_quota;
     }
     const secret = generateKey(scope);
-    const record: ApiKeyRecord = {
+    const record: ApiKey = {
       id: newKeyId(),
       name,
       scope,
@@ -108,12 +112,12 @@ export class KeyService {
   }
 
   async list(): Promise<KeyView[]> {
-    return (await this.store.keys.listKeys()).map(keyView);
+    return (await this.store.keys.listKeys()).filter(isApiKey).map(keyView);
   }
 
   async get(id: string): Promise<KeyView> {
     const k = await this.store.keys.getKey(id);
-    if (!k) throw unknownKey(id);
+    if (!isApiKey(k)) throw unknownKey(id);
     return keyView(k);
   }
 
@@ -125,18 +129,19 @@ export class KeyService {
     if (body.rate_per_minute !== undefined) patch.rate_per_minute = body.rate_per_minute;
     if (body.daily_quota !== undefined) patch.daily_quota = body.daily_quota;
     const current = await this.store.keys.getKey(id);
-    if (!current) throw unknownKey(id);
+    if (!isApiKey(current)) throw unknownKey(id);
     if (current.scope === 'ingest' && (patch.rate_per_minute != null || patch.daily_quota != null))
       throw invalid('rate_per_minute and daily_quota apply to query keys only');
     const k = await this.store.keys.updateKey(id, patch);
-    if (!k) throw unknownKey(id);
+    if (!isApiKey(k)) throw unknownKey(id);
     return keyView(k);
   }
 
   /** Idempotent: revoking a revoked key keeps its first revocation time. */
   async revoke(id: string): Promise<KeyView> {
+    if (!isApiKey(await this.store.keys.getKey(id))) throw unknownKey(id);
     const k = await this.store.keys.revokeKey(id, new Date().toISOString());
-    if (!k) throw unknownKey(id);
+    if (!isApiKey(k)) throw unknownKey(id);
     return keyView(k);
   }
 

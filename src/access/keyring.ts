@@ -120,7 +120,8 @@ export class KeyRing {
     let principal: Principal | null = null;
     if (managedKeyScope(key) !== null) {
       const rec = await this.store.keys.findKeyByHash(hash);
-      if (rec && rec.revoked_at === null) {
+      // An admin token is no API key (access/admin-tokens.ts).
+      if (rec && rec.revoked_at === null && rec.scope !== 'admin') {
         principal = {
           id: rec.id,
           name: rec.name,

@@ -1,8 +1,6 @@
 import { InvalidArgumentError, type Command } from 'commander';
-import { loadConfig } from '../config.js';
-import { CATALOG } from '../catalog/catalog.js';
-import { createStore } from '../storage/create-store.js';
 import type { Store } from '../storage/store.js';
+import { withStore } from './with-store.js';
 import { KeyService, keyDefaults, type KeyView } from '../access/key-service.js';
 
 /** `none` (or `unlimited`) clears a limit; otherwise a positive integer. (Commander turns a null into '', hence the word.) */
@@ -35,22 +33,14 @@ const out = (s: string): void => {
   process.stdout.write(`${s}\n`);
 };
 
-/** Opens the store of DATABASE_URL (the server's default when unset), migrated, for one command. */
-async function withKeys<T>(fn: (keys: KeyService, store: Store) => Promise<T>): Promise<T> {
-  const config = loadConfig();
-  const store = await createStore(config.DATABASE_URL, CATALOG);
-  try {
-    await store.migrate();
-    return await fn(new KeyService(store, keyDefaults(config)), store);
-  } finally {
-    await store.close();
-  }
-}
+const withKeys = <T>(fn: (keys: KeyService, store: Store) => Promise<T>): Promise<T> =>
+  withStore((store, config) => fn(new KeyService(store, keyDefaults(config)), store));
 
 /** A full id, or a unique beginning of one (at least 4 characters), like git's short hashes. */
 async function resolveId(store: Store, id: string): Promise<string> {
-  if (await store.keys.getKey(id)) return id;
-  const matches = id.length >= 4 ? (await store.keys.listKeys()).filter((k) => k.id.startsWith(id)) : [];
+  const all = (await store.keys.listKeys()).filter((k) => k.scope !== 'admin');
+  if (all.some((k) => k.id === id)) return id;
+  const matches = id.length >= 4 ? all.filter((k) => k.id.startsWith(id)) : [];
   if (matches.length === 1) return (matches[0] as { id: string }).id;
   throw new Error(matches.length > 1 ? `key id "${id}" is ambiguous` : `unknown key id "${id}"`);
 }

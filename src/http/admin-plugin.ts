@@ -12,6 +12,6 @@ export const ADMIN_ROUTES: readonly AdminRoutes[] = [registerAdminKeyRoutes, reg
 
 /** /admin/api/*: the token check is added once, for this encapsulated group only. */
 export async function adminPlugin(app: FastifyInstance, { services }: { services: Services }): Promise<void> {
-  app.addHook('onRequest', adminAuthHook(services.config.MDS_ADMIN_TOKEN, services.authFailures));
+  app.addHook('onRequest', adminAuthHook(services.adminTokens, services.authFailures));
   for (const routes of ADMIN_ROUTES) routes(app, services);
 }

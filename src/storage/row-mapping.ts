@@ -1,4 +1,4 @@
-import type { ApiKeyRecord, BatchRecord, BatchStatus, KeyScope, RecordError } from './store.js';
+import type { ApiKeyRecord, BatchRecord, BatchStatus, RecordError, StoredKeyScope } from './store.js';
 import { BATCH_COLUMNS } from './internal-tables.js';
 
 /** Database row ⇄ record conversions shared by both stores. */
@@ -40,7 +40,7 @@ export function keyFromRow(r: DbRow): ApiKeyRecord {
   return {
     id: String(r.id),
     name: String(r.name),
-    scope: String(r.scope) as KeyScope,
+    scope: String(r.scope) as StoredKeyScope,
     prefix: String(r.prefix),
     hash: String(r.hash),
     rate_per_minute: numOrNull(r.rate_per_minute),

@@ -144,11 +144,13 @@ export interface DatasetCoverage {
 }
 
 export type KeyScope = 'query' | 'ingest';
+/** What mds_keys holds: API keys, and the dashboard's admin tokens (access/admin-tokens.ts). */
+export type StoredKeyScope = KeyScope | 'admin';
 
 export interface ApiKeyRecord {
   id: string;
   name: string;
-  scope: KeyScope;
+  scope: StoredKeyScope;
   /** Display prefix (the first characters of the key), never the secret. */
   prefix: string;
   /** SHA-256 hex of the whole key. */
