@@ -11,6 +11,7 @@ export type StoreTuning = Partial<
     | 'MDS_PG_POOL_SIZE'
     | 'MDS_PG_STATEMENT_TIMEOUT_MS'
     | 'MDS_PG_CONNECT_TIMEOUT_MS'
+    | 'MDS_PG_QUERY_TIMEOUT_MS'
   >
 >;
 
@@ -38,6 +39,9 @@ export async function createStore(
         : {}),
       ...(tuning.MDS_PG_CONNECT_TIMEOUT_MS !== undefined
         ? { connectionTimeoutMs: tuning.MDS_PG_CONNECT_TIMEOUT_MS }
+        : {}),
+      ...(tuning.MDS_PG_QUERY_TIMEOUT_MS !== undefined
+        ? { queryTimeoutMs: tuning.MDS_PG_QUERY_TIMEOUT_MS }
         : {}),
     });
   }

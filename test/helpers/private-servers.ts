@@ -27,7 +27,7 @@ export async function freePort(): Promise<number> {
   throw new Error('no free port in 55200-55299');
 }
 
-/** A server process in a process group of its own: signals reach it and every child it forks. */
+/** A server process; signals reach it and every child it forks. */
 export interface PrivateServer {
   readonly port: number;
   readonly url: string;
@@ -42,10 +42,30 @@ export interface PrivateServer {
   remove(): Promise<void>;
 }
 
-function signalGroup(child: ChildProcess | null, signal: NodeJS.Signals): void {
-  if (child?.pid !== undefined && child.exitCode === null) {
+/** The process ids of `pid`'s children (PostgreSQL's backends each lead a session of their own). */
+function childrenOf(pid: number): number[] {
+  const out: number[] = [];
+  for (const entry of fs.readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
     try {
-      process.kill(-child.pid, signal);
+      const stat = fs.readFileSync(`/proc/${entry}/stat`, 'utf8');
+      // Fields after the command name (in parentheses, which may hold spaces): state, ppid, …
+      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+      if (ppid === pid) out.push(Number(entry));
+    } catch {
+      // Exited meanwhile.
+    }
+  }
+  return out;
+}
+
+/** Sends `signal` to the server process and every process it forked. */
+function signalAll(child: ChildProcess | null, signal: NodeJS.Signals): void {
+  const pid = child?.pid;
+  if (pid === undefined || child?.exitCode !== null) return;
+  for (const p of [pid, ...childrenOf(pid)]) {
+    try {
+      process.kill(p, signal);
     } catch {
       // Already gone.
     }
@@ -72,8 +92,8 @@ function privateServer(
     const c = child;
     if (!c || c.exitCode !== null || c.signalCode !== null) return;
     const exited = new Promise((resolve) => c.once('exit', resolve));
-    signalGroup(c, 'SIGCONT');
-    signalGroup(c, 'SIGKILL');
+    signalAll(c, 'SIGCONT');
+    signalAll(c, 'SIGKILL');
     await exited;
   };
   const start = async (): Promise<void> => {
@@ -83,8 +103,8 @@ function privateServer(
   return {
     port,
     url,
-    freeze: () => signalGroup(child, 'SIGSTOP'),
-    thaw: () => signalGroup(child, 'SIGCONT'),
+    freeze: () => signalAll(child, 'SIGSTOP'),
+    thaw: () => signalAll(child, 'SIGCONT'),
     kill,
     start,
     async remove() {
@@ -146,7 +166,7 @@ export async function privatePostgres(): Promise<PrivateServer> {
       spawn(
         postgres,
         ['-D', data, '-p', String(port), '-k', dir, '-c', 'listen_addresses=127.0.0.1', '-c', 'fsync=off'],
-        { ...user, detached: true, stdio: 'ignore' },
+        { ...user, stdio: 'ignore' },
       ),
     async () => {
       const c = new pg.Client({ connectionString: url, connectionTimeoutMillis: 1000 });
@@ -181,7 +201,7 @@ export async function privateRedis(): Promise<PrivateServer> {
       spawn(
         'redis-server',
         ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir],
-        { detached: true, stdio: 'ignore' },
+        { stdio: 'ignore' },
       ),
     async () => {
       const r = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });

@@ -43,9 +43,23 @@ export interface PostgresOptions {
   max?: number;
   /** ms to wait for a connection (new or from the pool) before a 503 (default 5000). */
   connectionTimeoutMs?: number;
-  /** Server-side limit of one statement, ms (default 30000). */
+  /** Server-side limit of one statement, ms (default 30000; 0 = none). */
   statementTimeoutMs?: number;
+  /**
+   * Client-side limit, ms, on the answer to one statement outside a batch transaction (reads,
+   * keys, usage; default 10000). A batch transaction's statements get the statement timeout plus
+   * this (the server's own cancellation normally comes first); /health's ping the smaller of this
+   * and the connect timeout. Past it the connection is destroyed and the request answered 503:
+   * a hung server (SIGSTOP, a network partition) cannot hold requests for longer.
+   */
+  queryTimeoutMs?: number;
 }
+
+/** pg reads a per-statement `query_timeout` that its types do not declare. */
+type TimedQuery = pg.QueryConfig & { query_timeout?: number };
+
+/** A timeout that never fires in practice (setTimeout's largest delay, about 24.8 days). */
+const UNBOUNDED_MS = 2 ** 31 - 1;
 
 // int8 (count(*), bigint columns) as a JS number: every stored integer was validated as a
 // safe integer, and counts stay far below 2^53.
@@ -74,14 +88,23 @@ export class PostgresDb implements Db {
   private readonly pool: pg.Pool;
   private closed = false;
   private readonly batchStatements = new Map<string, BatchStatements>();
+  private readonly queryTimeoutMs: number;
+  private readonly pingTimeoutMs: number;
 
   constructor(opts: PostgresOptions) {
+    const connectTimeout = opts.connectionTimeoutMs ?? 5000;
+    const statementTimeout = opts.statementTimeoutMs ?? 30_000;
+    this.queryTimeoutMs = opts.queryTimeoutMs ?? 10_000;
+    this.pingTimeoutMs = Math.min(this.queryTimeoutMs, connectTimeout);
     this.pool = new pg.Pool({
       connectionString: opts.connectionString,
       max: opts.max ?? 10,
-      connectionTimeoutMillis: opts.connectionTimeoutMs ?? 5000,
+      // Both opening a connection and waiting for a pooled one.
+      connectionTimeoutMillis: connectTimeout,
       idleTimeoutMillis: 30_000,
-      statement_timeout: opts.statementTimeoutMs ?? 30_000,
+      statement_timeout: statementTimeout,
+      // Every statement on every connection (BEGIN, COPY, ROLLBACK included) unless it says less.
+      query_timeout: statementTimeout > 0 ? statementTimeout + this.queryTimeoutMs : UNBOUNDED_MS,
       keepAlive: true,
       application_name: 'market-data-service',
       types,
@@ -96,15 +119,20 @@ export class PostgresDb implements Db {
     return { total: this.pool.totalCount, idle: this.pool.idleCount, waiting: this.pool.waitingCount };
   }
 
-  private async query(s: Sql, prepared: boolean): Promise<pg.QueryResult> {
+  private async query(s: Sql, prepared: boolean, timeoutMs = this.queryTimeoutMs): Promise<pg.QueryResult> {
     const { sql: text, params } = compile(s, POSTGRES);
     try {
       // Read statements are prepared once per connection under a name derived from their text
       // (their shapes are few: the catalog's filters and sorts), so PostgreSQL parses and plans
-      // them once instead of on every request.
-      return prepared
-        ? await this.pool.query({ name: statementName(text), text, values: params })
-        : await this.pool.query(text, params);
+      // them once instead of on every request. A timed-out statement's connection is destroyed
+      // by the pool (pool.query releases it with the error).
+      const config: TimedQuery = {
+        ...(prepared ? { name: statementName(text) } : {}),
+        text,
+        values: params,
+        query_timeout: timeoutMs,
+      };
+      return await this.pool.query(config);
     } catch (err) {
       return translate(err);
     }
@@ -186,6 +214,9 @@ export class PostgresDb implements Db {
             await c.query('COMMIT');
             return out;
           } catch (err) {
+            // A broken connection (timed out, cut) is destroyed on release, which ends the
+            // transaction on the server; a ROLLBACK would only wait behind the unanswered statement.
+            if (breaksConnection(err)) throw err;
             await c.query('ROLLBACK').catch((rollbackErr: unknown) => {
               // The original error is what the caller must see; the connection is unusable now.
               throw breaksConnection(err) ? err : rollbackErr;
@@ -200,9 +231,16 @@ export class PostgresDb implements Db {
   }
 
   private steps(c: Client): Tx {
+    // A migration's statements (index builds on large tables) have no time limit on either side.
+    let migrating = false;
+    const timed = (text: string, values: unknown[] = []): TimedQuery => ({
+      text,
+      values,
+      ...(migrating ? { query_timeout: UNBOUNDED_MS } : {}),
+    });
     const query = (s: Sql): Promise<pg.QueryResult> => {
       const { sql: text, params } = compile(s, POSTGRES);
-      return c.query(text, params);
+      return c.query(timed(text, params));
     };
     return {
       dialect: POSTGRES,
@@ -211,7 +249,7 @@ export class PostgresDb implements Db {
       exec: (statements) =>
         wait(
           (async () => {
-            for (const s of statements) await c.query(s);
+            for (const s of statements) await c.query(timed(s));
           })(),
         ),
       lockBatch: (batchId) =>
@@ -225,9 +263,10 @@ export class PostgresDb implements Db {
           (async () => {
             // Several instances may start at once: one migrates, the others wait, then find
             // everything in place (CREATE … IF NOT EXISTS is not safe against concurrent creators).
-            await c.query('SELECT pg_advisory_xact_lock($1)', [MIGRATE_LOCK]);
+            migrating = true;
+            await c.query(timed('SELECT pg_advisory_xact_lock($1)', [MIGRATE_LOCK]));
             // An index built on a large existing table may take longer than statement_timeout.
-            await c.query('SET LOCAL statement_timeout = 0');
+            await c.query(timed('SET LOCAL statement_timeout = 0'));
           })(),
         ),
       writeRows: (batch) => wait(this.writeRows(c, batch)),
@@ -319,7 +358,7 @@ export class PostgresDb implements Db {
   }
 
   async ping(): Promise<void> {
-    await this.query({ chunks: ['SELECT 1'] }, false);
+    await this.query({ chunks: ['SELECT 1'] }, false, this.pingTimeoutMs);
   }
 
   async close(): Promise<void> {
