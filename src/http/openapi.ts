@@ -28,6 +28,9 @@ const AUTH_ERRORS: Record<Auth, readonly ErrorCode[]> = {
 };
 const AVAILABILITY_ERRORS: readonly ErrorCode[] = [5000, 5030];
 
+/** Errors of the HTTP exchange itself, for any path: listed once in the document's description. */
+const PROTOCOL_ERRORS: readonly ErrorCode[] = [4041, 4050, 4080, 4310];
+
 const RETRY_AFTER = { description: 'seconds to wait before retrying', schema: { type: 'integer' } };
 
 /** Headers on every authenticated query response (draft-ietf-httpapi-ratelimit-headers). */
@@ -160,7 +163,8 @@ export function openApiDocument(catalog: Catalog, version: string): Obj {
       description:
         'Batch ingest and read-only query interface for market data. Every query endpoint is generated ' +
         'from the dataset catalog; x-mds-filter on a query parameter names its filter kind ' +
-        '(exact, like, range).',
+        '(exact, like, range). Answers that belong to no operation, in the Error shape (the envelope ' +
+        `under /api/v1/ but the ingest interface): ${PROTOCOL_ERRORS.map((c) => `${ERRORS[c].status} / ${c} ${ERRORS[c].message}`).join('; ')}.`,
     },
     servers: [{ url: '/' }],
     tags: [...new Set(ops.flatMap((op) => op.tags))].map((name) => ({
