@@ -2,6 +2,7 @@
 import { Command } from 'commander';
 import { VERSION } from '../version.js';
 import { registerAdminTokenCommand } from './admin-token-command.js';
+import { registerExportCommand } from './export-command.js';
 import { registerKeysCommands } from './keys-command.js';
 import { registerPushCommand } from './push-command.js';
 import { registerSeedCommand } from './seed-command.js';
@@ -11,6 +12,7 @@ const program = new Command('mds').description('market-data-service command line
 registerKeysCommands(program);
 registerAdminTokenCommand(program);
 registerPushCommand(program);
+registerExportCommand(program);
 registerSeedCommand(program);
 
 program.parseAsync(process.argv).catch((err: unknown) => {

@@ -1,5 +1,6 @@
 import type { BatchStatusAnswer, IngestBatch, RecordError } from '../contract/batch.js';
 import type { ErrorBody } from '../contract/envelope.js';
+import { baseUrl, isTransient, retryAfterMs, withRetries, type RetryPolicy } from './http-retry.js';
 
 /**
  * Sends batches to POST /api/v1/upstream/ingest/batches with retries. Retrying is safe because
@@ -18,26 +19,12 @@ export interface PushResult {
   attempts: number;
 }
 
-export interface IngestClientOptions {
+export interface IngestClientOptions extends Omit<RetryPolicy, 'onRetry'> {
   baseUrl: string;
   key: string;
-  /** Attempts per batch, first included. */
-  maxAttempts?: number;
-  /** First backoff, ms; doubles per attempt (capped at 30 s) unless Retry-After says otherwise. */
-  backoffMs?: number;
   /** Called before each retry (progress display). */
   onRetry?: (info: { batchId: string; attempt: number; waitMs: number; reason: string }) => void;
   fetch?: typeof fetch;
-}
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-/** Seconds or an HTTP date, as Retry-After allows; null when absent or unreadable. */
-function retryAfterMs(header: string | null): number | null {
-  if (!header) return null;
-  if (/^\d+$/.test(header.trim())) return Number(header.trim()) * 1000;
-  const t = Date.parse(header);
-  return Number.isFinite(t) ? Math.max(0, t - Date.now()) : null;
 }
 
 export class IngestClient {
@@ -45,46 +32,40 @@ export class IngestClient {
   private readonly fetchImpl: typeof fetch;
 
   constructor(private readonly opts: IngestClientOptions) {
-    this.base = opts.baseUrl.replace(/\/+$/, '');
+    this.base = baseUrl(opts.baseUrl);
     this.fetchImpl = opts.fetch ?? fetch;
   }
 
   async push(batch: IngestBatch): Promise<PushResult> {
-    const maxAttempts = this.opts.maxAttempts ?? 6;
     const body = JSON.stringify(batch);
-    let delay = this.opts.backoffMs ?? 500;
-    for (let attempt = 1; ; attempt++) {
-      let reason: string;
-      let wait: number | null = null;
+    const onRetry = this.opts.onRetry;
+    const policy: RetryPolicy = {
+      ...this.opts,
+      onRetry: onRetry && (({ what, ...info }) => onRetry({ batchId: what, ...info })),
+    };
+    const { value, attempts } = await withRetries(policy, batch.meta.batch_id, async () => {
+      const res = await this.fetchImpl(`${this.base}/api/v1/upstream/ingest/batches`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'up-api-key': this.opts.key },
+        body,
+      });
+      const text = await res.text();
+      let answer: PushAnswer;
       try {
-        const res = await this.fetchImpl(`${this.base}/api/v1/upstream/ingest/batches`, {
-          method: 'POST',
-          headers: { 'content-type': 'application/json', 'up-api-key': this.opts.key },
-          body,
-        });
-        const text = await res.text();
-        let answer: PushAnswer;
-        try {
-          answer = JSON.parse(text) as PushAnswer;
-        } catch {
-          answer = { code: res.status, message: text.slice(0, 500) };
-        }
-        // 5xx and "in progress" (409 / 4091) are transient; every other answer is final.
-        const transient = res.status >= 500 || (res.status === 409 && answer.code === 4091);
-        if (!transient || attempt >= maxAttempts)
-          return { httpStatus: res.status, body: answer, attempts: attempt };
-        reason = `HTTP ${res.status}${answer.code ? ` code ${answer.code}` : ''}`;
-        wait = retryAfterMs(res.headers.get('retry-after'));
-      } catch (err) {
-        if (attempt >= maxAttempts) throw err;
-        const cause = (err as { cause?: { code?: string } }).cause?.code;
-        reason = `network error${cause ? ` (${cause})` : ''}: ${err instanceof Error ? err.message : String(err)}`;
+        answer = JSON.parse(text) as PushAnswer;
+      } catch {
+        answer = { code: res.status, message: text.slice(0, 500) };
       }
-      const waitMs = wait ?? delay;
-      this.opts.onRetry?.({ batchId: batch.meta.batch_id, attempt, waitMs, reason });
-      await sleep(waitMs);
-      delay = Math.min(delay * 2, 30_000);
-    }
+      const result = { httpStatus: res.status, body: answer };
+      if (!isTransient(res.status, answer.code)) return { done: true, value: result };
+      return {
+        done: false,
+        value: result,
+        reason: `HTTP ${res.status}${answer.code ? ` code ${answer.code}` : ''}`,
+        waitMs: retryAfterMs(res.headers.get('retry-after')),
+      };
+    });
+    return { ...value, attempts };
   }
 
   /** GET /api/v1/upstream/ingest/batches/:id; null on 404. */
