@@ -156,8 +156,9 @@ export function arrowStream(
     // No rows: still a valid stream with the schema (and no batch), so readers get the columns.
     if (!any) yield recordBatch(schema, fields, []);
   }
-  const through = RecordBatchStreamWriter.throughNode();
-  return pipeline(Readable.from(batches()), through, () => {
+  // One batch in flight: the rows of the next batch are not read before the client takes this one.
+  const through = RecordBatchStreamWriter.throughNode({ writableHighWaterMark: 1, autoDestroy: true });
+  return pipeline(Readable.from(batches(), { highWaterMark: 1 }), through, () => {
     // Errors reach the consumer through `through` (pipeline destroys it with the error).
   }) as unknown as Readable;
 }
