@@ -26,6 +26,11 @@ const ConfigSchema = Type.Object({
   MDS_MAX_RECORDS: Type.Integer({ minimum: 1, default: 100_000 }),
   /** Days a processed batch keeps its status record. */
   MDS_BATCH_RETENTION_DAYS: Type.Integer({ minimum: 1, default: 90 }),
+  /**
+   * Days revisions are kept after they stop being current (unset: all are kept). Older ones are
+   * removed hourly in the background; an as_of before now minus this is refused (4005).
+   */
+  MDS_REVISIONS_KEEP_DAYS: Type.Optional(Type.Integer({ minimum: 1 })),
   /** Whole-request timeout, ms (a 64 MiB batch on a slow link needs minutes). */
   MDS_REQUEST_TIMEOUT_MS: Type.Integer({ minimum: 0, default: 300_000 }),
   /** Time allowed to receive the request headers, ms (slowloris guard). */

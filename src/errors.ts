@@ -5,6 +5,7 @@
 export const ERRORS = {
   4001: { status: 400, message: 'invalid request' },
   4002: { status: 400, message: 'the request body is not valid UTF-8' },
+  4005: { status: 400, message: 'as_of is earlier than the revision retention horizon' },
   4010: { status: 401, message: 'missing API key header' },
   4012: { status: 401, message: 'invalid API key' },
   4030: { status: 403, message: 'rate limit exceeded' },
@@ -15,6 +16,8 @@ export const ERRORS = {
   4080: { status: 408, message: 'request not received in time' },
   4090: { status: 409, message: 'batch_id already used for different content' },
   4091: { status: 409, message: 'batch is being processed; retry later' },
+  4092: { status: 409, message: 'revert conflicts with a later batch' },
+  4093: { status: 409, message: 'batch cannot be reverted: the values it replaced are not kept' },
   4130: { status: 413, message: 'request body too large' },
   4150: { status: 415, message: 'content type must be application/json' },
   4151: { status: 415, message: 'unsupported Content-Encoding; send gzip, deflate or none' },

@@ -57,7 +57,21 @@ async function main(): Promise<void> {
     }
   };
   await purge();
-  const timer = setInterval(() => void purge(), 3_600_000);
+  // Revisions that stopped being current more than MDS_REVISIONS_KEEP_DAYS ago: removed in the
+  // background (bounded steps), never on a request.
+  const keepDays = config.MDS_REVISIONS_KEEP_DAYS;
+  const purgeRevisions = async (): Promise<void> => {
+    if (keepDays === undefined) return;
+    const before = new Date(Date.now() - keepDays * 86_400_000).toISOString();
+    try {
+      const n = await store.revisions.purgeRevisions(before);
+      if (n > 0) app.log.info({ removed: n, before }, 'removed revisions past MDS_REVISIONS_KEEP_DAYS');
+    } catch (err) {
+      app.log.warn({ err }, 'revision retention failed');
+    }
+  };
+  void purgeRevisions();
+  const timer = setInterval(() => void purge().then(purgeRevisions), 3_600_000);
   timer.unref();
 
   const shutdown = async (signal: string): Promise<void> => {

@@ -63,7 +63,7 @@ export async function createServices(deps: ServiceDeps): Promise<Services> {
       maxRecords: config.MDS_MAX_RECORDS,
       pauseBeforeCommitMs: config.MDS_TEST_PAUSE_BEFORE_COMMIT_MS,
     }),
-    query: new QueryService(store, catalog),
+    query: new QueryService(store, catalog, { revisionsKeepDays: config.MDS_REVISIONS_KEEP_DAYS }),
     coverage: new CoverageCache(store, catalog),
     keyring: new KeyRing(store, config),
     limiter: metered(baseLimiter, usage),

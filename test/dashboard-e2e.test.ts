@@ -9,7 +9,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium, type Browser, type Page } from 'playwright-core';
-import { ADMIN_TOKEN, INGEST_KEY, startApp, type Harness } from './helpers/harness.js';
+import { ADMIN_TOKEN, INGEST_KEY, QUERY_KEY, startApp, type Harness } from './helpers/harness.js';
 import { batch, batchOfRecords, days, etfBar, record, uniqueId } from './helpers/batches.js';
 
 const CHROMIUM = process.env.MDS_CHROMIUM ?? '/usr/bin/chromium';
@@ -387,6 +387,70 @@ describe(
 
       await page.fill('#coverage-filter', 'us_');
       await countIs('#coverage-table tbody tr', 5);
+    });
+
+    it('shows what a batch changed (counts per op, values before and after) and reverts it after confirmation', async () => {
+      const day = '2024-03-01';
+      const bar = (code: string, close: number) => etfBar(code, day, { source: 'pit', close });
+      const first = batch('etf_daily', [bar('P1', 1), bar('P2', 1), bar('P3', 1)], { source: 'pit' });
+      assert.equal((await pushHttp(first)).status, 200);
+      const kline = async () =>
+        (
+          (await (
+            await api(`/api/v1/etf/kline?source=pit&sort=code&order=asc`, {
+              headers: { 'q-api-key': QUERY_KEY },
+            })
+          ).json()) as { data: Record<string, unknown>[] }
+        ).data;
+      const before = await kline();
+      // A full snapshot of the day: updates P1, inserts P4, prunes P2 and P3.
+      const fixId = uniqueId('etf-fix');
+      const fix = batch('etf_daily', [bar('P1', 2), bar('P4', 4)], {
+        batchId: fixId,
+        source: 'pit',
+        snapshotType: 'full_snapshot',
+        businessDate: day,
+      });
+      assert.equal((await pushHttp(fix)).status, 200);
+
+      await tab('coverage');
+      await tab('ingest');
+      const row = page.locator(`#batches-table tr[data-batch-id="${fixId}"]`);
+      await row.click();
+      await page.waitForSelector('.batch-detail .changes-table');
+      assert.equal(
+        await page.textContent('.batch-detail .changes-counts'),
+        '1 inserted · 1 updated · 2 deleted',
+      );
+      const sample = await page.$$eval('.batch-detail .changes-table tbody tr', (trs) =>
+        trs.map((tr) => [...tr.querySelectorAll('td')].map((td) => td.textContent)),
+      );
+      assert.deepEqual(
+        sample.map((r) => [r[0], r[1]]),
+        [
+          ['update', `P1 · ${day} · pit`],
+          ['delete', `P2 · ${day} · pit`],
+          ['delete', `P3 · ${day} · pit`],
+          ['insert', `P4 · ${day} · pit`],
+        ],
+      );
+      assert.equal(sample[0]?.[2], 'close: 1 → 2');
+
+      // Revert asks first; cancelling changes nothing.
+      await page.click('#revert-batch');
+      await page.waitForSelector('#dialog[open]');
+      assert.match((await page.textContent('#dialog')) ?? '', /revert:etf-fix/);
+      await page.click('#dialog-cancel');
+      await page.waitForSelector('#dialog[open]', { state: 'detached' });
+      assert.equal((await kline()).length, 2);
+      await page.click('#revert-batch');
+      await page.waitForSelector('#dialog[open]');
+      await page.click('#dialog-ok');
+      await page.waitForSelector('#dialog[open]', { state: 'detached' });
+      await page.waitForSelector('.batch-detail >> text=Reverted 20');
+      assert.equal(await page.locator('#revert-batch').count(), 0);
+      assert.deepEqual(await kline(), before);
+      await shot('ingest-revert');
     });
 
     it('never puts the token in a URL, and signing out forgets it', async () => {

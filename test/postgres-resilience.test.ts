@@ -256,6 +256,7 @@ describe('PostgreSQL resilience', { skip: !pgUp && 'PostgreSQL unreachable' }, (
           errors: [],
           created_at: '2024-01-02T10:00:00.000Z',
           processed_at: '2024-01-02T10:00:00.000Z',
+          reverted_at: null,
         }),
       );
       await healthy();

@@ -63,6 +63,7 @@ function record(id: string, o: { written: number; unchanged: number; pruned: num
     errors: [{ index: null, idempotency_key: null, field: null, reason: 'note ünïcode' }],
     created_at: NOW,
     processed_at: NOW,
+    reverted_at: null,
   };
 }
 

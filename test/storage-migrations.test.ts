@@ -187,7 +187,8 @@ for (const backend of await backends()) {
           Array.from({ length: SCHEMA_VERSION }, (_, i) => i + 1),
         );
         // What the old release stored is all there.
-        assert.deepEqual(await h.store.batches.getBatch('b-0.1'), oldBatch);
+        // The status record gains reverted_at (issue 16), null for a batch never reverted.
+        assert.deepEqual(await h.store.batches.getBatch('b-0.1'), { ...oldBatch, reverted_at: null });
         assert.equal((await h.store.keys.findKeyByHash('h'.repeat(64)))?.name, 'old key');
         assert.deepEqual(await h.store.keys.usage('2024-01-05T00'), [
           { key_id: 'k1', hour: '2024-01-05T00', count: 7 },
@@ -243,7 +244,7 @@ for (const backend of await backends()) {
             prune: null,
             now: '2024-01-05T00:00:01.000Z',
           },
-          (o) => ({ ...oldBatch, batch_id: 'b1', accepted: o.written }),
+          (o) => ({ ...oldBatch, batch_id: 'b1', accepted: o.written, reverted_at: null }),
         );
         assert.equal(applied.kind, 'applied');
       } finally {

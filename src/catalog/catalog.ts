@@ -78,6 +78,7 @@ export const COMMON_QUERY_PARAMS = [
   'fields',
   'format',
   'cursor',
+  'as_of',
 ] as const;
 export const RANGE_PARAMS = ['date_from', 'date_to'] as const;
 

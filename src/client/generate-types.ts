@@ -86,6 +86,7 @@ export function clientTypesSource(doc: Obj): string {
         continue; // exports go through exportRows()
       else if (Array.isArray(s.enum)) type = (s.enum as unknown[]).map(literal).join(' | ');
       else if (s.type === 'integer' || s.type === 'number') type = 'number';
+      else if (s.format === 'date-time') type = 'string | Date';
       else if (
         s.format === 'date' ||
         name === 'cursor' ||

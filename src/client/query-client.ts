@@ -27,6 +27,31 @@ export interface PageMeta {
   adjust?: { method: 'qfq' | 'hfq'; anchor: string | null; codes_without_factors: string[] };
 }
 
+/** One revision of GET /api/v1/revisions/{dataset} (docs/point-in-time.md). */
+export interface Revision<R> {
+  op: 'insert' | 'update' | 'delete';
+  /** The batch that made the change; `revert:<id>` for a revert. */
+  batch_id: string;
+  /** The batch's processed_at. */
+  valid_from: string;
+  /** valid_from of the key's next revision; null while current. */
+  valid_to: string | null;
+  /** The row after the change (for a delete: the values it had). */
+  row: R;
+}
+
+/** Parameters of the revision trail: the endpoint's exact and date filters, and its own. */
+export type RevisionParamsOf<D extends DatasetName> = Omit<
+  ParamsOf<D>,
+  'sort' | 'order' | 'fields' | 'as_of'
+> & {
+  batch_id?: string;
+  /** valid_from ≥ since */
+  since?: string | Date;
+  /** valid_from ≤ until */
+  until?: string | Date;
+};
+
 export interface Page<R> {
   code: number;
   message: string;
@@ -76,10 +101,23 @@ export class QueryClient {
   url<D extends DatasetName>(dataset: D, params: ParamsOf<D> = {}, format?: 'csv' | 'ndjson'): string {
     const path = ENDPOINT_PATHS[dataset];
     if (!path) throw new Error(`unknown dataset ${String(dataset)}`);
+    return this.withParams(path, params as Record<string, unknown>, format);
+  }
+
+  /** The URL of a dataset's revision trail. */
+  revisionsUrl<D extends DatasetName>(
+    dataset: D,
+    params: RevisionParamsOf<D> = {} as RevisionParamsOf<D>,
+  ): string {
+    if (!ENDPOINT_PATHS[dataset]) throw new Error(`unknown dataset ${String(dataset)}`);
+    return this.withParams(`/api/v1/revisions/${dataset}`, params as Record<string, unknown>);
+  }
+
+  private withParams(path: string, params: Record<string, unknown>, format?: 'csv' | 'ndjson'): string {
     const qs = new URLSearchParams();
-    for (const [k, v] of Object.entries(params as Record<string, unknown>)) {
+    for (const [k, v] of Object.entries(params)) {
       if (v === undefined || v === null) continue;
-      qs.set(k, Array.isArray(v) ? v.join(',') : String(v));
+      qs.set(k, v instanceof Date ? v.toISOString() : Array.isArray(v) ? v.join(',') : String(v));
     }
     if (format) qs.set('format', format);
     const q = qs.toString();
@@ -150,6 +188,33 @@ export class QueryClient {
     } while (cursor !== null);
   }
 
+  /** One page of a dataset's revision trail (by valid_from, then the key). */
+  async revisions<D extends DatasetName>(
+    dataset: D,
+    params?: RevisionParamsOf<D>,
+  ): Promise<Page<Revision<RowOf<D>>>> {
+    const page = await this.page<Revision<RowOf<D>>>(this.revisionsUrl(dataset, params));
+    if (!page) throw new QueryError(304, 0, 'not modified', null, null);
+    return page;
+  }
+
+  /** Every revision of a filter, page by page with keyset cursors. */
+  async *iterateRevisions<D extends DatasetName>(
+    dataset: D,
+    params?: Omit<RevisionParamsOf<D>, 'cursor' | 'offset'>,
+  ): AsyncGenerator<Revision<RowOf<D>>> {
+    let cursor: string | null = null;
+    const base = { limit: 1000, ...(params ?? {}) } as RevisionParamsOf<D>;
+    do {
+      const page: Page<Revision<RowOf<D>>> = await this.revisions(
+        dataset,
+        cursor === null ? base : { ...base, cursor },
+      );
+      yield* page.data;
+      cursor = page.meta.next_cursor;
+    } while (cursor !== null);
+  }
+
   /** The whole result of a filter as CSV (header row) or NDJSON text, streamed by the service. */
   async exportText<D extends DatasetName>(
     dataset: D,
@@ -160,3 +225,4 @@ export class QueryClient {
     return res.text();
   }
 }
+export { AdminClient, AdminError, type RevertAnswer } from './admin-client.js';

@@ -59,6 +59,8 @@ export interface EtfDailyParams {
   fields?: readonly (keyof EtfDailyRow)[];
   /** keyset pagination: meta.next_cursor of the previous page of the same query */
   cursor?: string;
+  /** point in time, ISO 8601 with Z or an offset: the answer this request had at that instant (docs/point-in-time.md); 400 / 4005 before the revision retention horizon */
+  as_of?: string | Date;
 }
 
 /** A row of /api/v1/index/price (dataset index_daily). */
@@ -113,6 +115,8 @@ export interface IndexDailyParams {
   fields?: readonly (keyof IndexDailyRow)[];
   /** keyset pagination: meta.next_cursor of the previous page of the same query */
   cursor?: string;
+  /** point in time, ISO 8601 with Z or an offset: the answer this request had at that instant (docs/point-in-time.md); 400 / 4005 before the revision retention horizon */
+  as_of?: string | Date;
 }
 
 /** A row of /api/v1/market/fx (dataset fx). */
@@ -158,6 +162,8 @@ export interface FxParams {
   fields?: readonly (keyof FxRow)[];
   /** keyset pagination: meta.next_cursor of the previous page of the same query */
   cursor?: string;
+  /** point in time, ISO 8601 with Z or an offset: the answer this request had at that instant (docs/point-in-time.md); 400 / 4005 before the revision retention horizon */
+  as_of?: string | Date;
 }
 
 /** A row of /api/v1/etf/qdii-nav (dataset qdii_nav). */
@@ -203,6 +209,8 @@ export interface QdiiNavParams {
   fields?: readonly (keyof QdiiNavRow)[];
   /** keyset pagination: meta.next_cursor of the previous page of the same query */
   cursor?: string;
+  /** point in time, ISO 8601 with Z or an offset: the answer this request had at that instant (docs/point-in-time.md); 400 / 4005 before the revision retention horizon */
+  as_of?: string | Date;
 }
 
 /** A row of /api/v1/stock/industry-sw (dataset industry_sw). */
@@ -252,6 +260,8 @@ export interface IndustrySwParams {
   fields?: readonly (keyof IndustrySwRow)[];
   /** keyset pagination: meta.next_cursor of the previous page of the same query */
   cursor?: string;
+  /** point in time, ISO 8601 with Z or an offset: the answer this request had at that instant (docs/point-in-time.md); 400 / 4005 before the revision retention horizon */
+  as_of?: string | Date;
 }
 
 /** A row of /api/v1/stock/daily (dataset stock_daily). */
@@ -317,6 +327,8 @@ export interface StockDailyParams {
   fields?: readonly (keyof StockDailyRow)[];
   /** keyset pagination: meta.next_cursor of the previous page of the same query */
   cursor?: string;
+  /** point in time, ISO 8601 with Z or an offset: the answer this request had at that instant (docs/point-in-time.md); 400 / 4005 before the revision retention horizon */
+  as_of?: string | Date;
 }
 
 /** A row of /api/v1/features/etf-daily (dataset etf_daily_features). */
@@ -370,6 +382,8 @@ export interface EtfDailyFeaturesParams {
   fields?: readonly (keyof EtfDailyFeaturesRow)[];
   /** keyset pagination: meta.next_cursor of the previous page of the same query */
   cursor?: string;
+  /** point in time, ISO 8601 with Z or an offset: the answer this request had at that instant (docs/point-in-time.md); 400 / 4005 before the revision retention horizon */
+  as_of?: string | Date;
 }
 
 /** A row of /api/v1/features/etf-risk (dataset etf_risk_features). */
@@ -423,6 +437,8 @@ export interface EtfRiskFeaturesParams {
   fields?: readonly (keyof EtfRiskFeaturesRow)[];
   /** keyset pagination: meta.next_cursor of the previous page of the same query */
   cursor?: string;
+  /** point in time, ISO 8601 with Z or an offset: the answer this request had at that instant (docs/point-in-time.md); 400 / 4005 before the revision retention horizon */
+  as_of?: string | Date;
 }
 
 /** A row of /api/v1/features/etf-cross-border (dataset etf_cross_border_features). */
@@ -472,6 +488,8 @@ export interface EtfCrossBorderFeaturesParams {
   fields?: readonly (keyof EtfCrossBorderFeaturesRow)[];
   /** keyset pagination: meta.next_cursor of the previous page of the same query */
   cursor?: string;
+  /** point in time, ISO 8601 with Z or an offset: the answer this request had at that instant (docs/point-in-time.md); 400 / 4005 before the revision retention horizon */
+  as_of?: string | Date;
 }
 
 /** A row of /api/v1/features/index-daily (dataset index_daily_features). */
@@ -523,6 +541,8 @@ export interface IndexDailyFeaturesParams {
   fields?: readonly (keyof IndexDailyFeaturesRow)[];
   /** keyset pagination: meta.next_cursor of the previous page of the same query */
   cursor?: string;
+  /** point in time, ISO 8601 with Z or an offset: the answer this request had at that instant (docs/point-in-time.md); 400 / 4005 before the revision retention horizon */
+  as_of?: string | Date;
 }
 
 /** A row of /api/v1/etf/basic (dataset etf_basic). */
@@ -579,6 +599,8 @@ export interface EtfBasicParams {
   fields?: readonly (keyof EtfBasicRow)[];
   /** keyset pagination: meta.next_cursor of the previous page of the same query */
   cursor?: string;
+  /** point in time, ISO 8601 with Z or an offset: the answer this request had at that instant (docs/point-in-time.md); 400 / 4005 before the revision retention horizon */
+  as_of?: string | Date;
 }
 
 /** A row of /api/v1/etf/nav (dataset etf_nav). */
@@ -621,6 +643,8 @@ export interface EtfNavParams {
   fields?: readonly (keyof EtfNavRow)[];
   /** keyset pagination: meta.next_cursor of the previous page of the same query */
   cursor?: string;
+  /** point in time, ISO 8601 with Z or an offset: the answer this request had at that instant (docs/point-in-time.md); 400 / 4005 before the revision retention horizon */
+  as_of?: string | Date;
 }
 
 /** A row of /api/v1/etf/price (dataset etf_price). */
@@ -666,6 +690,8 @@ export interface EtfPriceParams {
   fields?: readonly (keyof EtfPriceRow)[];
   /** keyset pagination: meta.next_cursor of the previous page of the same query */
   cursor?: string;
+  /** point in time, ISO 8601 with Z or an offset: the answer this request had at that instant (docs/point-in-time.md); 400 / 4005 before the revision retention horizon */
+  as_of?: string | Date;
 }
 
 /** A row of /api/v1/etf/size (dataset etf_size). */
@@ -708,6 +734,8 @@ export interface EtfSizeParams {
   fields?: readonly (keyof EtfSizeRow)[];
   /** keyset pagination: meta.next_cursor of the previous page of the same query */
   cursor?: string;
+  /** point in time, ISO 8601 with Z or an offset: the answer this request had at that instant (docs/point-in-time.md); 400 / 4005 before the revision retention horizon */
+  as_of?: string | Date;
 }
 
 /** A row of /api/v1/etf/flow (dataset etf_flow). */
@@ -756,6 +784,8 @@ export interface EtfFlowParams {
   fields?: readonly (keyof EtfFlowRow)[];
   /** keyset pagination: meta.next_cursor of the previous page of the same query */
   cursor?: string;
+  /** point in time, ISO 8601 with Z or an offset: the answer this request had at that instant (docs/point-in-time.md); 400 / 4005 before the revision retention horizon */
+  as_of?: string | Date;
 }
 
 /** A row of /api/v1/etf/holdings (dataset etf_holdings). */
@@ -798,6 +828,8 @@ export interface EtfHoldingsParams {
   fields?: readonly (keyof EtfHoldingsRow)[];
   /** keyset pagination: meta.next_cursor of the previous page of the same query */
   cursor?: string;
+  /** point in time, ISO 8601 with Z or an offset: the answer this request had at that instant (docs/point-in-time.md); 400 / 4005 before the revision retention horizon */
+  as_of?: string | Date;
 }
 
 /** A row of /api/v1/etf/pcf (dataset etf_pcf). */
@@ -848,6 +880,8 @@ export interface EtfPcfParams {
   fields?: readonly (keyof EtfPcfRow)[];
   /** keyset pagination: meta.next_cursor of the previous page of the same query */
   cursor?: string;
+  /** point in time, ISO 8601 with Z or an offset: the answer this request had at that instant (docs/point-in-time.md); 400 / 4005 before the revision retention horizon */
+  as_of?: string | Date;
 }
 
 /** A row of /api/v1/etf/holders (dataset etf_holders). */
@@ -887,6 +921,8 @@ export interface EtfHoldersParams {
   fields?: readonly (keyof EtfHoldersRow)[];
   /** keyset pagination: meta.next_cursor of the previous page of the same query */
   cursor?: string;
+  /** point in time, ISO 8601 with Z or an offset: the answer this request had at that instant (docs/point-in-time.md); 400 / 4005 before the revision retention horizon */
+  as_of?: string | Date;
 }
 
 /** A row of /api/v1/etf/dividend (dataset etf_dividend). */
@@ -932,6 +968,8 @@ export interface EtfDividendParams {
   fields?: readonly (keyof EtfDividendRow)[];
   /** keyset pagination: meta.next_cursor of the previous page of the same query */
   cursor?: string;
+  /** point in time, ISO 8601 with Z or an offset: the answer this request had at that instant (docs/point-in-time.md); 400 / 4005 before the revision retention horizon */
+  as_of?: string | Date;
 }
 
 /** A row of /api/v1/etf/cross-border (dataset etf_cross_border). */
@@ -976,6 +1014,8 @@ export interface EtfCrossBorderParams {
   fields?: readonly (keyof EtfCrossBorderRow)[];
   /** keyset pagination: meta.next_cursor of the previous page of the same query */
   cursor?: string;
+  /** point in time, ISO 8601 with Z or an offset: the answer this request had at that instant (docs/point-in-time.md); 400 / 4005 before the revision retention horizon */
+  as_of?: string | Date;
 }
 
 /** A row of /api/v1/stock/spot (dataset stock_spot). */
@@ -1028,6 +1068,8 @@ export interface StockSpotParams {
   fields?: readonly (keyof StockSpotRow)[];
   /** keyset pagination: meta.next_cursor of the previous page of the same query */
   cursor?: string;
+  /** point in time, ISO 8601 with Z or an offset: the answer this request had at that instant (docs/point-in-time.md); 400 / 4005 before the revision retention horizon */
+  as_of?: string | Date;
 }
 
 /** A row of /api/v1/stock/financials (dataset stock_financials). */
@@ -1076,6 +1118,8 @@ export interface StockFinancialsParams {
   fields?: readonly (keyof StockFinancialsRow)[];
   /** keyset pagination: meta.next_cursor of the previous page of the same query */
   cursor?: string;
+  /** point in time, ISO 8601 with Z or an offset: the answer this request had at that instant (docs/point-in-time.md); 400 / 4005 before the revision retention horizon */
+  as_of?: string | Date;
 }
 
 /** A row of /api/v1/index/constituents (dataset index_constituents). */
@@ -1117,6 +1161,8 @@ export interface IndexConstituentsParams {
   fields?: readonly (keyof IndexConstituentsRow)[];
   /** keyset pagination: meta.next_cursor of the previous page of the same query */
   cursor?: string;
+  /** point in time, ISO 8601 with Z or an offset: the answer this request had at that instant (docs/point-in-time.md); 400 / 4005 before the revision retention horizon */
+  as_of?: string | Date;
 }
 
 /** A row of /api/v1/index/meta (dataset index_meta). */
@@ -1158,6 +1204,8 @@ export interface IndexMetaParams {
   fields?: readonly (keyof IndexMetaRow)[];
   /** keyset pagination: meta.next_cursor of the previous page of the same query */
   cursor?: string;
+  /** point in time, ISO 8601 with Z or an offset: the answer this request had at that instant (docs/point-in-time.md); 400 / 4005 before the revision retention horizon */
+  as_of?: string | Date;
 }
 
 /** A row of /api/v1/macro/indicator (dataset macro_indicator). */
@@ -1205,6 +1253,8 @@ export interface MacroIndicatorParams {
   fields?: readonly (keyof MacroIndicatorRow)[];
   /** keyset pagination: meta.next_cursor of the previous page of the same query */
   cursor?: string;
+  /** point in time, ISO 8601 with Z or an offset: the answer this request had at that instant (docs/point-in-time.md); 400 / 4005 before the revision retention horizon */
+  as_of?: string | Date;
 }
 
 /** A row of /api/v1/market/margin-trading (dataset margin_trading). */
@@ -1250,6 +1300,8 @@ export interface MarginTradingParams {
   fields?: readonly (keyof MarginTradingRow)[];
   /** keyset pagination: meta.next_cursor of the previous page of the same query */
   cursor?: string;
+  /** point in time, ISO 8601 with Z or an offset: the answer this request had at that instant (docs/point-in-time.md); 400 / 4005 before the revision retention horizon */
+  as_of?: string | Date;
 }
 
 /** A row of /api/v1/market/hsgt-flow (dataset hsgt_flow). */
@@ -1298,6 +1350,8 @@ export interface HsgtFlowParams {
   fields?: readonly (keyof HsgtFlowRow)[];
   /** keyset pagination: meta.next_cursor of the previous page of the same query */
   cursor?: string;
+  /** point in time, ISO 8601 with Z or an offset: the answer this request had at that instant (docs/point-in-time.md); 400 / 4005 before the revision retention horizon */
+  as_of?: string | Date;
 }
 
 /** A row of /api/v1/us/companies (dataset us_companies). */
@@ -1345,6 +1399,8 @@ export interface UsCompaniesParams {
   fields?: readonly (keyof UsCompaniesRow)[];
   /** keyset pagination: meta.next_cursor of the previous page of the same query */
   cursor?: string;
+  /** point in time, ISO 8601 with Z or an offset: the answer this request had at that instant (docs/point-in-time.md); 400 / 4005 before the revision retention horizon */
+  as_of?: string | Date;
 }
 
 /** A row of /api/v1/us/filings (dataset us_filings). */
@@ -1399,6 +1455,8 @@ export interface UsFilingsParams {
   fields?: readonly (keyof UsFilingsRow)[];
   /** keyset pagination: meta.next_cursor of the previous page of the same query */
   cursor?: string;
+  /** point in time, ISO 8601 with Z or an offset: the answer this request had at that instant (docs/point-in-time.md); 400 / 4005 before the revision retention horizon */
+  as_of?: string | Date;
 }
 
 /** A row of /api/v1/us/facts (dataset us_financial_facts). */
@@ -1463,6 +1521,8 @@ export interface UsFinancialFactsParams {
   fields?: readonly (keyof UsFinancialFactsRow)[];
   /** keyset pagination: meta.next_cursor of the previous page of the same query */
   cursor?: string;
+  /** point in time, ISO 8601 with Z or an offset: the answer this request had at that instant (docs/point-in-time.md); 400 / 4005 before the revision retention horizon */
+  as_of?: string | Date;
 }
 
 /** A row of /api/v1/us/insider-trades (dataset us_insider_trades). */
@@ -1528,6 +1588,8 @@ export interface UsInsiderTradesParams {
   fields?: readonly (keyof UsInsiderTradesRow)[];
   /** keyset pagination: meta.next_cursor of the previous page of the same query */
   cursor?: string;
+  /** point in time, ISO 8601 with Z or an offset: the answer this request had at that instant (docs/point-in-time.md); 400 / 4005 before the revision retention horizon */
+  as_of?: string | Date;
 }
 
 /** A row of /api/v1/us/13f-holdings (dataset us_13f_holdings). */
@@ -1593,6 +1655,8 @@ export interface Us13fHoldingsParams {
   fields?: readonly (keyof Us13fHoldingsRow)[];
   /** keyset pagination: meta.next_cursor of the previous page of the same query */
   cursor?: string;
+  /** point in time, ISO 8601 with Z or an offset: the answer this request had at that instant (docs/point-in-time.md); 400 / 4005 before the revision retention horizon */
+  as_of?: string | Date;
 }
 
 /** A row of /api/v1/market/adj-factor (dataset adj_factor). */
@@ -1634,6 +1698,8 @@ export interface AdjFactorParams {
   fields?: readonly (keyof AdjFactorRow)[];
   /** keyset pagination: meta.next_cursor of the previous page of the same query */
   cursor?: string;
+  /** point in time, ISO 8601 with Z or an offset: the answer this request had at that instant (docs/point-in-time.md); 400 / 4005 before the revision retention horizon */
+  as_of?: string | Date;
 }
 
 /** A row of /api/v1/market/corporate-actions (dataset corporate_actions). */
@@ -1687,6 +1753,8 @@ export interface CorporateActionsParams {
   fields?: readonly (keyof CorporateActionsRow)[];
   /** keyset pagination: meta.next_cursor of the previous page of the same query */
   cursor?: string;
+  /** point in time, ISO 8601 with Z or an offset: the answer this request had at that instant (docs/point-in-time.md); 400 / 4005 before the revision retention horizon */
+  as_of?: string | Date;
 }
 
 /** A row of /api/v1/market/trade-calendar (dataset trade_calendar). */
@@ -1732,6 +1800,8 @@ export interface TradeCalendarParams {
   fields?: readonly (keyof TradeCalendarRow)[];
   /** keyset pagination: meta.next_cursor of the previous page of the same query */
   cursor?: string;
+  /** point in time, ISO 8601 with Z or an offset: the answer this request had at that instant (docs/point-in-time.md); 400 / 4005 before the revision retention horizon */
+  as_of?: string | Date;
 }
 
 /** Every query endpoint: its path, row type and parameter type. */

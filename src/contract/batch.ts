@@ -179,7 +179,13 @@ const batchRecordProperties = {
   pruned: Type.Integer({ description: 'rows deleted by a full snapshot' }),
   errors: Type.Array(RecordErrorSchema),
   created_at: Type.String({ format: 'date-time' }),
-  processed_at: Type.String({ format: 'date-time' }),
+  processed_at: Type.String({
+    format: 'date-time',
+    description: 'also the valid_from of every revision the batch wrote (docs/point-in-time.md)',
+  }),
+  reverted_at: Type.Union([Type.String({ format: 'date-time' }), Type.Null()], {
+    description: 'when the batch was reverted; null until then',
+  }),
 };
 
 /** The batch status record (spec 2.4) as every ingest answer and status look-up carries it. */

@@ -49,6 +49,15 @@ const errorDetails = {
   field: Type.Optional(Type.String({ description: 'the request field at fault (ingest: meta.batch_id, …)' })),
   parameter: Type.Optional(Type.String({ description: 'the query parameter at fault' })),
   allowed: Type.Optional(Type.Array(Type.String(), { description: 'the values or names allowed there' })),
+  horizon: Type.Optional(
+    Type.String({ format: 'date-time', description: '4005: the revision retention horizon' }),
+  ),
+  conflicts: Type.Optional(
+    Type.Array(Type.Record(Type.String(), Type.Unknown()), {
+      description: '4092: up to 100 keys a later batch changed',
+    }),
+  ),
+  conflict_count: Type.Optional(Type.Integer({ description: '4092: how many keys a later batch changed' })),
 };
 
 /** An error of the ingest, admin and operations interfaces. */

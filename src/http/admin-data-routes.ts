@@ -8,6 +8,8 @@ export const DEFAULT_BATCH_LIST = 100;
 export const MAX_BATCH_LIST = 1000;
 /** A list item carries at most this many errors (a rejected batch can hold 100,000). */
 export const LIST_ERRORS = 10;
+/** Revisions shown with their earlier values in the dashboard's batch detail. */
+export const CHANGE_SAMPLE = 20;
 
 /** A batch as listed: the status record with its errors cut short and their full count. */
 export type BatchListItem = BatchRecord & { error_count: number };
@@ -51,6 +53,44 @@ export function registerAdminDataRoutes(app: FastifyInstance, services: Services
     const rec = await store.batches.getBatch(req.params.batch_id);
     if (!rec) throw new AppError(4040);
     return { code: 0, message: 'ok', data: rec };
+  });
+
+  app.post<{ Params: { batch_id: string } }>('/admin/api/batches/:batch_id/revert', async (req) => {
+    const { record, counts } = await services.ingest.revert(req.params.batch_id);
+    return {
+      code: 0,
+      message: counts.restored + counts.updated + counts.deleted > 0 ? 'reverted' : 'nothing to revert',
+      data: {
+        batch_id: record.batch_id,
+        dataset: record.dataset,
+        reverted_at: record.reverted_at,
+        ...counts,
+      },
+    };
+  });
+
+  // The dashboard's batch detail: what the batch changed, per op, with a sample before/after.
+  app.get<{ Params: { batch_id: string } }>('/admin/api/batches/:batch_id/changes', async (req) => {
+    const rec = await store.batches.getBatch(req.params.batch_id);
+    if (!rec) throw new AppError(4040);
+    const changes = await store.revisions.batchChanges(rec, CHANGE_SAMPLE);
+    const keyNames = catalog.byName.get(rec.dataset)?.key.map((k) => k.apiName) ?? [];
+    return {
+      code: 0,
+      message: 'ok',
+      data: {
+        counts: changes.counts,
+        sample: changes.sample.map((s) => {
+          const after = JSON.parse(s.after) as Record<string, unknown>;
+          return {
+            op: s.op,
+            key: Object.fromEntries(keyNames.map((k) => [k, after[k] ?? null])),
+            before: s.before === null ? null : (JSON.parse(s.before) as Record<string, unknown>),
+            after,
+          };
+        }),
+      },
+    };
   });
 
   // The catalog's datasets, for pickers: no database work.

@@ -20,6 +20,7 @@ import {
   adminAnswerSchema,
 } from '../contract/admin.js';
 import { HealthSchema } from '../contract/health.js';
+import { BatchChangesSchema, RevertAnswerSchema } from '../contract/revisions.js';
 import { DEFAULT_BATCH_LIST, LIST_ERRORS, MAX_BATCH_LIST } from './admin-data-routes.js';
 import { MAX_USAGE_HOURS } from './admin-key-routes.js';
 
@@ -134,11 +135,12 @@ export function serviceOperations(catalog: Catalog): ApiOperation[] {
       path: '/api/v1/upstream/ingest/events',
       operationId: 'ingest_events',
       tags: ['ingest'],
-      summary: 'Server-sent events: one `batch` event per processed batch',
+      summary: 'Server-sent events: one `batch` event per processed batch, one `revert` per revert',
       description:
         'A text/event-stream of the batches this instance processes: `event: batch` with the batch ' +
         'status record (without its per-record errors, with error_count) as `data`, whose schema is ' +
-        'x-mds-event-schema. Comment lines keep the stream alive.',
+        'x-mds-event-schema; `event: revert` with batch_id, dataset, reverted_at and the counts ' +
+        'restored, updated and deleted. Comment lines keep the stream alive.',
       auth: 'ingest',
       parameters: [
         {
@@ -320,6 +322,27 @@ function adminOperations(names: string[]): ApiOperation[] {
       'One batch with every error',
       'The stored status record of a batch, every error included.',
       ok('the batch', BatchRecordSchema),
+      { parameters: [pathParam('batch_id', 'meta.batch_id of the batch')], errors: [4040] },
+    ),
+    admin(
+      'post',
+      '/admin/api/batches/{batch_id}/revert',
+      'admin_revert_batch',
+      'Revert a batch',
+      'Puts back, for every row the batch changed, the version before it, in one transaction, as new ' +
+        'revisions of batch revert:<batch_id> (docs/point-in-time.md). 409 / 4092 when a later batch ' +
+        'changed any of those rows (conflicts: up to 100 keys), 409 / 4093 when what it replaced is not ' +
+        'kept; nothing changes then. A batch reverted before: zero counts.',
+      ok('what was put back', RevertAnswerSchema),
+      { parameters: [pathParam('batch_id', 'meta.batch_id of the batch')], errors: [4040, 4092, 4093] },
+    ),
+    admin(
+      'get',
+      '/admin/api/batches/{batch_id}/changes',
+      'admin_batch_changes',
+      'What a batch changed',
+      'The revisions the batch wrote: counts per op and a sample with the values before and after.',
+      ok('the changes', BatchChangesSchema),
       { parameters: [pathParam('batch_id', 'meta.batch_id of the batch')], errors: [4040] },
     ),
     admin(

@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { Catalog } from '../catalog/catalog.js';
 import { invalid } from '../errors.js';
-import type { IngestService } from '../ingest/ingest-service.js';
+import type { IngestService, RevertEvent } from '../ingest/ingest-service.js';
 import type { BatchRecord } from '../storage/store.js';
 import type { Gauge } from 'prom-client';
 
@@ -67,7 +67,7 @@ export function registerEventsRoutes(
         // nginx would otherwise buffer the stream.
         'x-accel-buffering': 'no',
       });
-      res.write(`retry: 5000\n: connected; events: batch\n\n`);
+      res.write(`retry: 5000\n: connected; events: batch, revert\n\n`);
 
       let ended = false;
       const send = (chunk: string): void => {
@@ -82,6 +82,10 @@ export function registerEventsRoutes(
         if (only && !only.has(rec.dataset)) return;
         send(`id: ${++seq}\nevent: batch\ndata: ${JSON.stringify(batchEvent(rec))}\n\n`);
       };
+      const onRevert = (ev: RevertEvent): void => {
+        if (only && !only.has(ev.dataset)) return;
+        send(`id: ${++seq}\nevent: revert\ndata: ${JSON.stringify(ev)}\n\n`);
+      };
       const timer = setInterval(() => send(`: heartbeat ${new Date().toISOString()}\n\n`), heartbeatMs);
       timer.unref();
       function end(): void {
@@ -89,11 +93,13 @@ export function registerEventsRoutes(
         ended = true;
         clearInterval(timer);
         ingest.events.off('batch', onBatch);
+        ingest.events.off('revert', onRevert);
         open.delete(end);
         opts.gauge?.dec();
         if (!res.writableEnded) res.end();
       }
       ingest.events.on('batch', onBatch);
+      ingest.events.on('revert', onRevert);
       open.add(end);
       opts.gauge?.inc();
       req.raw.on('close', end);

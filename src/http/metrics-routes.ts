@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import { AppError } from '../errors.js';
-import type { IngestService } from '../ingest/ingest-service.js';
+import type { IngestService, RevertEvent } from '../ingest/ingest-service.js';
 import type { BatchRecord } from '../storage/store.js';
 
 /**
@@ -85,6 +85,18 @@ export function registerMetricsRoutes(app: FastifyInstance, ingest: IngestServic
     labelNames: ['dataset'] as const,
     registers: [registry],
   });
+  const reverts = new Counter({
+    name: 'mds_batch_reverts_total',
+    help: 'Batches reverted (POST /admin/api/batches/{id}/revert), by dataset',
+    labelNames: ['dataset'] as const,
+    registers: [registry],
+  });
+  const revertedRows = new Counter({
+    name: 'mds_revert_rows_total',
+    help: 'Rows put back by reverts, by dataset and outcome (restored, updated, deleted)',
+    labelNames: ['dataset', 'outcome'] as const,
+    registers: [registry],
+  });
   const refusals = new Counter({
     name: 'mds_rate_limit_refusals_total',
     help: 'Requests refused by a key limit: code 4030 (rate), 4031 (daily quota), 4290 (failed-auth guard)',
@@ -104,9 +116,17 @@ export function registerMetricsRoutes(app: FastifyInstance, ingest: IngestServic
     records.inc({ dataset: rec.dataset, outcome: 'rejected' }, rec.rejected);
     if (rec.pruned > 0) pruned.inc({ dataset: rec.dataset }, rec.pruned);
   };
+  const onRevert = (ev: RevertEvent): void => {
+    reverts.inc({ dataset: ev.dataset });
+    for (const outcome of ['restored', 'updated', 'deleted'] as const) {
+      revertedRows.inc({ dataset: ev.dataset, outcome }, ev[outcome]);
+    }
+  };
   ingest.events.on('batch', onBatch);
+  ingest.events.on('revert', onRevert);
   app.addHook('onClose', async () => {
     ingest.events.off('batch', onBatch);
+    ingest.events.off('revert', onRevert);
   });
 
   // Route → method → its latency child and its status cells, made once per label set.

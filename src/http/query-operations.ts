@@ -5,6 +5,8 @@ import { fieldJson, rowSchema } from '../contract/rows.js';
 import { DEFAULT_LIMIT, FORMATS, MAX_LIMIT, allowedParams } from '../query/parse.js';
 import type { ApiOperation, ApiParameter } from './api-operations.js';
 import { EXPORT_FORMATS } from '../export/export-formats.js';
+import { revisionItemSchema } from '../contract/revisions.js';
+import { revisionParams, revisionsPath } from '../query/revision-query.js';
 
 /**
  * The query endpoints as operations, one per catalog dataset. Parameters follow what the
@@ -69,6 +71,24 @@ export const PARAMETER_DOCS: Record<string, ParamDoc> = {
       'rows add period_start and bar_count',
     schema: Type.String({ enum: [...INTERVALS], default: '1d' }),
   }),
+  as_of: () => ({
+    description:
+      'point in time, ISO 8601 with Z or an offset: the answer this request had at that instant ' +
+      '(docs/point-in-time.md); 400 / 4005 before the revision retention horizon',
+    schema: Type.String({ format: 'date-time' }),
+  }),
+  batch_id: () => ({
+    description: 'only the revisions of this batch (revert:<batch_id> for a revert)',
+    schema: Type.String(),
+  }),
+  since: () => ({
+    description: 'valid_from ≥ since (ISO 8601)',
+    schema: Type.String({ format: 'date-time' }),
+  }),
+  until: () => ({
+    description: 'valid_from ≤ until (ISO 8601)',
+    schema: Type.String({ format: 'date-time' }),
+  }),
 };
 
 /** Row fields of any answer of the endpoint (resampled rows add period_start and bar_count). */
@@ -109,38 +129,76 @@ function parameter(d: Dataset, name: string): ApiParameter {
     : { name, in: 'query', description: 'UNDOCUMENTED: add it to PARAMETER_DOCS', schema: Type.String() };
 }
 
-/** Every query endpoint's operation. */
+const exports = Object.fromEntries(
+  Object.entries(EXPORT_FORMATS).map(([format, f]) => [
+    f.mediaType,
+    format === 'csv' || format === 'ndjson' ? Type.String() : Type.String({ format: 'binary' }),
+  ]),
+);
+
+/** Every query endpoint's operation, and the revision trail of each dataset. */
 export function queryOperations(catalog: Catalog): ApiOperation[] {
-  return catalog.datasets.map((d) => {
-    const exports = Object.fromEntries(
-      Object.entries(EXPORT_FORMATS).map(([format, f]) => [
-        f.mediaType,
-        format === 'csv' || format === 'ndjson' ? Type.String() : Type.String({ format: 'binary' }),
-      ]),
-    );
-    return {
-      method: 'get',
-      path: d.endpoint,
-      operationId: `query_${d.name}`,
-      tags: [d.layer],
-      summary: d.description,
-      description:
-        `Dataset \`${d.name}\`. Default sort ${d.sort.field.apiName} ${d.sort.order}; ties broken by the ` +
-        `unique key (${d.key.map((k) => k.apiName).join(', ')}).` +
-        (d.range ? ` date_from/date_to apply to ${d.range.apiName}.` : ''),
-      auth: 'query',
-      parameters: allowedParams(d).map((n) => parameter(d, n)),
-      responses: {
-        200: {
-          description: 'rows in the envelope (format=json), or the whole result as an export',
-          headers: {
-            ETag: { description: 'changes when a batch changes the dataset', schema: { type: 'string' } },
+  return [...catalog.datasets.map(datasetOperation), ...catalog.datasets.map(revisionsOperation)];
+}
+
+/** GET /api/v1/revisions/{dataset} (docs/point-in-time.md). */
+function revisionsOperation(d: Dataset): ApiOperation {
+  return {
+    method: 'get',
+    path: revisionsPath(d),
+    operationId: `revisions_${d.name}`,
+    tags: ['revisions'],
+    summary: `Revision trail of ${d.name}`,
+    description:
+      `Every kept revision of \`${d.name}\` (each change a batch made: insert, update, delete), sorted by ` +
+      'valid_from then the unique key; the filters of its endpoint, batch_id and since/until on valid_from. ' +
+      'Exports: NDJSON writes the items; CSV, Arrow and Parquet a flat table (op, batch_id, valid_from, ' +
+      'valid_to, then the row).',
+    auth: 'query',
+    parameters: revisionParams(d).map((n) => parameter(d, n)),
+    responses: {
+      200: {
+        description: 'revisions in the envelope (format=json), or all of them as an export',
+        headers: {
+          ETag: {
+            description: 'changes when the dataset or its history changes',
+            schema: { type: 'string' },
           },
-          content: { 'application/json': envelopeSchema(rowSchema(d, { required: true })), ...exports },
         },
-        304: { description: 'not modified (If-None-Match)' },
+        content: {
+          'application/json': envelopeSchema(revisionItemSchema(d, { required: true })),
+          ...exports,
+        },
       },
-      errors: [4001],
-    };
-  });
+      304: { description: 'not modified (If-None-Match)' },
+    },
+    errors: [4001],
+  };
+}
+
+function datasetOperation(d: Dataset): ApiOperation {
+  return {
+    method: 'get',
+    path: d.endpoint,
+    operationId: `query_${d.name}`,
+    tags: [d.layer],
+    summary: d.description,
+    description:
+      `Dataset \`${d.name}\`. Default sort ${d.sort.field.apiName} ${d.sort.order}; ties broken by the ` +
+      `unique key (${d.key.map((k) => k.apiName).join(', ')}).` +
+      (d.range ? ` date_from/date_to apply to ${d.range.apiName}.` : ''),
+    auth: 'query',
+    parameters: allowedParams(d).map((n) => parameter(d, n)),
+    responses: {
+      200: {
+        description: 'rows in the envelope (format=json), or the whole result as an export',
+        headers: {
+          ETag: { description: 'changes when a batch changes the dataset', schema: { type: 'string' } },
+        },
+        content: { 'application/json': envelopeSchema(rowSchema(d, { required: true })), ...exports },
+      },
+      304: { description: 'not modified (If-None-Match)' },
+    },
+    errors: [4001, 4005],
+  };
 }

@@ -1,10 +1,14 @@
 import { createHash } from 'node:crypto';
-import type { FastifyInstance, FastifySchema } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest, FastifySchema } from 'fastify';
 import type { Catalog, Dataset } from '../catalog/catalog.js';
 import type { QueryService } from '../query/query-service.js';
+import type { ParsedQuery } from '../query/parse.js';
+import { revisionExport, revisionItem, revisionsPath } from '../query/revision-query.js';
+import type { QueryPlan, Value } from '../storage/store.js';
 import { EXPORT_FORMATS, exportStream } from '../export/export-formats.js';
 import { envelopeSchema } from '../contract/envelope.js';
 import { rowSchema } from '../contract/rows.js';
+import { revisionItemSchema } from '../contract/revisions.js';
 import { ResponseCache } from './response-cache.js';
 import { exportBody } from './export-body.js';
 
@@ -16,7 +20,10 @@ export interface QueryRouteOptions {
   exportStallTimeoutMs: number;
 }
 
-/** One GET route per catalog dataset: parse → plan → execute, answered in the envelope. */
+/**
+ * One GET route per catalog dataset, and one for its revision trail (docs/point-in-time.md):
+ * parse → plan → execute, answered in the envelope.
+ */
 export function registerQueryRoutes(
   app: FastifyInstance,
   catalog: Catalog,
@@ -24,62 +31,105 @@ export function registerQueryRoutes(
   opts: QueryRouteOptions,
 ): void {
   const cache = new ResponseCache();
-  for (const d of catalog.datasets) registerDataset(app, d, query, cache, opts);
+  for (const d of catalog.datasets) {
+    // A response schema gives fast-json-stringify serialisation of the rows.
+    const rows: FastifySchema = { response: { 200: envelopeSchema(rowSchema(d)) } };
+    app.get(d.endpoint, { schema: rows }, (req, reply) =>
+      servePage(
+        req,
+        reply,
+        d,
+        query,
+        cache,
+        opts,
+        () => query.parse(d, req.query as Record<string, unknown>),
+        null,
+      ),
+    );
+    const trail: FastifySchema = { response: { 200: envelopeSchema(revisionItemSchema(d)) } };
+    app.get(revisionsPath(d), { schema: trail }, (req, reply) =>
+      servePage(
+        req,
+        reply,
+        d,
+        query,
+        cache,
+        opts,
+        () => query.parseTrail(d, req.query as Record<string, unknown>),
+        (r) => revisionItem(d, r),
+      ),
+    );
+  }
 }
 
-function registerDataset(
-  app: FastifyInstance,
+/**
+ * A page in the envelope or an export, with the ETag and the response cache: both exact, since
+ * they follow the dataset's version. `item`: the shape of a trail item (null: the row itself).
+ */
+async function servePage(
+  req: FastifyRequest,
+  reply: FastifyReply,
   d: Dataset,
   query: QueryService,
   cache: ResponseCache,
   opts: QueryRouteOptions,
-): void {
-  // A response schema gives fast-json-stringify serialisation of the rows.
-  const schema: FastifySchema = { response: { 200: envelopeSchema(rowSchema(d)) } };
-  app.get(d.endpoint, { schema }, async (req, reply) => {
-    // A polled URL is answered from the cache while its dataset's version is unchanged.
-    const cached = cache.get(req.url);
-    const current = cached ? await query.version(d) : null;
-    if (cached && cached.version === current) {
-      reply.header('ETag', cached.etag).header('Cache-Control', 'private, no-cache');
-      if (req.headers['if-none-match'] === cached.etag) return reply.code(304).send();
-      return reply.type(JSON_TYPE).send(cached.body);
+  parse: () => { parsed: ParsedQuery; plan: QueryPlan },
+  item: ((r: Record<string, Value>) => unknown) | null,
+): Promise<FastifyReply> {
+  // A polled URL is answered from the cache while its dataset's version is unchanged.
+  const cached = cache.get(req.url);
+  const current = cached ? await query.version(d) : null;
+  if (cached && cached.version === current) {
+    reply.header('ETag', cached.etag).header('Cache-Control', cached.cacheControl ?? 'private, no-cache');
+    if (req.headers['if-none-match'] === cached.etag) return reply.code(304).send();
+    return reply.type(JSON_TYPE).send(cached.body);
+  }
+  const { parsed, plan } = parse();
+  let version: number;
+  let cacheControl = 'private, no-cache';
+  if (plan.asOf !== undefined) {
+    const state = await query.state(d);
+    version = state.version;
+    // Every later change is stamped after the dataset's last one: an instant at or before it
+    // has its final answer (docs/point-in-time.md).
+    if (state.changedAt !== null && plan.asOf <= state.changedAt) {
+      cacheControl = 'private, max-age=31536000, immutable';
     }
-    const { parsed, plan } = query.parse(d, req.query as Record<string, unknown>);
-    const version = current ?? (await query.version(d));
-    // Changes exactly when a batch changes the dataset (the version) or the request changes.
-    const etag = `W/"${version}-${createHash('sha1').update(req.url).digest('base64url').slice(0, 16)}"`;
-    reply.header('ETag', etag).header('Cache-Control', 'private, no-cache');
-    if (req.headers['if-none-match'] === etag) return reply.code(304).send();
-    if (parsed.format !== 'json') {
-      // Before the first byte: an ambiguous factor source is a 400, not a broken export.
-      await query.checkAdjust(plan);
-      // Every format through exportBody: the stall timeout, and nothing read ahead of the client.
-      const body = exportStream(parsed.format, plan.select, query.stream(plan));
-      return reply
-        .type(EXPORT_FORMATS[parsed.format].contentType)
-        .send(exportBody(body, opts.exportStallTimeoutMs));
-    }
-    const page = await query.page(plan, version);
-    const meta = {
-      total: page.total,
-      limit: page.limit,
-      offset: page.offset,
-      has_more: page.hasMore,
-      next_cursor: page.nextCursor,
-      ...(page.adjust ? { adjust: page.adjust } : {}),
-    };
-    let json: string;
-    if (page.rows.kind === 'json') {
-      // Stored row JSON joined into the envelope: the same bytes the response schema produces
-      // (test/query-row-json.test.ts compares them), without a value per field.
-      json = `{"code":0,"message":"ok","data":[${page.rows.rows.join(',')}],"meta":${JSON.stringify(meta)}}`;
-    } else {
-      json = reply.serialize({ code: 0, message: 'ok', data: page.rows.rows, meta }) as string;
-    }
-    if (!cache.admit(req.url, version)) return reply.type(JSON_TYPE).send(json);
-    const body = Buffer.from(json);
-    cache.set(req.url, { version, etag, body });
-    return reply.type(JSON_TYPE).send(body);
-  });
+  } else version = current ?? (await query.version(d));
+  // Changes exactly when a batch changes the dataset (the version) or the request changes.
+  const etag = `W/"${version}-${createHash('sha1').update(req.url).digest('base64url').slice(0, 16)}"`;
+  reply.header('ETag', etag).header('Cache-Control', cacheControl);
+  if (req.headers['if-none-match'] === etag) return reply.code(304).send();
+  if (parsed.format !== 'json') {
+    // Before the first byte: an ambiguous factor source is a 400, not a broken export.
+    await query.checkAdjust(plan);
+    const rows = query.stream(plan);
+    const body = item ? revisionExport(d, parsed.format, rows) : { fields: plan.select, rows };
+    // Every format through exportBody: the stall timeout, and nothing read ahead of the client.
+    return reply
+      .type(EXPORT_FORMATS[parsed.format].contentType)
+      .send(exportBody(exportStream(parsed.format, body.fields, body.rows), opts.exportStallTimeoutMs));
+  }
+  const page = await query.page(plan, version);
+  const meta = {
+    total: page.total,
+    limit: page.limit,
+    offset: page.offset,
+    has_more: page.hasMore,
+    next_cursor: page.nextCursor,
+    ...(page.adjust ? { adjust: page.adjust } : {}),
+  };
+  let json: string;
+  if (page.rows.kind === 'json') {
+    // Stored row JSON joined into the envelope: the same bytes the response schema produces
+    // (test/query-row-json.test.ts compares them), without a value per field.
+    json = `{"code":0,"message":"ok","data":[${page.rows.rows.join(',')}],"meta":${JSON.stringify(meta)}}`;
+  } else {
+    const data = item ? page.rows.rows.map(item) : page.rows.rows;
+    json = reply.serialize({ code: 0, message: 'ok', data, meta }) as string;
+  }
+  if (!cache.admit(req.url, version)) return reply.type(JSON_TYPE).send(json);
+  const body = Buffer.from(json);
+  cache.set(req.url, { version, etag, body, cacheControl });
+  return reply.type(JSON_TYPE).send(body);
 }

@@ -8,6 +8,8 @@
 export interface CachedPage {
   version: number;
   etag: string;
+  /** Absent: "private, no-cache". */
+  cacheControl?: string;
   /** UTF-8 bytes: written to the socket as they are, with no encoding per response. */
   body: Buffer;
 }

@@ -1,7 +1,7 @@
 import { EventEmitter } from 'node:events';
 import type { Catalog, Dataset } from '../catalog/catalog.js';
 import { AppError } from '../errors.js';
-import type { ApplyResult, BatchRecord, RecordError, Row, Store } from '../storage/store.js';
+import type { ApplyResult, BatchRecord, RecordError, RevertCounts, Row, Store } from '../storage/store.js';
 import { parseBatchRequest, type BatchMeta } from './batch-request.js';
 import { holdsId, outcomeOf, repeatOf, type IngestOutcome, type SameContent } from './batch-registry.js';
 import { matchChecksum } from './checksum.js';
@@ -11,6 +11,13 @@ import { keyString } from '../storage/row-mapping.js';
 import { isCleanText, isPlainObject } from './values.js';
 
 export type { IngestOutcome } from './batch-registry.js';
+
+/** A revert that changed something: what the event stream and the metrics see. */
+export interface RevertEvent extends RevertCounts {
+  batch_id: string;
+  dataset: string;
+  reverted_at: string;
+}
 
 export interface IngestOptions {
   maxRecords: number;
@@ -35,14 +42,17 @@ export const PRUNE_SKIPPED =
  * checksum (422/4220) → batch_id registry (duplicate / 409) → records → one transaction.
  */
 export class IngestService {
-  /** Emits 'batch' (BatchRecord) after every processed batch: for metrics and the event stream. */
+  /**
+   * Emits 'batch' (BatchRecord) after every processed batch and 'revert' (RevertEvent) after
+   * every revert that changed something: for metrics and the event stream.
+   */
   readonly events = new EventEmitter();
   private readonly validators = new Map<string, ReturnType<typeof recordValidator>>();
   private readonly clock: () => Date;
 
   constructor(
     private readonly catalog: Catalog,
-    private readonly store: Pick<Store, 'batches'>,
+    private readonly store: Pick<Store, 'batches' | 'revisions'>,
     private readonly opts: IngestOptions,
   ) {
     this.clock = opts.now ?? (() => new Date());
@@ -133,6 +143,7 @@ export class IngestService {
       duplicate: number,
       pruned: number,
       extraErrors: RecordError[],
+      processedAt = this.clock().toISOString(),
     ): BatchRecord => ({
       ...recordHead(meta, req.checksum),
       status: rejected === 0 ? 'accepted' : accepted + duplicate === 0 ? 'rejected' : 'partial',
@@ -142,7 +153,8 @@ export class IngestService {
       pruned,
       errors: [...errors, ...extraErrors],
       created_at: receivedAt,
-      processed_at: this.clock().toISOString(),
+      processed_at: processedAt,
+      reverted_at: null,
     });
 
     if (rejected > 0 && rejected === records.length) {
@@ -161,6 +173,7 @@ export class IngestService {
             ? { partitionValue: dataset.partition ? meta.business_date : null, source: meta.source }
             : null,
         now: receivedAt,
+        clock: () => this.clock().toISOString(),
       },
       (o) => {
         const record = build(
@@ -168,6 +181,7 @@ export class IngestService {
           o.unchanged + repeated,
           o.pruned,
           skipPrune ? [{ index: null, idempotency_key: null, field: null, reason: PRUNE_SKIPPED }] : [],
+          o.processedAt,
         );
         pauseBeforeCommit(this.opts.pauseBeforeCommitMs ?? 0, meta.batch_id);
         return record;
@@ -180,6 +194,41 @@ export class IngestService {
     const outcome = outcomeOf(result, sameContent);
     if (outcome.kind === 'processed') this.events.emit('batch', outcome.record);
     return outcome;
+  }
+
+  /**
+   * POST /admin/api/batches/{id}/revert: puts back what the batch changed (docs/point-in-time.md).
+   * 404 / 4040 unknown; 409 / 4092 a later batch changed some of its rows (up to 100 keys
+   * listed); 409 / 4093 what it replaced is not kept. Already reverted: zero counts.
+   */
+  async revert(batchId: string): Promise<{ record: BatchRecord; counts: RevertCounts }> {
+    const result = isCleanText(batchId)
+      ? await this.store.revisions.revertBatch(batchId, () => this.clock().toISOString())
+      : ({ kind: 'not_found' } as const);
+    switch (result.kind) {
+      case 'not_found':
+        throw new AppError(4040, `batch ${batchId} not found`);
+      case 'conflict':
+        throw new AppError(
+          4092,
+          `revert conflicts with a later batch: ${result.total} of the rows batch ${batchId} changed were changed since`,
+          { extra: { conflicts: result.keys, conflict_count: result.total } },
+        );
+      case 'no_history':
+        throw new AppError(4093, `batch ${batchId} cannot be reverted: ${result.reason}`);
+      case 'reverted': {
+        if (!result.already) {
+          const event: RevertEvent = {
+            batch_id: batchId,
+            dataset: result.record.dataset,
+            reverted_at: result.record.reverted_at ?? '',
+            ...result.counts,
+          };
+          this.events.emit('revert', event);
+        }
+        return { record: result.record, counts: result.counts };
+      }
+    }
   }
 
   async status(batchId: string): Promise<BatchRecord> {

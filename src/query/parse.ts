@@ -36,6 +36,8 @@ export interface ParsedQuery {
   adjust: { method: Exclude<Adjust, 'none'>; anchor: string | null; source: string | null } | null;
   /** Daily bars: the period of each row; `1d` is the daily rows as stored. */
   interval: Interval;
+  /** Point in time, ISO UTC with ms (docs/point-in-time.md); null: now. */
+  asOf: string | null;
 }
 
 export const ADJUST_PARAMS = ['adjust', 'adjust_anchor', 'adjust_source'] as const;
@@ -196,6 +198,16 @@ export function parseQuery(d: Dataset, raw: Record<string, unknown>): ParsedQuer
     throw invalid(`format must be one of: ${FORMATS.join(', ')}`, { parameter: 'format' });
   }
   const cursor = get('cursor') ?? null;
+  const asOfRaw = get('as_of');
+  let asOf: string | null = null;
+  if (asOfRaw !== undefined) {
+    asOf = parseInstant(asOfRaw);
+    if (asOf === null) {
+      throw invalid(`as_of must be an ISO 8601 timestamp with Z or an offset (got "${asOfRaw}")`, {
+        parameter: 'as_of',
+      });
+    }
+  }
   return {
     exact,
     like,
@@ -210,6 +222,7 @@ export function parseQuery(d: Dataset, raw: Record<string, unknown>): ParsedQuer
     cursor,
     adjust,
     interval,
+    asOf,
   };
 }
 
@@ -234,4 +247,13 @@ function parseAdjust(get: (name: string) => string | undefined): ParsedQuery['ad
     throw invalid('adjust_source needs adjust=qfq or adjust=hfq', { parameter: 'adjust_source' });
   if (source === '') throw invalid('adjust_source must not be empty', { parameter: 'adjust_source' });
   return method === 'none' ? null : { method: method as 'qfq' | 'hfq', anchor, source };
+}
+
+/**
+ * An instant as stored revisions compare it: ISO UTC with milliseconds. Finer digits are cut
+ * (never rounded up), since every stored valid_from has whole milliseconds.
+ */
+export function parseInstant(raw: string): string | null {
+  const cut = raw.replace(/(\.\d{3})\d+/, '$1');
+  return normalizeTimestamp(cut);
 }

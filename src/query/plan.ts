@@ -22,6 +22,7 @@ export function planQuery(d: Dataset, p: ParsedQuery, catalog: Catalog = CATALOG
     orderBy,
     limit: p.limit,
     offset: p.offset,
+    ...(p.asOf !== null ? { asOf: p.asOf } : {}),
   };
   const bars = barsPlan(d, p, catalog);
   if (bars) plan.bars = bars;
@@ -44,5 +45,6 @@ export function filterKey(plan: QueryPlan): string {
   const bars = plan.bars
     ? `|${plan.bars.interval ?? '1d'}|${a ? JSON.stringify([a.method, a.anchor, a.source]) : 'none'}`
     : '';
-  return `${plan.dataset.name}|${where}${bars}`;
+  const history = plan.trail ? '|trail' : plan.asOf !== undefined ? `|as_of=${plan.asOf}` : '';
+  return `${plan.dataset.name}|${where}${bars}${history}`;
 }

@@ -4,6 +4,15 @@ import type { QueryPlan, Store, Value } from '../storage/store.js';
 import { parseQuery, type ParsedQuery } from './parse.js';
 import { filterKey, planQuery } from './plan.js';
 import { decodeCursor, encodeCursor } from './cursor.js';
+import { AppError } from '../errors.js';
+import { parseRevisionQuery } from './revision-query.js';
+
+export interface QueryOptions {
+  /** MDS_REVISIONS_KEEP_DAYS: an as_of earlier than now minus this many days is refused (4005). */
+  revisionsKeepDays?: number | undefined;
+  /** Clock (ms), injectable for tests. */
+  now?: () => number;
+}
 
 /**
  * A page's rows, either as objects (a `fields=` projection) or, for whole rows, each as its
@@ -58,13 +67,44 @@ export class QueryService {
   constructor(
     private readonly store: Pick<Store, 'datasets'>,
     private readonly catalog: Catalog = CATALOG,
+    private readonly opts: QueryOptions = {},
   ) {}
 
   parse(d: Dataset, raw: Record<string, unknown>): { parsed: ParsedQuery; plan: QueryPlan } {
     const parsed = parseQuery(d, raw);
+    if (parsed.asOf !== null) this.checkHorizon(parsed.asOf);
     const plan = planQuery(d, parsed, this.catalog);
     if (parsed.cursor !== null) plan.after = decodeCursor(plan, parsed.cursor);
     return { parsed, plan };
+  }
+
+  /** The revision trail's parameters and plan (revision-query.ts). */
+  parseTrail(d: Dataset, raw: Record<string, unknown>): { parsed: ParsedQuery; plan: QueryPlan } {
+    const { parsed, plan } = parseRevisionQuery(d, raw);
+    if (parsed.cursor !== null) plan.after = decodeCursor(plan, parsed.cursor);
+    return { parsed, plan };
+  }
+
+  /**
+   * The earliest instant whose revisions are all kept (null: all are kept). Retention removes
+   * revisions that ended before it, so any as_of at or after it is answered exactly.
+   */
+  horizon(): string | null {
+    const days = this.opts.revisionsKeepDays;
+    if (days === undefined) return null;
+    return new Date((this.opts.now ?? Date.now)() - days * 86_400_000).toISOString();
+  }
+
+  /** 400 / 4005 naming the horizon when `at` is before it. */
+  checkHorizon(at: string): void {
+    const horizon = this.horizon();
+    if (horizon !== null && at < horizon) {
+      throw new AppError(
+        4005,
+        `as_of ${at} is earlier than the retention horizon ${horizon} (MDS_REVISIONS_KEEP_DAYS=${this.opts.revisionsKeepDays})`,
+        { extra: { parameter: 'as_of', horizon } },
+      );
+    }
   }
 
   version(d: Dataset): Promise<number> {
@@ -131,6 +171,11 @@ export class QueryService {
     if (this.factorCodes.size >= TOTAL_CACHE_SIZE) this.factorCodes.clear();
     this.factorCodes.set(key, { version, codes });
     return codes;
+  }
+
+  /** The version and the time of the dataset's last change. */
+  state(d: Dataset): Promise<{ version: number; changedAt: string | null }> {
+    return this.store.datasets.datasetState(d.name);
   }
 
   async page(plan: QueryPlan, version: number): Promise<QueryPage> {

@@ -5,10 +5,12 @@ import {
   ident,
   keysetPredicate,
   orderTerm,
+  planTable,
   q,
   raw,
   selectParts,
   sql,
+  validAt,
   whereConditions,
   type Dialect,
   type SelectParts,
@@ -68,12 +70,15 @@ function factorLookup(plan: QueryPlan, date: Sql | null): Sql {
   const fs = adjust.factors.factors;
   if (!fs) throw new Error(`${adjust.factors.name} declares no factors`);
   const src = adjust.factors.sourceField;
+  // Under as_of, the factors as they were known at that instant too (docs/point-in-time.md).
+  const factorTable = planTable({ ...plan, dataset: adjust.factors });
+  const known = plan.asOf !== undefined ? sql` AND ${validAt('"x".', plan.asOf)}` : raw('');
   const one = (cond: Sql, dir: 'ASC' | 'DESC'): Sql => {
     const source =
       adjust.source !== null && src ? sql` AND "x".${ident(src.name)} = ${adjust.source}` : raw('');
-    return sql`(SELECT "x".${ident(fs.value.name)} FROM ${ident(adjust.factors.name)} AS "x" WHERE "x".${ident(
+    return sql`(SELECT "x".${ident(fs.value.name)} FROM ${factorTable} AS "x" WHERE "x".${ident(
       fs.code.name,
-    )} = "t".${ident(daily.code.name)}${source}${cond} ORDER BY "x".${ident(fs.date.name)} ${raw(dir)} LIMIT 1)`;
+    )} = "t".${ident(daily.code.name)}${source}${known}${cond} ORDER BY "x".${ident(fs.date.name)} ${raw(dir)} LIMIT 1)`;
   };
   if (date === null) return one(raw(''), 'DESC');
   const asOf = one(sql` AND "x".${ident(fs.date.name)} <= ${date}`, 'DESC');
@@ -171,9 +176,9 @@ function barsSelectParts(plan: QueryPlan, dialect: Dialect, paged: boolean): Sel
   let source: Sql;
   if (inner) {
     const where = conditions && keyset ? sql`${conditions} AND (${keyset})` : (conditions ?? keyset);
-    source = sql`SELECT ${cols} FROM ${ident(plan.dataset.name)}${where ? sql` WHERE ${where}` : raw('')} ORDER BY ${orderBy}${page ?? raw('')}`;
+    source = sql`SELECT ${cols} FROM ${planTable(plan)}${where ? sql` WHERE ${where}` : raw('')} ORDER BY ${orderBy}${page ?? raw('')}`;
   } else {
-    source = sql`SELECT ${cols} FROM ${ident(plan.dataset.name)}${conditions ? sql` WHERE ${conditions}` : raw('')}`;
+    source = sql`SELECT ${cols} FROM ${planTable(plan)}${conditions ? sql` WHERE ${conditions}` : raw('')}`;
   }
   const daily = plan.dataset.daily;
   if (bars.adjust && daily) {
@@ -214,7 +219,7 @@ export function planCountSql(plan: QueryPlan, dialect: Dialect): Sql {
   if (!daily || !interval) return countSql(plan, dialect);
   const group = daily.group.map((f) => q(f.name)).join(', ');
   const where = whereConditions(plan, dialect);
-  return sql`SELECT count(*) AS n FROM (SELECT DISTINCT ${raw(`${group}, ${periodKey(interval, q(daily.date.name), dialect)}`)} AS "_p" FROM ${ident(
-    plan.dataset.name,
+  return sql`SELECT count(*) AS n FROM (SELECT DISTINCT ${raw(`${group}, ${periodKey(interval, q(daily.date.name), dialect)}`)} AS "_p" FROM ${planTable(
+    plan,
   )}${where ? sql` WHERE ${where}` : raw('')}) AS "g"`;
 }

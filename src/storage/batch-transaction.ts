@@ -3,13 +3,14 @@ import type { Tx } from './db.js';
 import { batchFromRow, batchToParams } from './row-mapping.js';
 import { BATCH_COLUMNS } from './internal-tables.js';
 import { join, pruneSql, raw, sql } from './sql.js';
+import { collectPrunedSql, recordChanges } from './revisions.js';
 import type { Step } from './step.js';
 import type { ApplyResult, BatchRecord, WriteBatch, WriteOutcome } from './store.js';
 
 /**
  * The batch transaction, written once for both backends over the small per-dialect `Tx`
- * (db.ts): claim the batch_id → write the rows → prune a full snapshot → finish the record →
- * bump the dataset's version → save the record. All or nothing: `Db.transaction` commits only
+ * (db.ts): claim the batch_id → write the rows → prune a full snapshot → stamp the changes as
+ * revisions and bump the dataset's version (revisions.ts) → finish the record → save it. All or nothing: `Db.transaction` commits only
  * when the step returns.
  */
 export function* batchTransaction(
@@ -19,14 +20,22 @@ export function* batchTransaction(
 ): Step<ApplyResult> {
   const claimed = yield* claim(tx, batch.batchId);
   if (claimed) return claimed;
-  const written = yield* tx.writeRows(batch);
-  // Whatever must follow each row change inside the batch's transaction (a revision history)
-  // belongs here, after the write and before the prune; both backends run it.
-  const pruned = batch.prune
-    ? yield* tx.run(pruneSql(batch.dataset, batch.prune, yield* tx.batchKeys(batch)))
-    : 0;
-  const record = finish({ written, unchanged: batch.rows.length - written, pruned });
-  if (written + pruned > 0) yield* bumpVersion(tx, batch.dataset.name, batch.batchId, record.processed_at);
+  const { written, changes } = yield* tx.writeRows(batch);
+  let pruned = 0;
+  if (batch.prune) {
+    const keys = yield* tx.batchKeys(batch);
+    // The rows about to go, as they are, for their revisions; then the prune itself.
+    yield* tx.run(collectPrunedSql(batch.dataset, batch.prune, keys, changes));
+    pruned = yield* tx.run(pruneSql(batch.dataset, batch.prune, keys));
+  }
+  // Every change becomes a revision in this transaction, stamped with the batch's processed_at
+  // (which also bumps the dataset's version); a batch that changed nothing writes none.
+  const processedAt =
+    written + pruned > 0 ? yield* recordChanges(tx, batch, changes) : (batch.clock?.() ?? batch.now);
+  const record = {
+    ...finish({ written, unchanged: batch.rows.length - written, pruned, processedAt }),
+    processed_at: processedAt,
+  };
   yield* insertRecord(tx, record);
   return { kind: 'applied', record };
 }
@@ -50,14 +59,6 @@ function* claim(tx: Tx, batchId: string): Step<ApplyResult | null> {
   if (holdsId(prior)) return { kind: 'exists', record: prior };
   if (prior) yield* tx.run(sql`DELETE FROM mds_batches WHERE batch_id = ${batchId}`);
   return null;
-}
-
-function* bumpVersion(tx: Tx, dataset: string, batchId: string, at: string): Step<void> {
-  yield* tx.run(
-    sql`INSERT INTO mds_dataset_state (dataset, version, last_batch_id, last_batch_at) VALUES (${dataset}, 1, ${batchId}, ${at})
-       ON CONFLICT (dataset) DO UPDATE SET version = mds_dataset_state.version + 1,
-       last_batch_id = excluded.last_batch_id, last_batch_at = excluded.last_batch_at`,
-  );
 }
 
 function* insertRecord(tx: Tx, record: BatchRecord): Step<void> {

@@ -70,6 +70,15 @@ export class SqlDatasetStore implements DatasetStore {
     return v === undefined ? 0 : Number(v);
   }
 
+  /** The version and the processed_at of the dataset's last change (null: never changed). */
+  async datasetState(dataset: string): Promise<{ version: number; changedAt: string | null }> {
+    const [r] = await this.db.rows(
+      sql`SELECT version, last_batch_at FROM mds_dataset_state WHERE dataset = ${dataset}`,
+      { prepared: true },
+    );
+    return { version: r ? Number(r.version) : 0, changedAt: (r?.last_batch_at as string | null) ?? null };
+  }
+
   async coverage(): Promise<DatasetCoverage[]> {
     // One statement (one snapshot) for every dataset.
     const parts = this.catalog.datasets.map((d, i) => {

@@ -52,10 +52,15 @@ export interface Tx {
   lockMigration(): Step<void>;
   /**
    * Upserts the batch's rows (statement: sql.ts upsertColumns / upsertConflictClause);
-   * returns how many were inserted or changed. SQLite: one prepared upsert per row;
-   * PostgreSQL: binary COPY into a staging table, then one set-based upsert.
+   * returns how many were inserted or changed, and the name of a fresh table of this
+   * transaction holding each of them as written (revisions.ts changesColumns, deleted = 0), for
+   * their revisions. SQLite: one prepared upsert per row, RETURNING what it wrote;
+   * PostgreSQL: binary COPY into a staging table, then one set-based upsert whose RETURNING
+   * feeds the table.
    */
-  writeRows(batch: WriteBatch): Step<number>;
+  writeRows(batch: WriteBatch): Step<{ written: number; changes: string }>;
+  /** After a bulk fill of a temporary table: lets the planner see its size (PostgreSQL: ANALYZE). */
+  analyze(table: string): Step<void>;
   /** Makes the batch's keys readable as a table for `pruneSql`; returns its name. */
   batchKeys(batch: WriteBatch): Step<string>;
   /** Rebuilds every row's JSON (row-json.ts) from its columns, in bounded chunks. */

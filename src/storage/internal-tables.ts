@@ -51,6 +51,8 @@ export const INTERNAL_TABLES: readonly TableSpec[] = [
       text('errors'),
       text('created_at'),
       text('processed_at'),
+      // When the batch was reverted (docs/point-in-time.md); null until then.
+      text('reverted_at', false),
     ],
     ['batch_id'],
     {

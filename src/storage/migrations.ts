@@ -2,6 +2,8 @@ import type { Catalog } from '../catalog/catalog.js';
 import type { Db, Tx } from './db.js';
 import { INTERNAL_TABLES, MIGRATIONS_TABLE } from './internal-tables.js';
 import { rowShape } from './row-json.js';
+import { baselineSql } from './revisions.js';
+import { revisionTable, revisionTableName } from './revision-schema.js';
 import { catalogTables, type TableSpec } from './schema.js';
 import { createTableStatements, q, raw, sql } from './sql.js';
 import type { Step } from './step.js';
@@ -25,7 +27,7 @@ interface Migration {
   version: number;
   name: string;
   /** Data changes that declarations cannot express; runs after the tables match their declarations. */
-  up?: (tx: Tx) => Step<void>;
+  up?: (tx: Tx, catalog: Catalog) => Step<void>;
 }
 
 /**
@@ -36,6 +38,16 @@ interface Migration {
 export const MIGRATIONS: readonly Migration[] = [
   { version: 1, name: 'release 0.1: batches, dataset state, keys, key usage; dataset tables with row JSON' },
   { version: 2, name: 'schema versions (mds_migrations) and row shapes per dataset (mds_dataset_shapes)' },
+  {
+    version: 3,
+    name: 'revision history (mds_rev_<dataset>, mds_batches.reverted_at); stored rows get a baseline revision',
+    // Rows stored before history existed: one revision each, valid from this upgrade, so that no
+    // as_of earlier than the upgrade claims values the service had not kept (docs/point-in-time.md).
+    *up(tx, catalog) {
+      const at = new Date().toISOString();
+      for (const d of catalog.datasets) yield* tx.run(baselineSql(d, at));
+    },
+  },
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS[MIGRATIONS.length - 1]?.version ?? 0;
@@ -54,12 +66,16 @@ export function migrate(db: Db, catalog: Catalog): Promise<void> {
       );
     }
 
-    const grown = yield* syncTables(tx, [...INTERNAL_TABLES, ...catalogTables(catalog)]);
+    const grown = yield* syncTables(tx, [
+      ...INTERNAL_TABLES,
+      ...catalogTables(catalog),
+      ...catalog.datasets.map(revisionTable),
+    ]);
 
     const now = new Date().toISOString();
     for (const m of MIGRATIONS) {
       if (m.version <= from) continue;
-      if (m.up) yield* m.up(tx);
+      if (m.up) yield* m.up(tx, catalog);
       yield* tx.run(
         sql`INSERT INTO mds_migrations (version, name, applied_at) VALUES (${m.version}, ${m.name}, ${now})`,
       );
@@ -73,6 +89,8 @@ export function migrate(db: Db, catalog: Catalog): Promise<void> {
       // Rows written under another declaration, before shapes were recorded, or before the
       // JSON column existed: rebuilt.
       yield* tx.refillRowJson(d);
+      // Revisions keep their row's JSON too: the same shape, so as_of pages follow the catalog.
+      yield* tx.refillRowJson({ ...d, name: revisionTableName(d) });
       yield* tx.run(
         sql`INSERT INTO mds_dataset_shapes (dataset, row_shape) VALUES (${d.name}, ${shape})
            ON CONFLICT (dataset) DO UPDATE SET row_shape = excluded.row_shape`,

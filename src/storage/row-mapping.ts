@@ -29,10 +29,11 @@ export function batchFromRow(r: DbRow): BatchRecord {
     errors: JSON.parse(String(r.errors)) as RecordError[],
     created_at: String(r.created_at),
     processed_at: String(r.processed_at),
+    reverted_at: strOrNull(r.reverted_at),
   };
 }
 
-export function batchToParams(b: BatchRecord): (string | number)[] {
+export function batchToParams(b: BatchRecord): (string | number | null)[] {
   return BATCH_COLUMNS.map((c) => (c === 'errors' ? JSON.stringify(b.errors) : b[c]));
 }
 

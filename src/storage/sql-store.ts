@@ -4,7 +4,8 @@ import { SqlDatasetStore } from './dataset-store.js';
 import type { Db } from './db.js';
 import { SqlKeyStore } from './key-store.js';
 import { migrate } from './migrations.js';
-import type { BatchStore, DatasetStore, KeyStore, Store } from './store.js';
+import { SqlRevisionStore } from './revision-store.js';
+import type { BatchStore, DatasetStore, KeyStore, RevisionStore, Store } from './store.js';
 
 /** The store of a backend: its parts over one executor, composed for wiring. */
 export class SqlStore implements Store {
@@ -12,6 +13,7 @@ export class SqlStore implements Store {
   readonly datasets: DatasetStore;
   readonly batches: BatchStore;
   readonly keys: KeyStore;
+  readonly revisions: RevisionStore;
 
   constructor(
     private readonly catalog: Catalog,
@@ -21,6 +23,7 @@ export class SqlStore implements Store {
     this.datasets = new SqlDatasetStore(db, catalog);
     this.batches = new SqlBatchStore(db);
     this.keys = new SqlKeyStore(db);
+    this.revisions = new SqlRevisionStore(db, catalog);
   }
 
   migrate(): Promise<void> {

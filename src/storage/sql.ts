@@ -3,6 +3,7 @@ import type { Dataset } from '../catalog/catalog.js';
 import type { QueryPlan, Value } from './store.js';
 import type { TableSpec } from './schema.js';
 import { ROW_JSON_COLUMN } from './row-json.js';
+import { REV_FROM, REV_OP, REV_TO, revisionTableName } from './revision-schema.js';
 
 /**
  * The shared statement builder. Statements are written once, as fragments (`sql` below), and
@@ -116,6 +117,8 @@ export interface Dialect {
   weekStart(col: string): string;
   /** Appended to a subquery so the planner keeps it as written: evaluated once per row, not inlined. */
   subqueryFence: string;
+  /** The physical row id column (retention deletes in bounded steps by it). */
+  rowId: string;
 }
 
 export const SQLITE: Dialect = {
@@ -142,6 +145,7 @@ export const SQLITE: Dialect = {
   weekStart: (col) => `date(${col}, 'weekday 0', '-6 days')`,
   // A subquery with OFFSET is not flattened into its parent (SQLite's rule); LIMIT -1: no limit.
   subqueryFence: ' LIMIT -1 OFFSET 0',
+  rowId: 'rowid',
 };
 
 // Text sorts and compares by code point (COLLATE "C"), as in SQLite, whatever the database's
@@ -170,10 +174,25 @@ export const POSTGRES: Dialect = {
   weekStart: (col) => `to_char(date_trunc('week', (${col})::date), 'YYYY-MM-DD')`,
   // OFFSET 0 keeps a subquery from being pulled up into its parent.
   subqueryFence: ' OFFSET 0',
+  rowId: 'ctid',
 };
 
+/**
+ * "The revision (columns prefixed `alias`) was the row at instant `at`": valid then and not a
+ * deletion. The revision indexes on (…, valid_from) bound the first term; the rest is checked
+ * on the few revisions of each key.
+ */
+export function validAt(alias: string, at: string): Sql {
+  const col = (c: string): Sql => raw(`${alias}${q(c)}`);
+  return sql`${col(REV_FROM)} <= ${at} AND (${col(REV_TO)} IS NULL OR ${col(REV_TO)} > ${at}) AND ${col(REV_OP)} <> 'delete'`;
+}
+
+/** The table a plan reads: the dataset's, or its revision table for `as_of` and the trail. */
+export function planTable(plan: QueryPlan): Sql {
+  return ident(plan.asOf !== undefined || plan.trail ? revisionTableName(plan.dataset) : plan.dataset.name);
+}
+
 export function whereConditions(plan: QueryPlan, dialect: Dialect): Sql | null {
-  if (plan.where.length === 0) return null;
   const parts = plan.where.map((c) => {
     const col = ident(c.field.name);
     switch (c.op) {
@@ -188,6 +207,8 @@ export function whereConditions(plan: QueryPlan, dialect: Dialect): Sql | null {
         return dialect.contains(col, sql`${typeof c.value === 'string' ? c.value.toLowerCase() : c.value}`);
     }
   });
+  if (plan.asOf !== undefined) parts.push(validAt('', plan.asOf));
+  if (parts.length === 0) return null;
   return join(parts, ' AND ');
 }
 
@@ -243,7 +264,7 @@ export function selectParts(plan: QueryPlan, dialect: Dialect, paged = true, jso
   const keyset = keysetPredicate(plan);
   return {
     columns,
-    from: ident(plan.dataset.name),
+    from: planTable(plan),
     where: conditions && keyset ? sql`${conditions} AND (${keyset})` : (conditions ?? keyset),
     orderBy: raw(plan.orderBy.map(orderTerm).join(', ')),
     page: paged ? sql` LIMIT ${plan.limit} OFFSET ${plan.offset}` : null,
@@ -254,7 +275,7 @@ export function selectParts(plan: QueryPlan, dialect: Dialect, paged = true, jso
 /** The count of a plan's rows (its filters; not its keyset position). */
 export function countSql(plan: QueryPlan, dialect: Dialect): Sql {
   const where = whereConditions(plan, dialect);
-  return sql`SELECT count(*) AS n FROM ${ident(plan.dataset.name)}${where ? sql` WHERE ${where}` : raw('')}`;
+  return sql`SELECT count(*) AS n FROM ${planTable(plan)}${where ? sql` WHERE ${where}` : raw('')}`;
 }
 
 export function selectStatement(plan: QueryPlan, dialect: Dialect, paged = true, json = false): Statement {
@@ -324,7 +345,12 @@ export function upsertConflictClause(d: Dataset, dialect: Dialect, target: strin
  * batch's source, when the dataset has one) whose key is not among the batch's keys, which the
  * dialect has put in table `keys` (PostgreSQL: its staging table; SQLite: a temporary key table).
  */
-export function pruneSql(
+/**
+ * The full-snapshot prune's condition on table alias `t`: the partition's rows (of the batch's
+ * source, when the dataset has one) whose key is not among the batch's keys, which the dialect
+ * has put in table `keys` (PostgreSQL: its staging table; SQLite: a temporary key table).
+ */
+export function pruneWhere(
   d: Dataset,
   prune: { partitionValue: string | null; source: string | null },
   keys: string,
@@ -334,5 +360,14 @@ export function pruneSql(
   if (d.sourceField) where.push(sql`t.${ident(d.sourceField.name)} = ${prune.source}`);
   const same = d.key.map((k) => `s.${q(k.name)} = t.${q(k.name)}`).join(' AND ');
   where.push(raw(`NOT EXISTS (SELECT 1 FROM ${keys} AS s WHERE ${same})`));
-  return sql`DELETE FROM ${ident(d.name)} AS t WHERE ${join(where, ' AND ')}`;
+  return join(where, ' AND ');
+}
+
+/** The full-snapshot prune, one statement for both dialects (see pruneWhere). */
+export function pruneSql(
+  d: Dataset,
+  prune: { partitionValue: string | null; source: string | null },
+  keys: string,
+): Sql {
+  return sql`DELETE FROM ${ident(d.name)} AS t WHERE ${pruneWhere(d, prune, keys)}`;
 }

@@ -41,7 +41,10 @@ export interface BatchRecord {
   pruned: number;
   errors: RecordError[];
   created_at: string;
+  /** Also the `valid_from` of every revision the batch wrote. */
   processed_at: string;
+  /** When the batch was reverted (POST /admin/api/batches/{id}/revert); null until then. */
+  reverted_at: string | null;
 }
 
 export interface WriteBatch {
@@ -58,6 +61,12 @@ export interface WriteBatch {
   prune: { partitionValue: string | null; source: string | null } | null;
   /** The transaction's time, ISO UTC: created_at of new rows. */
   now: string;
+  /**
+   * The clock for `processed_at` (default: `now`). A batch that changes rows gets the later of
+   * this and 1 ms after the dataset's last change, taken under the dataset's lock, so that
+   * revisions of a key are ordered as their batches committed, whatever the instances' clocks.
+   */
+  clock?: () => string;
 }
 
 export interface WriteOutcome {
@@ -66,6 +75,33 @@ export interface WriteOutcome {
   /** Rows identical to what was stored (nothing written). */
   unchanged: number;
   pruned: number;
+  /** The batch's processed_at: the valid_from of its revisions. The store keeps this value. */
+  processedAt: string;
+}
+
+export interface RevertCounts {
+  /** Rows the batch deleted (full-snapshot prune) that came back. */
+  restored: number;
+  /** Rows the batch updated that got their earlier values back. */
+  updated: number;
+  /** Rows the batch inserted that were deleted. */
+  deleted: number;
+}
+
+export type RevertResult =
+  | { kind: 'not_found' }
+  /** `already`: the batch had been reverted before; nothing changed and the counts are zero. */
+  | { kind: 'reverted'; record: BatchRecord; counts: RevertCounts; already: boolean }
+  /** A later batch changed some of the rows: up to 100 of their keys (api names), and how many. */
+  | { kind: 'conflict'; keys: Record<string, Value>[]; total: number }
+  /** What the batch replaced is not known (processed before history began, or removed by retention). */
+  | { kind: 'no_history'; reason: string };
+
+/** What a batch changed, for the dashboard: counts per op and a sample with the values before. */
+export interface BatchChanges {
+  counts: Record<'insert' | 'update' | 'delete', number>;
+  /** Row JSON texts (api names, created_at included); `before` null for an insert. */
+  sample: { op: string; before: string | null; after: string }[];
 }
 
 export type ApplyResult =
@@ -118,6 +154,13 @@ export interface QueryPlan {
   bars?: BarsPlan;
   /** Distinct rows of the selected fields (plan.orderBy must be on selected fields). */
   distinct?: boolean;
+  /**
+   * Point in time (ISO UTC, ms): the rows as they were at this instant, read from the revision
+   * table (revision-schema.ts) with the same filters, order and paging.
+   */
+  asOf?: string;
+  /** The revision trail: every kept revision; `where`/`orderBy`/`select` may use REVISION_FIELDS. */
+  trail?: boolean;
 }
 
 export interface QueryResult {
@@ -199,6 +242,8 @@ export interface DatasetStore {
   queryJson(plan: QueryPlan, withTotal: boolean): Promise<QueryJsonResult>;
   /** A number that changes whenever a batch changes the dataset's rows (ETag, caches). */
   datasetVersion(dataset: string): Promise<number>;
+  /** The version and the processed_at of the dataset's last change (null: never changed). */
+  datasetState(dataset: string): Promise<{ version: number; changedAt: string | null }>;
   coverage(): Promise<DatasetCoverage[]>;
 }
 
@@ -216,6 +261,22 @@ export interface BatchStore {
   /** Deletes status records processed before `before` (ISO). Returns how many. */
   purgeBatches(before: string): Promise<number>;
   listBatches(filter: BatchListFilter): Promise<BatchRecord[]>;
+}
+
+/** Revision history beyond what the batch transaction writes (revision-store.ts). */
+export interface RevisionStore {
+  /**
+   * Puts back what the batch changed, as new revisions of batch `revert:<id>`, in one
+   * transaction; or refuses (conflict, no history) changing nothing. `clock`: ISO now.
+   */
+  revertBatch(batchId: string, clock: () => string): Promise<RevertResult>;
+  /** The revisions a batch wrote: counts per op and up to `sample` of them with the values before. */
+  batchChanges(record: BatchRecord, sample: number): Promise<BatchChanges>;
+  /**
+   * Deletes revisions whose valid_to is before `before` (ISO), in bounded steps; a dataset that
+   * lost some gets a new version (its trail changed). Returns how many.
+   */
+  purgeRevisions(before: string): Promise<number>;
 }
 
 export interface UsageEntry {
@@ -250,6 +311,8 @@ export interface Store {
   readonly batches: BatchStore;
   /** API keys and their usage. */
   readonly keys: KeyStore;
+  /** Revert, change summaries and retention of the revision history. */
+  readonly revisions: RevisionStore;
   /** Creates or upgrades tables and indexes from the catalog. Idempotent. */
   migrate(): Promise<void>;
   /** Resolves while the database answers. */

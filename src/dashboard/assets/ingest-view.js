@@ -1,4 +1,5 @@
-// Ingest: recent batches, filtered by dataset and status; a batch's record errors on click.
+// Ingest: recent batches, filtered by dataset and status; on click, a batch's record errors, what
+// it changed (revisions per op, a sample of values before and after) and Revert.
 
 import {
   h,
@@ -48,7 +49,70 @@ function errorsTable(errors) {
   );
 }
 
-function detail(b) {
+/** The fields whose values differ between two row objects (created_at aside), as "f: a → b". */
+function differences(before, after) {
+  if (!before) return 'new row';
+  const out = [];
+  for (const [k, v] of Object.entries(after)) {
+    if (k === 'created_at' || JSON.stringify(before[k]) === JSON.stringify(v)) continue;
+    out.push(`${k}: ${JSON.stringify(before[k])} → ${JSON.stringify(v)}`);
+  }
+  return out.length ? out.join('; ') : 'no field changed';
+}
+
+function changesSection(c, b, onRevert) {
+  if (c instanceof Error) return errorBox('Could not load what the batch changed', c);
+  const total = c.counts.insert + c.counts.update + c.counts.delete;
+  const summary = h(
+    'p',
+    { class: 'changes-counts' },
+    `${num(c.counts.insert)} inserted · ${num(c.counts.update)} updated · ${num(c.counts.delete)} deleted`,
+  );
+  const sample =
+    c.sample.length === 0
+      ? h('p', {
+          class: 'muted',
+          text: 'This batch changed no row (every record was a duplicate or rejected).',
+        })
+      : table(
+          ['Op', 'Key', 'Before → after'],
+          c.sample.map((s) =>
+            h(
+              'tr',
+              {},
+              h('td', {}, badge(s.op)),
+              h('td', { class: 'mono nowrap', text: Object.values(s.key).join(' · ') }),
+              h('td', {
+                class: 'mono small',
+                text: s.op === 'delete' ? 'deleted (full-snapshot prune)' : differences(s.before, s.after),
+              }),
+            ),
+          ),
+          { class: 'changes-table' },
+        );
+  const revert = b.reverted_at
+    ? h('p', { class: 'muted', text: `Reverted ${localTime(b.reverted_at)} (${b.reverted_at}).` })
+    : total > 0
+      ? h('button', {
+          type: 'button',
+          class: 'danger',
+          id: 'revert-batch',
+          text: 'Revert batch…',
+          onclick: onRevert,
+        })
+      : null;
+  return [
+    h('h3', { text: `Changes (${num(total)})` }),
+    summary,
+    c.sample.length < total
+      ? h('p', { class: 'muted small', text: `A sample of ${c.sample.length}.` })
+      : null,
+    sample,
+    revert,
+  ];
+}
+
+function detail(b, changes, onRevert) {
   const meta = [
     ['Batch', b.batch_id],
     ['Source', b.source],
@@ -58,6 +122,7 @@ function detail(b) {
     ['Received', `${localTime(b.created_at)}  (${b.created_at})`],
     ['Processed', `${localTime(b.processed_at)}  (${b.processed_at})`],
     ['Pruned rows', num(b.pruned ?? 0)],
+    ['Reverted', b.reverted_at ? `${localTime(b.reverted_at)}  (${b.reverted_at})` : '—'],
   ];
   return h(
     'div',
@@ -67,6 +132,7 @@ function detail(b) {
       { class: 'meta-grid' },
       meta.map(([k, v]) => [h('dt', { text: k }), h('dd', { class: 'mono', text: v })]),
     ),
+    changesSection(changes, b, onRevert),
     h('h3', { text: `Record errors (${num(b.errors.length)})` }),
     errorsTable(b.errors),
   );
@@ -75,12 +141,12 @@ function detail(b) {
 /** Dataset names for the filter; the catalog does not change while the page is open. */
 let datasetNames = null;
 
-export function mountIngest(root, { api, navigate, params }) {
+export function mountIngest(root, { api, dialog, navigate, params }) {
   const filter = { dataset: params.get('dataset') ?? '', status: params.get('status') ?? '' };
   let open = params.get('batch') ?? null; // batch_id whose detail is expanded
   let batches = null;
   let failure = null;
-  const details = new Map(); // batch_id → full record (or Error)
+  const details = new Map(); // batch_id → { record, changes } (or Error)
   const body = h('div', {}, loading());
 
   const setFilter = (k, v) => {
@@ -91,7 +157,9 @@ export function mountIngest(root, { api, navigate, params }) {
 
   const loadDetail = async (id) => {
     try {
-      details.set(id, await api(`batches/${encodeURIComponent(id)}`));
+      const path = `batches/${encodeURIComponent(id)}`;
+      const [record, changes] = await Promise.all([api(path), api(`${path}/changes`).catch((err) => err)]);
+      details.set(id, { record, changes });
     } catch (err) {
       details.set(id, err);
     }
@@ -119,6 +187,25 @@ export function mountIngest(root, { api, navigate, params }) {
     if (open && !details.has(open)) await loadDetail(open);
     render();
   };
+
+  /** Revert with a confirmation; a refusal (a later batch changed the rows) stays in the dialog. */
+  const revert = (b, changes) =>
+    dialog({
+      title: `Revert batch “${b.batch_id}”?`,
+      body: h(
+        'p',
+        {},
+        `Every row it changed gets the version before it back: ${num(changes.counts.insert)} inserted rows are deleted, ` +
+          `${num(changes.counts.update)} updated rows get their earlier values, ${num(changes.counts.delete)} deleted rows come back. ` +
+          `The revert is recorded as batch revert:${b.batch_id}; queries with an earlier as_of still see the batch.`,
+      ),
+      okText: 'Revert batch',
+      danger: true,
+      onOk: async () => {
+        await api(`batches/${encodeURIComponent(b.batch_id)}/revert`, { method: 'POST' });
+        await reload();
+      },
+    });
 
   function controls() {
     return h(
@@ -185,7 +272,11 @@ export function mountIngest(root, { api, navigate, params }) {
     );
     if (!isOpen) return tr;
     const d = details.get(b.batch_id);
-    const content = !d ? loading() : d instanceof Error ? errorBox('Could not load the batch', d) : detail(d);
+    const content = !d
+      ? loading()
+      : d instanceof Error
+        ? errorBox('Could not load the batch', d)
+        : detail(d.record, d.changes, () => revert(d.record, d.changes));
     return [tr, h('tr', { class: 'detail-row' }, h('td', { colspan: 11 }, content))];
   }
 
@@ -218,7 +309,7 @@ export function mountIngest(root, { api, navigate, params }) {
           { class: 'muted small' },
           `${num(batches.length)} most recent${batches.length === LIMIT ? ` (the last ${LIMIT})` : ''} · `,
           counts.map(([s, n]) => `${n} ${s}`).join(' · '),
-          ' · click a batch for its record errors',
+          ' · click a batch for what it changed and its record errors',
         ),
         table(
           [

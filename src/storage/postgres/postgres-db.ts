@@ -6,6 +6,7 @@ import { from as copyFrom } from 'pg-copy-streams';
 import type { Dataset } from '../../catalog/catalog.js';
 import type { Db, DbRow, Tx } from '../db.js';
 import { ROW_JSON_COLUMN, rowJson } from '../row-json.js';
+import { CHANGE_DELETED, changesColumns } from '../revisions.js';
 import { POSTGRES, compile, q, upsertColumns, upsertConflictClause, type Sql } from '../sql.js';
 import { runAsync, wait, type Step } from '../step.js';
 import type { Row, WriteBatch } from '../store.js';
@@ -25,6 +26,8 @@ const TX_ATTEMPTS = 3;
 const GIVEN = '_given';
 /** The batch's staging table (temporary, dropped at commit). */
 const STAGE = 'mds_stage';
+/** The batch's changed rows, for their revisions (revisions.ts). */
+const CHANGES = 'mds_changes';
 
 const statementNames = new Map<string, string>();
 /** A stable prepared-statement name for a statement's text. */
@@ -270,6 +273,13 @@ export class PostgresDb implements Db {
           })(),
         ),
       writeRows: (batch) => wait(this.writeRows(c, batch)),
+      analyze: (table) =>
+        wait(
+          // A fresh temporary table has no statistics: without them the planner guesses its size
+          // and may scan the revision table instead of probing its index per key. The prune
+          // turned nested loops off for this transaction: the probes need them again.
+          c.query(`ANALYZE ${table}; SET LOCAL enable_nestloop = on`).then(() => undefined),
+        ),
       batchKeys: () =>
         wait(
           // The rows just upserted are invisible to the table's statistics, so the planner
@@ -293,22 +303,28 @@ export class PostgresDb implements Db {
         `SELECT ${[...fields, ROW_JSON_COLUMN].map(q).join(', ')}, $1::text FROM ${STAGE} WHERE ${q(GIVEN)} = ${given} ` +
         `ORDER BY ${keyOrder} ` +
         upsertConflictClause(d, POSTGRES, 't', given ? 'TRUE' : 'FALSE');
+      const returned = upsertColumns(d).map(q).join(', ');
+      const collect = (upsert: string): string =>
+        `WITH w AS (${upsert} RETURNING ${returned}) ` +
+        `INSERT INTO ${CHANGES} (${returned}, ${q(CHANGE_DELETED)}) SELECT ${returned}, 0 FROM w`;
       s = {
         // The staging rows are sorted by key (below): room to do that in memory, not on disk,
         // for a 10,000-row batch with its row JSON (PostgreSQL's default work_mem is 4 MB).
         stage:
           `SET LOCAL work_mem = '64MB'; CREATE TEMPORARY TABLE ${STAGE} (` +
           d.fields.map((f) => `${q(f.name)} ${stagingType(f.type)}`).join(', ') +
-          `, ${q(ROW_JSON_COLUMN)} text, ${q(GIVEN)} boolean NOT NULL) ON COMMIT DROP`,
+          `, ${q(ROW_JSON_COLUMN)} text, ${q(GIVEN)} boolean NOT NULL) ON COMMIT DROP; ` +
+          `CREATE TEMPORARY TABLE ${CHANGES} (${changesColumns(d, POSTGRES)}) ON COMMIT DROP`,
         copy: `COPY ${STAGE} (${[...fields, ROW_JSON_COLUMN, GIVEN].map(q).join(', ')}) FROM STDIN (FORMAT binary)`,
-        insert: [insert(true), insert(false)],
+        // Every row written (inserted or changed) lands in the changes table as written.
+        insert: [collect(insert(true)), collect(insert(false))],
       };
       this.batchStatements.set(d.name, s);
     }
     return s;
   }
 
-  private async writeRows(c: Client, batch: WriteBatch): Promise<number> {
+  private async writeRows(c: Client, batch: WriteBatch): Promise<{ written: number; changes: string }> {
     const d = batch.dataset;
     const s = this.statementsFor(d);
     await c.query(s.stage);
@@ -326,7 +342,7 @@ export class PostgresDb implements Db {
     let written = 0;
     if (givenCount > 0) written += (await c.query(s.insert[0], [batch.now])).rowCount ?? 0;
     if (givenCount < batch.rows.length) written += (await c.query(s.insert[1], [batch.now])).rowCount ?? 0;
-    return written;
+    return { written, changes: CHANGES };
   }
 
   /** Every row's JSON rebuilt (inside migrate's transaction). */

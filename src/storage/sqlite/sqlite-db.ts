@@ -5,6 +5,7 @@ import type { Dataset } from '../../catalog/catalog.js';
 import type { Db, DbRow, Tx } from '../db.js';
 import { ROW_JSON_COLUMN, rowJson } from '../row-json.js';
 import { SQLITE, compile, q, upsertColumns, upsertConflictClause, type Sql } from '../sql.js';
+import { CHANGE_DELETED, changesColumns } from '../revisions.js';
 import { now, runSync, type Step } from '../step.js';
 import { StoreUnavailableError, type Row, type Value, type WriteBatch } from '../store.js';
 
@@ -52,7 +53,7 @@ export class SqliteDb implements Db {
   private readonly db: Database.Database;
   private readonly statements = new Map<string, Database.Statement>();
   private readonly reads = new Map<string, RowsStatement>();
-  private readonly upserts = new Map<string, Database.Statement>();
+  private readonly upserts = new Map<string, { upsert: Database.Statement; change: Database.Statement }>();
   private readonly tx: Tx;
 
   constructor(opts: SqliteOptions) {
@@ -160,41 +161,69 @@ export class SqliteDb implements Db {
       lockBatch: () => now(true),
       lockMigration: () => now(undefined),
       writeRows: (batch) => now(this.writeRows(batch)),
+      // SQLite's planner needs no statistics for these small per-batch tables.
+      analyze: () => now(undefined),
       batchKeys: (batch) => now(this.batchKeys(batch)),
       refillRowJson: (d) => now(this.refillRowJson(d)),
     };
   }
 
-  private upsertStatement(d: Dataset): Database.Statement {
+  /** The changes table of a dataset: temporary, this connection's, emptied per batch. */
+  private changesTable(d: Dataset): string {
+    const name = q(`mds_changes_${d.name}`);
+    this.db.exec(`CREATE TEMP TABLE IF NOT EXISTS ${name} (${changesColumns(d, SQLITE)})`);
+    return `temp.${name}`;
+  }
+
+  private upsertStatements(
+    d: Dataset,
+    changes: string,
+  ): { upsert: Database.Statement; change: Database.Statement } {
     let s = this.upserts.get(d.name);
     if (!s) {
       const cols = upsertColumns(d);
-      s = this.db.prepare(
-        `INSERT INTO ${q(d.name)} AS t (${cols.map(q).join(', ')}) VALUES (${cols.map(() => '?').join(', ')}) ` +
-          upsertConflictClause(d, SQLITE, 't', '?'),
-      );
+      const marks = cols.map(() => '?').join(', ');
+      s = {
+        // A row comes back only when it was written: its created_at (kept on update) for the revision.
+        upsert: this.db.prepare(
+          `INSERT INTO ${q(d.name)} AS t (${cols.map(q).join(', ')}) VALUES (${marks}) ` +
+            upsertConflictClause(d, SQLITE, 't', '?') +
+            ` RETURNING ${q('created_at')}`,
+        ),
+        change: this.db.prepare(
+          `INSERT INTO ${changes} (${[...cols, CHANGE_DELETED].map(q).join(', ')}) VALUES (${marks}, 0)`,
+        ),
+      };
       this.upserts.set(d.name, s);
     }
     return s;
   }
 
-  private writeRows(batch: WriteBatch): number {
+  private writeRows(batch: WriteBatch): { written: number; changes: string } {
     const d = batch.dataset;
     const cols = d.fields.map((f) => f.name);
     const json = rowJson(d);
-    const upsert = this.upsertStatement(d);
+    const changes = this.changesTable(d);
+    this.stmt(`DELETE FROM ${changes}`).run();
+    const { upsert, change } = this.upsertStatements(d, changes);
     let written = 0;
     // upsertColumns' order: the fields, the row's JSON, created_at; then "updated_at given".
     const values: Value[] = new Array<Value>(cols.length + 3);
+    const changed: Value[] = new Array<Value>(cols.length + 2);
     for (let i = 0; i < batch.rows.length; i++) {
       const row = batch.rows[i] as Record<string, Value>;
       for (let c = 0; c < cols.length; c++) values[c] = row[cols[c] as string] ?? null;
       values[cols.length] = json(row);
       values[cols.length + 1] = batch.now;
       values[cols.length + 2] = batch.updatedAtGiven[i] ?? 0;
-      written += upsert.run(values).changes;
+      const w = upsert.get(values) as { created_at: string } | undefined;
+      if (w === undefined) continue;
+      written++;
+      for (let c = 0; c <= cols.length; c++) changed[c] = values[c] ?? null;
+      changed[cols.length + 1] = w.created_at;
+      change.run(changed);
     }
-    return written;
+    return { written, changes };
   }
 
   /** The batch's keys in a temporary table of this connection, indexed for the prune's lookups. */
