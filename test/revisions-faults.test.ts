@@ -102,15 +102,17 @@ async function applyAt(store: Store, id: string, close: number, at: string): Pro
   assert.equal(r.kind, 'applied');
 }
 
-/** Removes a revision table, as a database from before history existed had none. */
+/** A database of schema version 2 (before history existed): no revision table, no version 3. */
 async function dropRevisions(backend: Backend, store: Store, databaseUrl: string): Promise<void> {
   if (backend === 'sqlite') {
-    (store as SqliteStore).raw.exec('DROP TABLE "mds_rev_etf_daily"');
+    (store as SqliteStore).raw.exec(
+      'DROP TABLE "mds_rev_etf_daily"; DELETE FROM mds_migrations WHERE version >= 3',
+    );
     return;
   }
   const c = new pg.Client({ connectionString: databaseUrl });
   await c.connect();
-  await c.query('DROP TABLE "mds_rev_etf_daily"');
+  await c.query('DROP TABLE "mds_rev_etf_daily"; DELETE FROM mds_migrations WHERE version >= 3');
   await c.end();
 }
 

@@ -285,6 +285,40 @@ for (const backend of await backends()) {
       assert.equal(unknown.body.code, 4040);
     });
 
+    it('as_of composes with adjust and interval: bars and factors both as they were known then', async () => {
+      const src = uniqueId('adj');
+      const bars = (close: number) =>
+        ['2024-06-03', '2024-06-04', '2024-06-05'].map((d) => etfBar('ADJ1', d, { source: src, close }));
+      const factors = (f: number) =>
+        ['2024-06-03', '2024-06-05'].map((d, i) => ({
+          symbol: 'ADJ1',
+          date: d,
+          adj_factor: f * (i + 1),
+          source: 'adjtest',
+          updated_at: '2024-06-06T00:00:00Z',
+        }));
+      await pushOk(h, batch('etf_daily', bars(10), { source: src }));
+      await pushOk(h, batch('adj_factor', factors(1), { source: 'adjtest' }));
+      const t1 = await after1ms();
+      const url = `${KLINE}?code=ADJ1&source=${src}&adjust=hfq&sort=date&order=asc`;
+      const then = json(await get(h.app, url));
+      // Bars corrected and factors restated afterwards.
+      await pushOk(h, batch('etf_daily', bars(20), { source: src }));
+      await pushOk(h, batch('adj_factor', factors(5), { source: 'adjtest' }));
+      const now = json(await get(h.app, url));
+      assert.notDeepEqual(now.data, then.data);
+      const asOf = json(await get(h.app, `${url}&as_of=${t1}`));
+      assert.deepEqual(asOf.data, then.data);
+      assert.deepEqual(
+        (asOf.data as Json[]).map((r) => r.close),
+        [10, 10, 20],
+      );
+      const monthly = `${KLINE}?code=ADJ1&source=${src}&interval=1M&adjust=hfq`;
+      const monthlyThen = json(await get(h.app, `${monthly}&as_of=${t1}`));
+      assert.equal((monthlyThen.data as Json[])[0]?.close, 20);
+      assert.equal((monthlyThen.meta as Json).total, 1);
+    });
+
     it('refuses a malformed as_of (4001) and an unknown trail dataset (4041)', async () => {
       for (const bad of ['yesterday', '2024-01-01', '2024-13-01T00:00:00Z', '2024-01-01T00:00:00']) {
         const res = await get(h.app, `${KLINE}?as_of=${encodeURIComponent(bad)}`);
