@@ -3,7 +3,7 @@ import { ByteWriter, ParquetWriter } from 'hyparquet-writer';
 import type { Field } from '../catalog/catalog.js';
 import type { Value } from '../storage/store.js';
 import { VERSION } from '../version.js';
-import { nullable, numericConverter, rechunk } from './column-values.js';
+import { nullable, numericConverter, type Converter } from './column-values.js';
 
 /**
  * `format=parquet` (`application/vnd.apache.parquet`): one row group per ROW_GROUP_ROWS rows,
@@ -54,17 +54,30 @@ export function parquetSchema(fields: readonly Field[]): SchemaElement[] {
   return [{ name: 'root', num_children: fields.length }, ...fields.map(element)];
 }
 
-/** One column of a row group, as the writer takes it: JS values, null for absent. */
-function columnValues(f: Field, rows: Record<string, Value>[]): (string | number | bigint | null)[] {
-  const convert = numericConverter(f);
-  if (!convert) return rows.map((r) => (r[f.apiName] ?? null) as string | null);
-  if (f.type === 'integer') {
-    return rows.map((r) => {
-      const x = convert(r[f.apiName] ?? null);
-      return x === null ? null : BigInt(x);
-    });
-  }
-  return rows.map((r) => convert(r[f.apiName] ?? null));
+type Cell = string | number | bigint | null;
+
+/**
+ * Appends rows to the row group's columns, converted to what the writer takes (numbers, BigInt
+ * for int64, text, null): the row objects can be freed chunk by chunk, only columns are held.
+ */
+function appendColumns(
+  fields: readonly Field[],
+  converters: readonly (Converter | null)[],
+  columns: Cell[][],
+  rows: readonly Record<string, Value>[],
+): void {
+  fields.forEach((f, j) => {
+    const col = columns[j] as Cell[];
+    const convert = converters[j];
+    const name = f.apiName;
+    if (!convert) for (const r of rows) col.push((r[name] ?? null) as string | null);
+    else if (f.type === 'integer')
+      for (const r of rows) {
+        const x = convert(r[name] ?? null);
+        col.push(x === null ? null : BigInt(x));
+      }
+    else for (const r of rows) col.push(convert(r[name] ?? null));
+  });
 }
 
 /** The answer as a Parquet file, streamed row group by row group. */
@@ -86,18 +99,28 @@ export function parquetStream(
       writer.index = 0;
       return out;
     };
-    yield take();
-    for await (const rows of rechunk(chunks, ROW_GROUP_ROWS)) {
+    const converters = fields.map(numericConverter);
+    let columns: Cell[][] = fields.map(() => []);
+    const group = async (): Promise<void> => {
       await file.write({
-        columnData: fields.map((f) => ({
+        columnData: fields.map((f, j) => ({
           name: f.apiName,
-          data: columnValues(f, rows),
+          data: columns[j] as Cell[],
           nullable: nullable(f),
         })),
-        rowGroupSize: rows.length,
+        rowGroupSize: (columns[0] as Cell[]).length,
       });
-      yield take();
+      columns = fields.map(() => []);
+    };
+    yield take();
+    for await (const rows of chunks) {
+      appendColumns(fields, converters, columns, rows);
+      if ((columns[0] as Cell[]).length >= ROW_GROUP_ROWS) {
+        await group();
+        yield take();
+      }
     }
+    if ((columns[0] as Cell[]).length > 0) await group();
     await file.finish();
     yield take();
   }
