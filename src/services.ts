@@ -5,6 +5,7 @@ import type { Store } from './storage/store.js';
 import { IngestService } from './ingest/ingest-service.js';
 import { QueryService } from './query/query-service.js';
 import { CoverageCache } from './query/coverage-cache.js';
+import { QualityService } from './query/quality-service.js';
 import { KeyRing } from './access/keyring.js';
 import { AuthFailureGuard } from './access/auth-failures.js';
 import { AdminTokens } from './access/admin-tokens.js';
@@ -35,6 +36,7 @@ export interface Services {
   readonly ingest: IngestService;
   readonly query: QueryService;
   readonly coverage: CoverageCache;
+  readonly quality: QualityService;
   readonly keyring: KeyRing;
   /** Counts query requests per key; metered, so usage is recorded as it counts. */
   readonly limiter: Limiter;
@@ -65,6 +67,7 @@ export async function createServices(deps: ServiceDeps): Promise<Services> {
     }),
     query: new QueryService(store, catalog, { revisionsKeepDays: config.MDS_REVISIONS_KEEP_DAYS }),
     coverage: new CoverageCache(store, catalog),
+    quality: new QualityService(store, catalog),
     keyring: new KeyRing(store, config),
     limiter: metered(baseLimiter, usage),
     keys: new KeyService(store, keyDefaults(config)),

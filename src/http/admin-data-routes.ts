@@ -1,3 +1,4 @@
+import { registerQualityRoute } from './quality-routes.js';
 import type { FastifyInstance } from 'fastify';
 import type { Services } from '../services.js';
 import { AppError, invalid } from '../errors.js';
@@ -111,4 +112,7 @@ export function registerAdminDataRoutes(app: FastifyInstance, services: Services
     message: 'ok',
     data: await coverage.get(),
   }));
+
+  // The dashboard's coverage drill-down: the same report as /api/v1/quality/{dataset}.
+  registerQualityRoute(app, '/admin/api/quality/:dataset', services.quality);
 }

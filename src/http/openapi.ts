@@ -3,6 +3,7 @@ import { ERRORS, type ErrorCode } from '../errors.js';
 import { ErrorSchema, QueryErrorSchema } from '../contract/envelope.js';
 import { serviceOperations, type ApiOperation, type ApiResponse, type Auth } from './api-operations.js';
 import { queryOperations } from './query-operations.js';
+import { qualityOperations } from './quality-operations.js';
 
 /**
  * The OpenAPI 3.1 document, assembled from data: the operations (api-operations.ts and the
@@ -130,7 +131,7 @@ export function openApiDocument(catalog: Catalog, version: string): Obj {
   const components: Obj = {};
   const emit = emitter(components);
   const paths: Record<string, Obj> = {};
-  const ops = [...queryOperations(catalog), ...serviceOperations(catalog)];
+  const ops = [...queryOperations(catalog), ...qualityOperations(catalog), ...serviceOperations(catalog)];
   for (const op of ops) {
     const item = (paths[op.path] ??= {});
     item[op.method] = {

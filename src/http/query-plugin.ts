@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import type { Services } from '../services.js';
 import { authHook } from './auth-hook.js';
 import { registerQueryRoutes } from './query-routes.js';
+import { registerQualityRoute } from './quality-routes.js';
 
 /**
  * The query API: one route per catalog dataset, behind a query key, its rate limit and quota.
@@ -14,4 +15,5 @@ export async function queryPlugin(app: FastifyInstance, { services }: { services
   registerQueryRoutes(app, services.catalog, services.query, {
     exportStallTimeoutMs: services.config.MDS_EXPORT_STALL_TIMEOUT_MS,
   });
+  registerQualityRoute(app, '/api/v1/quality/:dataset', services.quality);
 }

@@ -2,7 +2,17 @@ import type { Catalog } from '../catalog/catalog.js';
 import type { Db, DbRow } from './db.js';
 import { TOTAL_COLUMN, ident, join, q, raw, renderSelect, sql } from './sql.js';
 import { planCountSql, planSelectParts } from './bars-sql.js';
+import {
+  calendarExchangesSql,
+  codeDatesSql,
+  qualityOpenDaysSql,
+  qualitySummarySql,
+  qualityViolationsSql,
+} from './quality-sql.js';
+import type { Dataset } from '../catalog/catalog.js';
 import type {
+  QualityInputs,
+  QualityQuery,
   DatasetCoverage,
   DatasetStore,
   QueryJsonResult,
@@ -106,5 +116,34 @@ export class SqlDatasetStore implements DatasetStore {
         last_batch_at: (s?.last_batch_at as string | null | undefined) ?? null,
       };
     });
+  }
+
+  async qualityInputs(qq: QualityQuery): Promise<QualityInputs> {
+    const exchanges = (await this.db.values(calendarExchangesSql(qq.calendar))).map(String);
+    if (!exchanges.includes(qq.exchange)) return { codes: [], violations: [], openDays: [], exchanges };
+    const violations = qualityViolationsSql(qq);
+    const [codes, bad, open] = await Promise.all([
+      this.db.rows(qualitySummarySql(qq)),
+      violations ? this.db.rows(violations) : Promise.resolve([]),
+      this.db.values(qualityOpenDaysSql(qq)),
+    ]);
+    const n = (v: unknown): number => Number(v ?? 0);
+    return {
+      codes: codes.map((r) => ({
+        code: String(r.code),
+        first_date: String(r.first_date),
+        last_date: String(r.last_date),
+        bars: n(r.bars),
+        open_bars: n(r.open_bars),
+        zero_volume_days: r.zero_volume_days === null ? null : n(r.zero_volume_days),
+      })),
+      violations: bad.map((r) => ({ code: String(r.code), date: String(r.date) })),
+      openDays: open.map(String),
+      exchanges,
+    };
+  }
+
+  async codeDates(d: Dataset, code: string, from: string, to: string): Promise<string[]> {
+    return (await this.db.values(codeDatesSql(d, code, from, to))).map(String);
   }
 }

@@ -245,6 +245,42 @@ export interface DatasetStore {
   /** The version and the processed_at of the dataset's last change (null: never changed). */
   datasetState(dataset: string): Promise<{ version: number; changedAt: string | null }>;
   coverage(): Promise<DatasetCoverage[]>;
+  /** The aggregates a daily series' quality report is computed from (quality-sql.ts). */
+  qualityInputs(q: QualityQuery): Promise<QualityInputs>;
+  /** One code's distinct bar dates within [from, to], oldest first. */
+  codeDates(d: Dataset, code: string, from: string, to: string): Promise<string[]>;
+}
+
+/** What a quality report covers: a daily dataset, judged by one exchange's calendar. */
+export interface QualityQuery {
+  dataset: Dataset;
+  calendar: Dataset;
+  exchange: string;
+  code: string | null;
+  dateFrom: string | null;
+  dateTo: string | null;
+}
+
+export interface QualityCodeSummary {
+  code: string;
+  first_date: string;
+  last_date: string;
+  /** Distinct bar dates. */
+  bars: number;
+  /** Distinct bar dates that are open days of the calendar. */
+  open_bars: number;
+  /** null: the dataset has no volume. */
+  zero_volume_days: number | null;
+}
+
+export interface QualityInputs {
+  codes: QualityCodeSummary[];
+  /** Dates of impossible bars, by code then date. */
+  violations: { code: string; date: string }[];
+  /** The exchange's open days, oldest first. */
+  openDays: string[];
+  /** The exchanges the calendar holds. */
+  exchanges: string[];
 }
 
 /** The batch registry (mds_batches) and the batch writes (batch-store.ts). */

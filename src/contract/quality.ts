@@ -1,0 +1,44 @@
+import { Type } from '@sinclair/typebox';
+import { MAX_LISTED_DATES, QUALITY_SORTS } from '../query/quality-service.js';
+import { PageMetaSchema } from './envelope.js';
+
+/** A row of the data-quality report (GET /api/v1/quality/{dataset}): one per code. */
+export const QualityRowSchema = Type.Object(
+  {
+    code: Type.String(),
+    first_date: Type.String({ format: 'date', description: 'first bar in the window' }),
+    last_date: Type.String({ format: 'date', description: 'last bar in the window' }),
+    bars: Type.Integer({ description: 'distinct bar dates' }),
+    expected: Type.Integer({ description: 'open days of the calendar from first_date to last_date' }),
+    missing: Type.Integer({ description: 'open days in that span without a bar' }),
+    missing_dates: Type.Array(Type.String({ format: 'date' }), {
+      description: `the first ${MAX_LISTED_DATES} missing days`,
+    }),
+    stale: Type.Boolean({
+      description: "no bar on the calendar's latest open day up to today, while other codes have one",
+    }),
+    ohlc_violations: Type.Integer({
+      description: 'bars with low > high, open or close outside [low, high], or a negative volume',
+    }),
+    ohlc_violation_dates: Type.Array(Type.String({ format: 'date' }), {
+      description: `their dates (the first ${MAX_LISTED_DATES})`,
+    }),
+    zero_volume_days: Type.Union([Type.Integer(), Type.Null()], {
+      description: 'days with volume 0 (null: the dataset has no volume)',
+    }),
+  },
+  { title: 'QualityRow' },
+);
+
+/** The report in the envelope; meta also names the calendar it was judged by. */
+export const QualityAnswerSchema = Type.Object({
+  code: Type.Integer({ description: '0 on success' }),
+  message: Type.String(),
+  data: Type.Array(QualityRowSchema),
+  meta: Type.Composite([
+    PageMetaSchema,
+    Type.Object({ exchange: Type.String({ description: 'the calendar the report judged by' }) }),
+  ]),
+});
+
+export const QUALITY_SORT_ENUM = [...QUALITY_SORTS];

@@ -1,0 +1,105 @@
+import { Type } from '@sinclair/typebox';
+import type { Catalog } from '../catalog/catalog.js';
+import { QUALITY_SORT_ENUM, QualityAnswerSchema } from '../contract/quality.js';
+import { DEFAULT_LIMIT, MAX_LIMIT } from '../query/parse.js';
+import type { ApiOperation, ApiParameter } from './api-operations.js';
+
+/** The data-quality report as an operation (GET /api/v1/quality/{dataset}). */
+
+/** The report's parameters: the dataset (path) and the query string. */
+export function qualityParameters(catalog?: Catalog): ApiParameter[] {
+  const names = catalog?.datasets.filter((d) => d.daily).map((d) => d.name);
+  return [
+    {
+      name: 'dataset',
+      in: 'path',
+      required: true,
+      description: 'a daily series keyed by code and date',
+      schema: names ? Type.String({ enum: names }) : Type.String(),
+    },
+    { name: 'code', in: 'query', description: 'one code only', schema: Type.String() },
+    {
+      name: 'date_from',
+      in: 'query',
+      description: 'inclusive lower bound on the bar date',
+      schema: Type.String({ format: 'date' }),
+    },
+    {
+      name: 'date_to',
+      in: 'query',
+      description: 'inclusive upper bound on the bar date',
+      schema: Type.String({ format: 'date' }),
+    },
+    {
+      name: 'exchange',
+      in: 'query',
+      description:
+        'the trading calendar (trade_calendar.exchange) to judge by; default per dataset (catalog daily.calendar)',
+      schema: Type.String(),
+    },
+    {
+      name: 'limit',
+      in: 'query',
+      description: `rows per page; values above ${MAX_LIMIT} are clamped`,
+      schema: Type.Integer({ minimum: 1, default: DEFAULT_LIMIT }),
+    },
+    {
+      name: 'offset',
+      in: 'query',
+      description: 'rows to skip',
+      schema: Type.Integer({ minimum: 0, default: 0 }),
+    },
+    {
+      name: 'sort',
+      in: 'query',
+      description: 'field to sort by; ties by code',
+      schema: Type.String({ enum: QUALITY_SORT_ENUM, default: 'missing' }),
+    },
+    {
+      name: 'order',
+      in: 'query',
+      description: 'sort direction (default desc for missing, else asc)',
+      schema: Type.String({ enum: ['asc', 'desc'] }),
+    },
+  ];
+}
+
+/** The report for query keys, and the same behind the admin token for the dashboard. */
+export function qualityOperations(catalog: Catalog): ApiOperation[] {
+  const report = qualityOperation(catalog);
+  return [
+    report,
+    {
+      ...report,
+      path: '/admin/api/quality/{dataset}',
+      operationId: 'admin_quality',
+      tags: ['admin'],
+      summary: 'Data-quality report (dashboard)',
+      description: 'The report of GET /api/v1/quality/{dataset}, behind the admin token for the dashboard.',
+      auth: 'admin',
+    },
+  ];
+}
+
+function qualityOperation(catalog: Catalog): ApiOperation {
+  return {
+    method: 'get',
+    path: '/api/v1/quality/{dataset}',
+    operationId: 'quality_report',
+    tags: ['reference'],
+    summary: 'Data-quality report of a daily series',
+    description:
+      'One row per code: bars against the open days of a trading calendar (missing days and the ' +
+      'first 50 of them), stale codes, impossible bars and zero-volume days. Cached per version of ' +
+      'the dataset and of the calendar. See docs/bars-and-quality.md.',
+    auth: 'query',
+    parameters: qualityParameters(catalog),
+    responses: {
+      200: {
+        description: 'the report in the envelope',
+        content: { 'application/json': QualityAnswerSchema },
+      },
+    },
+    errors: [4001, 4041],
+  };
+}
