@@ -9,7 +9,11 @@ let available: Promise<boolean> | null = null;
 
 export function postgresAvailable(): Promise<boolean> {
   available ??= (async () => {
-    const client = new pg.Client({ connectionString: PG_ADMIN_URL, connectionTimeoutMillis: 2000 });
+    const client = new pg.Client({
+      connectionString: PG_ADMIN_URL,
+      // Generous: a busy CI machine can take seconds to accept; MDS_REQUIRE_POSTGRES=1 must not fail on that.
+      connectionTimeoutMillis: 15_000,
+    });
     try {
       await client.connect();
       await client.query('SELECT 1');

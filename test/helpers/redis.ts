@@ -11,7 +11,8 @@ export const REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
 export async function redisAvailable(): Promise<boolean> {
   const r = new Redis(REDIS_URL, {
     lazyConnect: true,
-    connectTimeout: 1000,
+    // Generous: an absent Redis is refused at once; a busy machine may take seconds to accept.
+    connectTimeout: 10_000,
     maxRetriesPerRequest: 0,
     retryStrategy: () => null,
   });
