@@ -1,7 +1,7 @@
 import type { Config } from '../config.js';
 import type { Store } from '../storage/store.js';
 import type { Limiter } from './limiter.js';
-import { MemoryLimiter } from './memory-limiter.js';
+import { MemoryLimiter, type DaySeed } from './memory-limiter.js';
 import { RedisLimiter, type LimiterLog } from './redis-limiter.js';
 
 /**
@@ -14,20 +14,18 @@ export async function createLimiter(
   log: LimiterLog,
   store?: Pick<Store, 'keys'>,
 ): Promise<Limiter> {
-  if (!config.REDIS_URL) {
-    // Today's stored usage starts each key's day count, so a restart does not renew a quota.
-    return new MemoryLimiter(
-      store
-        ? {
-            seed: async (keyId, day) =>
-              (await store.keys.usage(`${day}T00`))
-                .filter((u) => u.key_id === keyId && u.hour.startsWith(day))
-                .reduce((n, u) => n + u.count, 0),
-          }
-        : {},
-    );
-  }
-  const limiter = new RedisLimiter({ url: config.REDIS_URL, log });
+  // Today's stored usage starts each key's day count, so a restart (of the service or of Redis)
+  // does not renew a quota.
+  const seed: { seed?: DaySeed } = store
+    ? {
+        seed: async (keyId, day) =>
+          (await store.keys.usage(`${day}T00`))
+            .filter((u) => u.key_id === keyId && u.hour.startsWith(day))
+            .reduce((n, u) => n + u.count, 0),
+      }
+    : {};
+  if (!config.REDIS_URL) return new MemoryLimiter(seed);
+  const limiter = new RedisLimiter({ url: config.REDIS_URL, log, ...seed });
   try {
     await limiter.ready(2000);
     log.info({}, 'rate-limit counters in Redis');

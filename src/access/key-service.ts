@@ -158,7 +158,7 @@ export class KeyService {
     const lastHour = hourOf(now - 3_600_000);
     const since = lastHour < `${today}T00` ? lastHour : `${today}T00`;
     const rows = await this.store.keys.usage(since);
-    const minute = limiter.peek ? await limiter.peek(ids) : new Map<string, number>();
+    const minute = await limiter.peek(ids);
     const elapsed = (now % 3_600_000) / 3_600_000;
     const out = new Map<string, KeyUsage>();
     for (const id of ids) out.set(id, { today: 0, this_minute: minute.get(id) ?? 0, last_hour: 0 });

@@ -6,7 +6,6 @@ import {
   refusal,
   windowsAt,
   type LimitDecision,
-  type Windows,
   type Limiter,
 } from './limiter.js';
 
@@ -24,8 +23,9 @@ interface Counts {
 export type DaySeed = (keyId: string, day: string) => Promise<number>;
 
 /**
- * Per-process counters (the default, and the fallback while Redis is unreachable). One entry
- * per key seen today; JavaScript runs one callback at a time, so check-and-count is atomic.
+ * Per-process counters (the default; under Redis, each instance's own knowledge of a key's day
+ * and the fallback while Redis is unreachable). One entry per key seen today; JavaScript runs
+ * one callback at a time, so check-and-count is atomic.
  */
 export class MemoryLimiter implements Limiter {
   private readonly counts = new Map<string, Counts>();
@@ -40,20 +40,22 @@ export class MemoryLimiter implements Limiter {
     this.seed = opts.seed;
   }
 
-  async consume(p: Principal): Promise<LimitDecision> {
-    const now = this.consumeNow(p);
-    if (now !== undefined) return now;
-    await this.seedDay(p.id);
-    return this.consumeSync(p);
-  }
-
-  /** Undefined only while a key's stored day count has not been read yet (consume() reads it). */
-  consumeNow(p: Principal): LimitDecision | undefined {
+  /** A decision at once, except for a key's first request of the day (its stored count is read). */
+  consume(p: Principal): LimitDecision | Promise<LimitDecision> {
     if (!needsCounting(p)) return noLimit(this.now());
     const w = windowsAt(this.now());
-    const seeded = this.seeded.day === w.day && this.seeded.ids.has(p.id);
-    if (!seeded && this.seed && p.dailyQuota !== null && !isStaticKey(p)) return undefined;
-    return this.decide(p, w);
+    const pending = this.ready(p, w.day);
+    return pending === undefined ? this.count(p, w) : pending.then(() => this.count(p));
+  }
+
+  /**
+   * Undefined when this key's day count is known; else the read of its stored count (once per
+   * key and UTC day: a restart does not renew a quota).
+   */
+  ready(p: Principal, day = windowsAt(this.now()).day): Promise<void> | undefined {
+    if (!this.seed || p.dailyQuota === null || isStaticKey(p)) return undefined;
+    if (this.seeded.day === day && this.seeded.ids.has(p.id)) return undefined;
+    return this.seedDay(p.id);
   }
 
   private async seedDay(id: string): Promise<void> {
@@ -79,11 +81,8 @@ export class MemoryLimiter implements Limiter {
     }
   }
 
-  consumeSync(p: Principal): LimitDecision {
-    return this.decide(p, windowsAt(this.now()));
-  }
-
-  private decide(p: Principal, w: Windows): LimitDecision {
+  /** Checks and counts one request on this instance's counters. */
+  count(p: Principal, w = windowsAt(this.now())): LimitDecision {
     const c = this.current(p.id, w.minute, w.day);
     const code = refusal(p, c.minuteCount, c.dayCount);
     if (code === null) {
@@ -91,6 +90,21 @@ export class MemoryLimiter implements Limiter {
       c.dayCount++;
     }
     return decision(p, code, c.minuteCount, c.dayCount, w);
+  }
+
+  /** A key's requests today and this minute, as far as this instance knows. */
+  known(id: string): [day: number, minute: number] {
+    const w = windowsAt(this.now());
+    const c = this.current(id, w.minute, w.day);
+    return [c.dayCount, c.minuteCount];
+  }
+
+  /** Raises this instance's counts to shared ones (never lowers them). */
+  observe(id: string, minuteCount: number, dayCount: number): void {
+    const w = windowsAt(this.now());
+    const c = this.current(id, w.minute, w.day);
+    c.minuteCount = Math.max(c.minuteCount, minuteCount);
+    c.dayCount = Math.max(c.dayCount, dayCount);
   }
 
   async peek(keyIds: readonly string[]): Promise<Map<string, number>> {

@@ -1,18 +1,31 @@
 import { Redis } from 'ioredis';
 import type { Principal } from './keyring.js';
-import { MemoryLimiter } from './memory-limiter.js';
+import { MemoryLimiter, type DaySeed } from './memory-limiter.js';
 import { noLimit, decision, needsCounting, windowsAt, type LimitDecision, type Limiter } from './limiter.js';
 
 /**
- * Check-and-count in one step, so instances sharing Redis can never overspend a budget:
- * refuse (without counting) when the quota or the rate is used up, else count the request
- * in both windows. Returns {0 allowed | 1 over rate | 2 over quota, minute count, day count}.
+ * Check-and-count in one step, so instances sharing Redis can never overspend a budget. The day
+ * and minute counts are first raised to ARGV[5] and ARGV[6], the calling instance's own counts
+ * (what it served, the stored usage it read, counts Redis told it before): a Redis restarted
+ * empty is seeded again, and requests an instance served on its own while Redis was unreachable
+ * are known. Raising to a floor (a maximum, never a sum) also keeps a request counted once when its
+ * script, timed out by the client, still runs after Redis wakes up. Then: refuse (without
+ * counting) when the quota or the rate is used up, else count the request in both windows.
+ * Returns {0 allowed | 1 over rate | 2 over quota, minute count, day count}.
  */
 const CONSUME_LUA = `
 local m = tonumber(redis.call('GET', KEYS[1]) or '0')
 local d = tonumber(redis.call('GET', KEYS[2]) or '0')
 local rate = tonumber(ARGV[1])
 local quota = tonumber(ARGV[2])
+if d < tonumber(ARGV[5]) then
+  d = tonumber(ARGV[5])
+  redis.call('SET', KEYS[2], d, 'EX', ARGV[4])
+end
+if m < tonumber(ARGV[6]) then
+  m = tonumber(ARGV[6])
+  redis.call('SET', KEYS[1], m, 'EX', ARGV[3])
+end
 if quota >= 0 and d >= quota then return {2, m, d} end
 if rate >= 0 and m >= rate then return {1, m, d} end
 m = redis.call('INCR', KEYS[1])
@@ -30,6 +43,8 @@ interface LimitCommands {
     quota: number,
     minuteTtl: number,
     dayTtl: number,
+    dayFloor: number,
+    minuteFloor: number,
   ): Promise<[number, number, number]>;
 }
 
@@ -46,17 +61,24 @@ export interface RedisLimiterOptions {
   now?: () => number;
   /** Connect and command timeouts, ms: a request waits at most this long for Redis. */
   timeoutMs?: number;
+  /** A key's stored day count (the usage table): where this instance's count starts each day. */
+  seed?: DaySeed;
 }
 
 /**
- * Counters in Redis, shared by every instance using the same URL and prefix. While Redis is
- * unreachable (not connected, or a command fails or times out) each instance counts in its own
- * memory instead and logs one warning; requests are never refused or delayed because of Redis.
- * ioredis keeps reconnecting in the background and the shared counters take over again.
+ * Counters in Redis, shared by every instance using the same URL and prefix. The durable day
+ * count is the usage table (written every few seconds by UsageRecorder): each instance starts a
+ * key's day from it and keeps its own count (`local`), raised by every answer Redis gives, and
+ * sends it with every check (see CONSUME_LUA). So neither a Redis restart nor an outage renews a
+ * quota. While Redis is unreachable (not connected, or a command fails or times out) the
+ * instance decides on `local` alone and logs one warning; a timed-out check is not retried (it
+ * may still run in Redis: the floor keeps it counted once). Requests are never refused or
+ * delayed beyond the command timeout because of Redis; ioredis keeps reconnecting in the
+ * background and the shared counters take over again.
  */
 export class RedisLimiter implements Limiter {
   private readonly redis: Redis;
-  private readonly fallback: MemoryLimiter;
+  private readonly local: MemoryLimiter;
   private readonly prefix: string;
   private readonly log: LimiterLog | undefined;
   private readonly now: () => number;
@@ -67,7 +89,7 @@ export class RedisLimiter implements Limiter {
     this.prefix = opts.prefix ?? 'mds:rl:';
     this.log = opts.log;
     this.now = opts.now ?? Date.now;
-    this.fallback = new MemoryLimiter({ now: this.now });
+    this.local = new MemoryLimiter({ now: this.now, ...(opts.seed ? { seed: opts.seed } : {}) });
     this.redis = new Redis(opts.url, {
       connectTimeout: timeout * 2,
       commandTimeout: timeout,
@@ -100,16 +122,16 @@ export class RedisLimiter implements Limiter {
     return this.redis.status === 'ready' && !this.degraded;
   }
 
-  /** Only keys without limits are answered without Redis. */
-  consumeNow(p: Principal): LimitDecision | undefined {
-    return needsCounting(p) ? undefined : noLimit(this.now());
+  /** Keys without limits are answered at once; the others ask Redis. */
+  consume(p: Principal): LimitDecision | Promise<LimitDecision> {
+    return needsCounting(p) ? this.shared(p) : noLimit(this.now());
   }
 
-  async consume(p: Principal): Promise<LimitDecision> {
-    if (!needsCounting(p)) return noLimit(this.now());
+  private async shared(p: Principal): Promise<LimitDecision> {
+    await this.local.ready(p);
     if (this.redis.status !== 'ready') {
       this.down(new Error(`redis ${this.redis.status}`));
-      return this.fallback.consumeSync(p);
+      return this.local.count(p);
     }
     const now = this.now();
     const w = windowsAt(now);
@@ -121,18 +143,20 @@ export class RedisLimiter implements Limiter {
         p.dailyQuota ?? -1,
         120,
         w.dayReset + 3600,
+        ...this.local.known(p.id),
       );
       this.up();
+      this.local.observe(p.id, m, d);
       return decision(p, status === 2 ? 4031 : status === 1 ? 4030 : null, m, d, w);
     } catch (err) {
       this.down(err instanceof Error ? err : new Error(String(err)));
-      return this.fallback.consumeSync(p);
+      return this.local.count(p);
     }
   }
 
   async peek(keyIds: readonly string[]): Promise<Map<string, number>> {
     if (keyIds.length === 0) return new Map();
-    if (this.redis.status !== 'ready') return this.fallback.peek(keyIds);
+    if (this.redis.status !== 'ready') return this.local.peek(keyIds);
     const w = windowsAt(this.now());
     try {
       const values = await this.redis.mget(...keyIds.map((id) => this.key(id, `m:${w.minute}`)));
@@ -143,7 +167,7 @@ export class RedisLimiter implements Limiter {
       });
       return out;
     } catch {
-      return this.fallback.peek(keyIds);
+      return this.local.peek(keyIds);
     }
   }
 
@@ -152,7 +176,7 @@ export class RedisLimiter implements Limiter {
     this.redis.on('error', () => {});
     if (this.redis.status === 'ready') await this.redis.quit().catch(() => this.redis.disconnect());
     else this.redis.disconnect();
-    await this.fallback.close();
+    await this.local.close();
   }
 
   /** `{id}` is a hash tag: both windows of a key live on one Redis Cluster slot (one script). */

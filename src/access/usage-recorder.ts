@@ -93,19 +93,12 @@ export function metered(inner: Limiter, recorder: UsageRecorder): Limiter {
     if (d.allowed && !isStaticKey(p)) recorder.count(p.id);
     return d;
   };
-  const out: Limiter = {
-    async consume(p: Principal): Promise<LimitDecision> {
-      return counted(p, await inner.consume(p));
+  return {
+    consume(p: Principal): LimitDecision | Promise<LimitDecision> {
+      const d = inner.consume(p);
+      return d instanceof Promise ? d.then((x) => counted(p, x)) : counted(p, d);
     },
+    peek: (keyIds) => inner.peek(keyIds),
     close: () => inner.close(),
   };
-  if (inner.consumeNow) {
-    const now = inner.consumeNow.bind(inner);
-    out.consumeNow = (p) => {
-      const d = now(p);
-      return d === undefined ? undefined : counted(p, d);
-    };
-  }
-  if (inner.peek) out.peek = inner.peek.bind(inner);
-  return out;
 }

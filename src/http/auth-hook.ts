@@ -53,31 +53,33 @@ export function authHook(
       }
       req.principal = principal;
     }
-    // consume() itself answers at once when it can (the fast path found it could not, or never asked).
     if (limiter) apply(reply, await limiter.consume(principal));
   }
 
   return (req, reply, done) => {
     let principal: Principal | undefined;
-    let d: LimitDecision | null | undefined;
     try {
       principal = keyring.authenticateKnown(scope, req.headers[header]);
     } catch (err) {
       done(refused(req, err) as Error);
       return;
     }
+    if (principal === undefined) {
+      slow(req, reply, undefined).then(() => done(), done);
+      return;
+    }
+    req.principal = principal;
+    // A decision at once (no promise on the common path), or a promise of one.
+    let d: LimitDecision | Promise<LimitDecision> | null;
     try {
-      if (principal !== undefined) {
-        req.principal = principal;
-        d = limiter === null ? null : limiter.consumeNow?.(principal);
-        if (d) apply(reply, d);
-      }
+      d = limiter === null ? null : limiter.consume(principal);
+      if (d !== null && !(d instanceof Promise)) apply(reply, d);
     } catch (err) {
       done(err as Error);
       return;
     }
     // Outside the try: done() runs the rest of the request.
-    if (principal !== undefined && d !== undefined) done();
-    else slow(req, reply, principal).then(() => done(), done);
+    if (d instanceof Promise) d.then((x) => apply(reply, x)).then(() => done(), done);
+    else done();
   };
 }
