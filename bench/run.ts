@@ -2,6 +2,7 @@ import os from 'node:os';
 import { CFG, CONNECTIONS, DATA_DIR, QUICK, elapsedSec, log } from './context.js';
 import { buildQueryDatabase } from './data.js';
 import { loadGeneratorName } from './load.js';
+import { barsPhase } from './phases/bars.js';
 import { columnarPhase } from './phases/columnar.js';
 import { duringIngestPhase } from './phases/during-ingest.js';
 import { ingestPhase } from './phases/ingest.js';
@@ -32,6 +33,7 @@ const PHASES: Record<string, (rows: Row[], ctx: Ctx) => Promise<void> | void> = 
   ingest: (rows) => ingestPhase(rows),
   during: (rows, { file }) => duringIngestPhase(rows, file),
   columnar: (rows, { file }) => columnarPhase(rows, file),
+  bars: (rows, { file }) => barsPhase(rows, file),
   pg: async (rows, { pgUrl }) => {
     if (pgUrl) return postgresPhase(rows, pgUrl);
     log('PostgreSQL: skipped (DATABASE_URL does not point at one)');

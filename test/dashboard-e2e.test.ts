@@ -389,6 +389,30 @@ describe(
       await countIs('#coverage-table tbody tr', 5);
     });
 
+    it('shows the data-quality report of a daily dataset with a drill-down per code', async () => {
+      // An SSE calendar for January 2024 (New Year's Day closed), and a code missing two days.
+      const cal = days('2024-01-01', 10).map((date) => {
+        const dow = new Date(`${date}T00:00:00Z`).getUTCDay();
+        const open = date !== '2024-01-01' && dow !== 0 && dow !== 6 ? 1 : 0;
+        return { exchange: 'SSE', date, is_open: open, source: 'sse' };
+      });
+      assert.equal((await pushHttp(batch('trade_calendar', cal, { source: 'sse' }))).status, 200);
+      const gappy = ['2024-01-02', '2024-01-05'].map((d) => etfBar('GAPPY', d, { source: 'q' }));
+      assert.equal((await pushHttp(batch('etf_daily', gappy, { source: 'q' }))).status, 200);
+      await tab('coverage');
+      await page.waitForSelector('#coverage-table');
+      await page.fill('#coverage-filter', 'etf_daily');
+      await page.click('#coverage-table tr[data-dataset="etf_daily"] button.quality');
+      await page.waitForSelector('#quality-table');
+      const first = await page.$$eval('#quality-table tbody tr:first-child td', (tds) =>
+        tds.map((td) => td.textContent ?? ''),
+      );
+      assert.deepEqual(first.slice(0, 6), ['GAPPY', '2024-01-02', '2024-01-05', '2', '4', '2']);
+      await page.click('#quality-table tr[data-code="GAPPY"] button.quality-detail');
+      await page.waitForSelector('#quality-detail');
+      assert.match((await page.textContent('#quality-detail')) ?? '', /2024-01-03, 2024-01-04/);
+    });
+
     it('shows what a batch changed (counts per op, values before and after) and reverts it after confirmation', async () => {
       const day = '2024-03-01';
       const bar = (code: string, close: number) => etfBar(code, day, { source: 'pit', close });

@@ -19,6 +19,105 @@ export function mountCoverage(root, { api, navigate }) {
   let text = '';
   const body = h('div', {}, loading());
   const tableSlot = h('div');
+  // The data-quality report of one daily dataset, with a drill-down per code.
+  const qualitySlot = h('div', { id: 'quality' });
+  let quality = null;
+
+  const showQuality = async (dataset) => {
+    quality = { dataset, rows: null, failure: null, detail: null };
+    renderQuality();
+    try {
+      quality.rows = await api(`quality/${encodeURIComponent(dataset)}`, { query: { limit: 1000 } });
+    } catch (err) {
+      quality.failure = err;
+    }
+    renderQuality();
+    qualitySlot.scrollIntoView?.({ block: 'nearest' });
+  };
+
+  function qualityRow(r) {
+    return h(
+      'tr',
+      {
+        dataset: { code: r.code },
+        class: r.missing > 0 || r.ohlc_violations > 0 || r.stale ? 'bad-row' : '',
+      },
+      h('td', { class: 'mono', text: r.code }),
+      h('td', { class: 'nowrap', text: r.first_date }),
+      h('td', { class: 'nowrap', text: r.last_date }),
+      h('td', { class: 'num', text: num(r.bars) }),
+      h('td', { class: 'num', text: num(r.expected) }),
+      h('td', { class: 'num', text: num(r.missing) }),
+      h('td', {}, r.stale ? badge('stale', 'stale') : badge('current', 'fresh')),
+      h('td', { class: 'num', text: num(r.ohlc_violations) }),
+      h('td', { class: 'num', text: num(r.zero_volume_days) }),
+      h(
+        'td',
+        {},
+        h('button', {
+          class: 'ghost small quality-detail',
+          type: 'button',
+          text: 'Details',
+          onclick: () => {
+            quality.detail = r;
+            renderQuality();
+          },
+        }),
+      ),
+    );
+  }
+
+  function renderQuality() {
+    clear(qualitySlot);
+    if (!quality) return;
+    const card = h('section', { class: 'card' }, h('h2', { text: `Data quality: ${quality.dataset}` }));
+    qualitySlot.append(card);
+    if (quality.failure) {
+      card.append(
+        quality.failure.code === 4041
+          ? h('p', { class: 'muted', text: 'No quality report: this dataset is not a daily series.' })
+          : errorBox('Could not load the quality report', quality.failure),
+      );
+      return;
+    }
+    if (!quality.rows) {
+      card.append(loading());
+      return;
+    }
+    card.append(
+      table(
+        ['Code', 'First', 'Last', 'Bars', 'Expected', 'Missing', 'Current', 'Bad bars', 'Zero volume', ''],
+        quality.rows.map(qualityRow),
+        { id: 'quality-table' },
+      ),
+      h(
+        'p',
+        { class: 'muted small' },
+        'Expected: open days of the trading calendar from the first to the last bar; missing: those without a bar; bad bars: low > high, open or close outside [low, high], or negative volume. Worst first.',
+      ),
+    );
+    const d = quality.detail;
+    if (d) {
+      const list = (title, dates, total) =>
+        h(
+          'div',
+          {},
+          h('h3', { text: `${title} (${num(total)})` }),
+          dates.length
+            ? h('p', { class: 'mono small', text: dates.join(', ') })
+            : h('p', { class: 'muted', text: 'none' }),
+        );
+      card.append(
+        h(
+          'div',
+          { id: 'quality-detail', class: 'card inset' },
+          h('h3', { text: d.code }),
+          list('Missing days', d.missing_dates, d.missing),
+          list('Bad bars', d.ohlc_violation_dates, d.ohlc_violations),
+        ),
+      );
+    }
+  }
 
   const reload = async () => {
     try {
@@ -75,6 +174,19 @@ export function mountCoverage(root, { api, navigate }) {
           : '—',
       ),
       h('td', { class: 'mono small nowrap', text: c.endpoint }),
+      h(
+        'td',
+        {},
+        c.rows > 0
+          ? h('button', {
+              class: 'ghost small quality',
+              type: 'button',
+              text: 'Quality',
+              title: 'Missing days, stale codes and bad bars per code',
+              onclick: () => showQuality(c.dataset),
+            })
+          : '',
+      ),
     );
   }
 
@@ -82,7 +194,17 @@ export function mountCoverage(root, { api, navigate }) {
     const shown = coverage.filter((c) => !text || c.dataset.includes(text) || c.endpoint.includes(text));
     clear(tableSlot).append(
       table(
-        ['Dataset', 'Freshness', 'Rows', 'First date', 'Last date', 'Last change', 'Last batch', 'Endpoint'],
+        [
+          'Dataset',
+          'Freshness',
+          'Rows',
+          'First date',
+          'Last date',
+          'Last change',
+          'Last batch',
+          'Endpoint',
+          '',
+        ],
         shown.map(row),
         {
           id: 'coverage-table',
@@ -148,11 +270,13 @@ export function mountCoverage(root, { api, navigate }) {
         h(
           'p',
           { class: 'muted small' },
-          'Dates are the span of each dataset’s date field (none for snapshot datasets). “Last change” is the last batch that wrote or deleted rows; freshness: fresh < 2 days, aging < 7 days, stale after.',
+          'Dates are the span of each dataset’s date field (none for snapshot datasets). “Last change” is the last batch that wrote or deleted rows; freshness: fresh < 2 days, aging < 7 days, stale after. “Quality” opens the data-quality report of a daily dataset.',
         ),
       ),
+      qualitySlot,
     );
     renderTable();
+    renderQuality();
   }
 
   root.append(body);
