@@ -6,7 +6,7 @@ import { createStore } from '../storage/create-store.js';
 import { IngestClient } from '../client/ingest-client.js';
 import { defaultDemoOptions, seedDemo, type DatasetSeedResult, type Sender } from '../demo/seed.js';
 import { isDate } from '../ingest/values.js';
-import { DEFAULT_URL } from './push-command.js';
+import { DEFAULT_URL } from '../client/http-retry.js';
 
 /**
  * `mds seed --demo`: synthetic data for every dataset, so a fresh install answers its first
