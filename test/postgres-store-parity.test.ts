@@ -10,6 +10,7 @@ import type {
   DatasetStore,
   KeyStore,
   QueryPlan,
+  RevisionStore,
   Row,
   Store,
   WriteBatch,
@@ -205,6 +206,29 @@ async function scenario(store: Store): Promise<unknown[]> {
     break;
   }
 
+  // The dataset's state, a quality report's inputs, one code's dates.
+  seen.push(await store.datasets.datasetState('etf_daily'), await store.datasets.datasetState('fx'));
+  seen.push(
+    await store.datasets.qualityInputs({
+      dataset: etf,
+      calendar: dataset('trade_calendar'),
+      exchange: 'SSE',
+      code: null,
+      dateFrom: null,
+      dateTo: null,
+    }),
+  );
+  seen.push(await store.datasets.codeDates(etf, 'A', '2024-06-01', '2024-06-30'));
+
+  // Revisions: what a batch changed, reverts (done, unknown batch), retention.
+  const b2 = await store.batches.getBatch('b2');
+  assert.ok(b2);
+  seen.push(await store.revisions.batchChanges(b2, 5));
+  seen.push(await store.revisions.revertBatch('b4', () => NOW));
+  seen.push(await store.revisions.revertBatch('nope', () => NOW));
+  seen.push(await store.revisions.purgeRevisions('2000-01-01T00:00:00.000Z'));
+  seen.push(await store.datasets.query(plan(), true));
+
   // Keys and usage.
   await store.keys.insertKey(key('k1', 'h'.repeat(64)));
   await store.keys.insertKey(key('k2', 'g'.repeat(64)));
@@ -231,10 +255,15 @@ async function scenario(store: Store): Promise<unknown[]> {
  * until it is listed, and the test below fails until the scenario calls it.
  */
 const OPERATIONS = {
-  datasets: { query: true, queryJson: true, datasetVersion: true, coverage: true } satisfies Record<
-    keyof DatasetStore,
-    true
-  >,
+  datasets: {
+    query: true,
+    queryJson: true,
+    datasetVersion: true,
+    datasetState: true,
+    coverage: true,
+    qualityInputs: true,
+    codeDates: true,
+  } satisfies Record<keyof DatasetStore, true>,
   batches: {
     getBatch: true,
     applyBatch: true,
@@ -242,6 +271,10 @@ const OPERATIONS = {
     purgeBatches: true,
     listBatches: true,
   } satisfies Record<keyof BatchStore, true>,
+  revisions: { revertBatch: true, batchChanges: true, purgeRevisions: true } satisfies Record<
+    keyof RevisionStore,
+    true
+  >,
   keys: {
     insertKey: true,
     listKeys: true,
@@ -272,6 +305,7 @@ function recording(store: Store, called: Set<string>): Store {
     datasets: wrap(store.datasets, 'datasets'),
     batches: wrap(store.batches, 'batches'),
     keys: wrap(store.keys, 'keys'),
+    revisions: wrap(store.revisions, 'revisions'),
     migrate: () => store.migrate(),
     ping: () => store.ping(),
     close: () => store.close(),
