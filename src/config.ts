@@ -58,8 +58,11 @@ const ConfigSchema = Type.Object({
   MDS_WORKERS: Type.Integer({ minimum: 0, default: 1 }),
   /** Proxies whose X-Forwarded-For is believed: addresses / CIDRs, comma separated. See parseTrustProxy. */
   MDS_TRUST_PROXY: Type.String({ default: '' }),
-  /** TEST ONLY: block inside the write transaction just before commit, ms (crash tests). */
-  MDS_TEST_PAUSE_BEFORE_COMMIT_MS: Type.Integer({ minimum: 0, default: 0 }),
+  /**
+   * Threads that process batches off the request thread (parse, checksum, validate, write).
+   * Unset: every core but one, 1 to 4 (ingest-pool.ts). 0: in the request thread (tools, debugging).
+   */
+  MDS_INGEST_THREADS: Type.Optional(Type.Integer({ minimum: 0, maximum: 64 })),
 });
 
 /** Fastify's trustProxy: none, or the addresses / CIDRs of the proxies in front. */

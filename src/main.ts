@@ -24,7 +24,7 @@ async function main(): Promise<void> {
   const connect = async (): Promise<boolean> => {
     for (let attempt = 0, delay = 250; !stopping; attempt++, delay = Math.min(delay * 2, 10_000)) {
       try {
-        await store.migrate();
+        await services.migrate();
         services.readiness.markReady();
         app.log.info({ storage: store.backend }, 'database ready');
         return true;

@@ -2,7 +2,8 @@ import type { Logger } from 'pino';
 import type { Config } from './config.js';
 import { CATALOG, type Catalog } from './catalog/catalog.js';
 import type { Store } from './storage/store.js';
-import { IngestService } from './ingest/ingest-service.js';
+import { IngestService, type BatchIngest } from './ingest/ingest-service.js';
+import { IngestPool, defaultIngestThreads } from './ingest/ingest-pool.js';
 import { QueryService } from './query/query-service.js';
 import { CoverageCache } from './query/coverage-cache.js';
 import { QualityService } from './query/quality-service.js';
@@ -33,7 +34,10 @@ export interface Services {
   readonly log: Logger;
   readonly catalog: Catalog;
   readonly store: Store;
-  readonly ingest: IngestService;
+  /** Batches, on worker threads (IngestPool) unless MDS_INGEST_THREADS=0 or a test catalog. */
+  readonly ingest: BatchIngest;
+  /** Creates or upgrades the tables: on an ingest thread when there are some. */
+  migrate(): Promise<void>;
   readonly query: QueryService;
   readonly coverage: CoverageCache;
   readonly quality: QualityService;
@@ -56,17 +60,21 @@ export async function createServices(deps: ServiceDeps): Promise<Services> {
   const log = deps.log ?? createLogger(config);
   const baseLimiter = deps.limiter ?? (await createLimiter(config, log, store));
   const usage = new UsageRecorder(store, { log });
+  const threads = config.MDS_INGEST_THREADS ?? defaultIngestThreads();
+  // Worker threads know only the built-in catalog and open the database by its URL.
+  const pool =
+    threads > 0 && catalog === CATALOG && !config.DATABASE_URL.endsWith(':memory:')
+      ? new IngestPool(config, catalog, store, log, threads)
+      : null;
   return {
     config,
     log,
     catalog,
     store,
-    ingest: new IngestService(catalog, store, {
-      maxRecords: config.MDS_MAX_RECORDS,
-      pauseBeforeCommitMs: config.MDS_TEST_PAUSE_BEFORE_COMMIT_MS,
-    }),
+    ingest: pool ?? new IngestService(catalog, store, { maxRecords: config.MDS_MAX_RECORDS }),
+    migrate: () => (pool ? pool.migrate() : store.migrate()),
     query: new QueryService(store, catalog, { revisionsKeepDays: config.MDS_REVISIONS_KEEP_DAYS }),
-    coverage: new CoverageCache(store, catalog),
+    coverage: new CoverageCache(store, catalog, pool ? () => pool.coverage() : undefined),
     quality: new QualityService(store, catalog),
     keyring: new KeyRing(store, config),
     limiter: metered(baseLimiter, usage),
@@ -76,6 +84,7 @@ export async function createServices(deps: ServiceDeps): Promise<Services> {
     adminTokens: new AdminTokens(store, config.MDS_ADMIN_TOKEN),
     readiness: new Readiness(deps.ready ?? (() => true)),
     async close() {
+      await pool?.close();
       await usage.close();
       if (!deps.limiter) await baseLimiter.close();
     },

@@ -6,9 +6,15 @@ import assert from 'node:assert/strict';
 import { backends, freshDatabaseUrl, INGEST_KEY, QUERY_KEY } from './helpers/harness.js';
 import { bigEtfBatch } from './helpers/big-batch.js';
 import { batch, etfBar, uniqueId } from './helpers/batches.js';
-import { request, sleep, StagedPost, startServer, type ServerProcess } from './helpers/server-process.js';
+import {
+  PAUSE_MARKER,
+  request,
+  sleep,
+  StagedPost,
+  startServer,
+  type ServerProcess,
+} from './helpers/server-process.js';
 import { batchState, pushBatch, rowCount } from './helpers/server-calls.js';
-import { PAUSE_MARKER } from '../src/ingest/ingest-service.js';
 
 const ROWS = 50_000;
 const INGEST_PATH = '/api/v1/upstream/ingest/batches';
@@ -90,7 +96,7 @@ for (const backend of await backends()) {
         const batchId = uniqueId(`crash${i}`);
         const { body } = bigEtfBatch(ROWS, source, batchId);
 
-        server = await startServer({ databaseUrl: db.url, env: sc.env ?? {} });
+        server = await startServer({ databaseUrl: db.url, env: sc.env ?? {}, hooks: true });
         const post = new StagedPost(server.port, INGEST_PATH, body, HEADERS);
         await sc.drive(post, server, batchId);
         const exit = await server.kill('SIGKILL');
@@ -189,7 +195,11 @@ for (const backend of await backends()) {
       assert.equal((await pushBatch(server.port, seed)).status, 200);
       await server.kill('SIGTERM');
 
-      server = await startServer({ databaseUrl: db.url, env: { MDS_TEST_PAUSE_BEFORE_COMMIT_MS: '60000' } });
+      server = await startServer({
+        databaseUrl: db.url,
+        env: { MDS_TEST_PAUSE_BEFORE_COMMIT_MS: '60000' },
+        hooks: true,
+      });
       const post = new StagedPost(server.port, INGEST_PATH, snap, HEADERS);
       await post.sendUpTo(1);
       await server.waitForOutput(`${PAUSE_MARKER} ${snapId}`, 120_000);

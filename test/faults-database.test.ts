@@ -37,7 +37,9 @@ describe('faults: SQLite full and busy', { timeout: 120_000 }, () => {
   let h: Harness;
   let raw: Database.Database;
   before(async () => {
-    h = await startApp('sqlite');
+    // max_page_count is a setting of one connection, the one this test holds: batches are
+    // written through it (in the request thread) rather than by an ingest thread's own.
+    h = await startApp('sqlite', { MDS_INGEST_THREADS: '0' });
     assert.ok(h.store instanceof SqliteStore);
     raw = h.store.raw;
     assert.equal((await push(h.app, batch('etf_daily', rows(100, 'base')))).statusCode, 200);

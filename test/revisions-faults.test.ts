@@ -18,9 +18,8 @@ import {
   type Json,
 } from './helpers/harness.js';
 import { batch, etfBar, uniqueId } from './helpers/batches.js';
-import { request, sleep, startServer, type ServerProcess } from './helpers/server-process.js';
+import { PAUSE_MARKER, request, sleep, startServer, type ServerProcess } from './helpers/server-process.js';
 import { batchState, pushBatch } from './helpers/server-calls.js';
-import { PAUSE_MARKER } from '../src/ingest/ingest-service.js';
 import type { SqliteStore } from '../src/storage/sqlite/sqlite-store.js';
 import { CATALOG } from '../src/catalog/catalog.js';
 import type { BatchRecord, Store, WriteOutcome } from '../src/storage/store.js';
@@ -153,7 +152,11 @@ for (const backend of await backends()) {
           businessDate: day,
         }),
       );
-      server = await startServer({ databaseUrl: db.url, env: { MDS_TEST_PAUSE_BEFORE_COMMIT_MS: '60000' } });
+      server = await startServer({
+        databaseUrl: db.url,
+        env: { MDS_TEST_PAUSE_BEFORE_COMMIT_MS: '60000' },
+        hooks: true,
+      });
       servers.push(server);
       const pending = pushBatch(server.port, body).catch(() => null);
       await server.waitForOutput(`${PAUSE_MARKER} ${id}`, 120_000);

@@ -5,17 +5,41 @@ import { CATALOG } from '../src/catalog/catalog.js';
 import { loadConfig } from '../src/config.js';
 import { createStore } from '../src/storage/create-store.js';
 import { SqliteStore } from '../src/storage/sqlite/sqlite-store.js';
-import { StoreUnavailableError } from '../src/storage/store.js';
+import { StoreUnavailableError, type Store } from '../src/storage/store.js';
+import Database from 'better-sqlite3';
 import { backends, freshDatabaseUrl } from './helpers/harness.js';
 import pg from 'pg';
 
-it('MDS_SQLITE_BUSY_TIMEOUT_MS sets the SQLite lock wait', async () => {
+it('MDS_SQLITE_BUSY_TIMEOUT_MS sets the SQLite lock wait, waited for without blocking the thread', async () => {
   const db = await freshDatabaseUrl('sqlite');
-  const config = loadConfig({ DATABASE_URL: db.url, MDS_SQLITE_BUSY_TIMEOUT_MS: '250' });
-  const store = await createStore(config.DATABASE_URL, CATALOG, config);
-  assert.ok(store instanceof SqliteStore);
-  assert.equal(store.raw.pragma('busy_timeout', { simple: true }), 250);
-  await store.close();
+  const file = db.url.slice('sqlite:'.length);
+  const write = (s: Store) =>
+    s.keys.recordUsage([{ keyId: 'k', hour: '2024-01-02T03', count: 1, lastUsed: '2024-01-02T03:00:00Z' }]);
+  const open = async (ms: string) => {
+    const config = loadConfig({ DATABASE_URL: db.url, MDS_SQLITE_BUSY_TIMEOUT_MS: ms });
+    const store = await createStore(config.DATABASE_URL, CATALOG, config);
+    assert.ok(store instanceof SqliteStore);
+    // SQLite's own busy wait would block the thread: it is off, the store waits on a timer.
+    assert.equal(store.raw.pragma('busy_timeout', { simple: true }), 0);
+    return store;
+  };
+  const waiting = await open('60000');
+  await waiting.migrate();
+  const impatient = await open('0');
+  const other = new Database(file);
+  other.prepare('BEGIN IMMEDIATE').run();
+  // No wait allowed: refused at once while another connection writes.
+  await assert.rejects(write(impatient), StoreUnavailableError);
+  // A wait allowed: the write waits, the thread does not (this timer fires meanwhile).
+  const pending = write(waiting);
+  let ticked = false;
+  await new Promise<void>((resolve) => setTimeout(() => resolve(void (ticked = true)), 50));
+  assert.ok(ticked);
+  other.prepare('ROLLBACK').run();
+  await pending;
+  other.close();
+  await waiting.close();
+  await impatient.close();
   await db.drop();
 });
 

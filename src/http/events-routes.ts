@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { Catalog } from '../catalog/catalog.js';
 import { invalid } from '../errors.js';
-import type { IngestService, RevertEvent } from '../ingest/ingest-service.js';
+import type { BatchIngest, RevertEvent } from '../ingest/ingest-service.js';
 import type { BatchRecord } from '../storage/store.js';
 import type { Gauge } from 'prom-client';
 
@@ -28,7 +28,7 @@ export function batchEvent(rec: BatchRecord): Record<string, unknown> {
 export function registerEventsRoutes(
   app: FastifyInstance,
   catalog: Catalog,
-  ingest: IngestService,
+  ingest: BatchIngest,
   opts: EventsOptions = {},
 ): void {
   const heartbeatMs = opts.heartbeatMs ?? 15_000;

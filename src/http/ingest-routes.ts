@@ -1,10 +1,10 @@
 import type { FastifyInstance } from 'fastify';
-import type { IngestService } from '../ingest/ingest-service.js';
+import type { BatchIngest } from '../ingest/ingest-service.js';
 import { answerOf } from '../ingest/batch-registry.js';
 import { readIngestBody } from './ingest-body.js';
 
 /** Spec 4.4: push a batch, look a batch up. Both need UP-API-KEY. */
-export function registerIngestRoutes(app: FastifyInstance, ingest: IngestService, bodyLimit: number): void {
+export function registerIngestRoutes(app: FastifyInstance, ingest: BatchIngest, bodyLimit: number): void {
   // In the ingest plugin's scope: the batch body is read as bytes (ingest-body.ts).
   app.removeContentTypeParser('application/json');
   app.addContentTypeParser('application/json', (req, payload, done) => {

@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import { AppError } from '../errors.js';
-import type { IngestService, RevertEvent } from '../ingest/ingest-service.js';
+import type { BatchIngest, RevertEvent } from '../ingest/ingest-service.js';
 import type { BatchRecord } from '../storage/store.js';
 
 /**
@@ -41,7 +41,7 @@ function processMetrics(): Registry {
   return processRegistry;
 }
 
-export function registerMetricsRoutes(app: FastifyInstance, ingest: IngestService): Metrics {
+export function registerMetricsRoutes(app: FastifyInstance, ingest: BatchIngest): Metrics {
   const registry = new Registry();
 
   // Requests are counted in plain cells and added to the counter when it is read: prom-client

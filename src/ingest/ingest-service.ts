@@ -1,3 +1,4 @@
+import diagnosticsChannel from 'node:diagnostics_channel';
 import { EventEmitter } from 'node:events';
 import type { Catalog, Dataset } from '../catalog/catalog.js';
 import { AppError } from '../errors.js';
@@ -23,16 +24,29 @@ export interface IngestOptions {
   maxRecords: number;
   /** Clock, injectable for tests. */
   now?: () => Date;
-  /**
-   * TEST ONLY (MDS_TEST_PAUSE_BEFORE_COMMIT_MS): inside the write transaction, after every row
-   * is written and just before commit, print a marker to stderr and block this long, so a crash
-   * test can SIGKILL the process at exactly that point. 0 (the default) disables it.
-   */
-  pauseBeforeCommitMs?: number;
 }
 
-/** The marker line the test-only pause prints (test/faults-crash.test.ts waits for it). */
-export const PAUSE_MARKER = 'MDS_TEST_PAUSE_BEFORE_COMMIT';
+/**
+ * What the HTTP layer needs of ingest: IngestService in this thread, or IngestPool (worker
+ * threads, ingest-pool.ts), which the service runs with by default.
+ */
+export interface BatchIngest {
+  /** Emits 'batch' (BatchRecord) after every processed batch and 'revert' (RevertEvent). */
+  readonly events: EventEmitter;
+  /** A batch as the request body's bytes (Content-Encoding undone). */
+  ingestBytes(bytes: Uint8Array): Promise<IngestOutcome>;
+  status(batchId: string): Promise<BatchRecord>;
+  /** Puts back what a batch changed (IngestService.revert). */
+  revert(batchId: string): Promise<{ record: BatchRecord; counts: RevertCounts }>;
+}
+
+/**
+ * Published inside the batch transaction once every row is written, just before commit, with
+ * `{ batchId }`. A seam for tracing and for tests (a crash at exactly that point, a batch held
+ * while queries are answered: test/helpers/ingest-hooks.ts); subscribers run synchronously,
+ * inside the transaction. Nothing is published while nobody subscribes.
+ */
+export const BEFORE_COMMIT = diagnosticsChannel.channel('mds:ingest:before-commit');
 
 export const PRUNE_SKIPPED =
   'full snapshot prune skipped: some records were rejected, so nothing was deleted';
@@ -41,7 +55,7 @@ export const PRUNE_SKIPPED =
  * The batch ingest rules of decisions.md, in their order: body shape and meta (400) →
  * checksum (422/4220) → batch_id registry (duplicate / 409) → records → one transaction.
  */
-export class IngestService {
+export class IngestService implements BatchIngest {
   /**
    * Emits 'batch' (BatchRecord) after every processed batch and 'revert' (RevertEvent) after
    * every revert that changed something: for metrics and the event stream.
@@ -183,7 +197,7 @@ export class IngestService {
           skipPrune ? [{ index: null, idempotency_key: null, field: null, reason: PRUNE_SKIPPED }] : [],
           o.processedAt,
         );
-        pauseBeforeCommit(this.opts.pauseBeforeCommitMs ?? 0, meta.batch_id);
+        if (BEFORE_COMMIT.hasSubscribers) BEFORE_COMMIT.publish({ batchId: meta.batch_id });
         return record;
       },
     );
@@ -231,13 +245,18 @@ export class IngestService {
     }
   }
 
-  async status(batchId: string): Promise<BatchRecord> {
-    // No stored batch_id holds NUL or a lone surrogate (meta refuses them), and PostgreSQL
-    // cannot compare such text: answer "not found" without asking the database.
-    const rec = isCleanText(batchId) ? await this.store.batches.getBatch(batchId) : null;
-    if (!rec) throw new AppError(4040, `batch ${batchId} not found`);
-    return rec;
+  status(batchId: string): Promise<BatchRecord> {
+    return batchStatus(this.store, batchId);
   }
+}
+
+/** The status record of a batch, or 404 / 4040. */
+export async function batchStatus(store: Pick<Store, 'batches'>, batchId: string): Promise<BatchRecord> {
+  // No stored batch_id holds NUL or a lone surrogate (meta refuses them), and PostgreSQL
+  // cannot compare such text: answer "not found" without asking the database.
+  const rec = isCleanText(batchId) ? await store.batches.getBatch(batchId) : null;
+  if (!rec) throw new AppError(4040, `batch ${batchId} not found`);
+  return rec;
 }
 
 /** A record refused for what only its text shows (a repeated key, an underflow). */
@@ -264,12 +283,4 @@ function recordHead(meta: BatchMeta, checksum: string) {
     record_count: meta.record_count,
     checksum,
   };
-}
-
-/** The test-only pause (see IngestOptions.pauseBeforeCommitMs): synchronous, like the SQLite transaction. */
-function pauseBeforeCommit(ms: number, batchId: string): void {
-  if (ms <= 0) return;
-  // stderr is a pipe in tests, written synchronously on Linux: the marker is out before the wait.
-  process.stderr.write(`${PAUSE_MARKER} ${batchId}\n`);
-  Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
 }

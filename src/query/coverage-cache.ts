@@ -17,6 +17,8 @@ export class CoverageCache {
   constructor(
     private readonly store: Pick<Store, 'datasets'>,
     private readonly catalog: Catalog,
+    /** The recount, off the request thread when given (ingest-pool.ts); else the store's. */
+    private readonly recount: () => Promise<DatasetCoverage[]> = () => store.datasets.coverage(),
   ) {}
 
   async get(): Promise<CoverageRow[]> {
@@ -38,7 +40,7 @@ export class CoverageCache {
   }
 
   private async compute(): Promise<CoverageRow[]> {
-    const byName = new Map((await this.store.datasets.coverage()).map((c) => [c.dataset, c]));
+    const byName = new Map((await this.recount()).map((c) => [c.dataset, c]));
     // Catalog order, every dataset present even if a store skipped one.
     return this.catalog.datasets.map((d) => ({
       dataset: d.name,

@@ -12,6 +12,9 @@ import { ADMIN_TOKEN, INGEST_KEY, QUERY_KEY } from './harness.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 
+/** What test/helpers/ingest-hooks.mjs prints before it pauses a batch just before commit. */
+export const PAUSE_MARKER = 'MDS_TEST_PAUSE_BEFORE_COMMIT';
+
 export interface ServerProcess {
   readonly port: number;
   readonly base: string;
@@ -32,6 +35,8 @@ export interface StartOptions {
   env?: Record<string, string>;
   /** How long to wait for /health to answer 200. */
   readyTimeoutMs?: number;
+  /** Load the test-only ingest hooks (test/helpers/ingest-hooks.mjs; set up by `env`). */
+  hooks?: boolean;
 }
 
 export async function startServer(opts: StartOptions): Promise<ServerProcess> {
@@ -48,7 +53,8 @@ export async function startServer(opts: StartOptions): Promise<ServerProcess> {
     MDS_SHUTDOWN_GRACE_MS: '10000',
     ...opts.env,
   };
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+  const hooks = opts.hooks ? ['--import', './test/helpers/ingest-hooks.mjs'] : [];
+  const child = spawn(process.execPath, ['--import', 'tsx', ...hooks, 'src/main.ts'], {
     cwd: ROOT,
     env,
     stdio: ['ignore', 'pipe', 'pipe'],

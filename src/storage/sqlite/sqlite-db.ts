@@ -26,6 +26,13 @@ const UNAVAILABLE = new Set([
   'SQLITE_READONLY',
 ]);
 
+const isBusy = (err: unknown): boolean => {
+  const code = (err as { code?: unknown }).code;
+  return typeof code === 'string' && code.startsWith('SQLITE_BUSY');
+};
+
+const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
 function translate(err: unknown): never {
   const code = (err as { code?: unknown }).code;
   if (typeof code === 'string' && [...UNAVAILABLE].some((c) => code.startsWith(c))) {
@@ -37,7 +44,7 @@ function translate(err: unknown): never {
 export interface SqliteOptions {
   /** File path, or ':memory:'. */
   file: string;
-  /** ms a writer waits for another process's lock before answering 503. */
+  /** ms a writer waits for another connection's lock before answering 503. */
   busyTimeoutMs?: number;
 }
 
@@ -55,10 +62,13 @@ export class SqliteDb implements Db {
   private readonly reads = new Map<string, RowsStatement>();
   private readonly upserts = new Map<string, { upsert: Database.Statement; change: Database.Statement }>();
   private readonly tx: Tx;
+  private readonly busyTimeoutMs: number;
 
   constructor(opts: SqliteOptions) {
     if (opts.file !== ':memory:') fs.mkdirSync(path.dirname(path.resolve(opts.file)), { recursive: true });
-    this.db = SqliteDb.open(opts.file, opts.busyTimeoutMs ?? 5000);
+    // SQLite's own busy wait would block the thread: locks are waited for in busyRetry instead.
+    this.db = SqliteDb.open(opts.file, 0);
+    this.busyTimeoutMs = opts.busyTimeoutMs ?? 5000;
     this.tx = this.transactionSteps();
   }
 
@@ -111,6 +121,24 @@ export class SqliteDb implements Db {
     return p;
   }
 
+  /**
+   * `fn`, tried again while another connection holds the write lock, for up to busyTimeoutMs,
+   * waiting between tries on a timer: a lock wait never blocks the thread (the request thread's
+   * queries and /health go on), then 503.
+   */
+  private async busyRetry<T>(fn: () => T): Promise<T> {
+    const deadline = Date.now() + this.busyTimeoutMs;
+    for (let delay = 2; ; delay = Math.min(delay * 2, 50)) {
+      try {
+        return fn();
+      } catch (err) {
+        const left = deadline - Date.now();
+        if (!isBusy(err) || left <= 0) return translate(err);
+        await sleep(Math.min(delay, left));
+      }
+    }
+  }
+
   private guard<T>(fn: () => T): T {
     try {
       return fn();
@@ -131,12 +159,12 @@ export class SqliteDb implements Db {
   }
 
   async rows(s: Sql): Promise<DbRow[]> {
-    return this.guard(() => this.rowsNow(s));
+    return this.busyRetry(() => this.rowsNow(s));
   }
 
   async values(s: Sql): Promise<unknown[]> {
     const { sql, params } = compile(s, SQLITE);
-    return this.guard(() =>
+    return this.busyRetry(() =>
       this.stmt(sql)
         .pluck()
         .all(...params),
@@ -144,11 +172,12 @@ export class SqliteDb implements Db {
   }
 
   async run(s: Sql): Promise<number> {
-    return this.guard(() => this.runNow(s));
+    return this.busyRetry(() => this.runNow(s));
   }
 
   async transaction<T>(body: (tx: Tx) => Step<T>): Promise<T> {
-    return this.guard(() => this.db.transaction(() => runSync(body(this.tx))).immediate());
+    // A fresh body per try: BEGIN IMMEDIATE fails at once while another connection writes.
+    return this.busyRetry(() => this.db.transaction(() => runSync(body(this.tx))).immediate());
   }
 
   private transactionSteps(): Tx {

@@ -1,0 +1,227 @@
+import { EventEmitter } from 'node:events';
+import os from 'node:os';
+import { Worker } from 'node:worker_threads';
+import type { Logger } from 'pino';
+import type { Config } from '../config.js';
+import { AppError, type ErrorCode } from '../errors.js';
+import type { Catalog } from '../catalog/catalog.js';
+import {
+  StoreUnavailableError,
+  type BatchRecord,
+  type DatasetCoverage,
+  type RevertCounts,
+  type Store,
+} from '../storage/store.js';
+import { IngestService, batchStatus, type BatchIngest, type IngestOutcome } from './ingest-service.js';
+
+/**
+ * Batches are processed on worker threads, each with its own database connection, so the thread
+ * that answers queries and /health never parses, hashes, validates or writes a batch, and never
+ * waits for a write lock: reading the body's bytes is all it does (they are transferred, not
+ * copied or re-serialised). SQLite in WAL mode lets the main thread's readers go on while a
+ * worker writes; writers wait for each other inside the workers. The same threads run the
+ * start-up migration and the coverage recount, which are long, synchronous work on SQLite.
+ * Events and metrics are fed here, on the main thread, after a batch.
+ */
+
+/** Ingest threads when MDS_INGEST_THREADS is unset: every core but the request thread's, 1 to 4. */
+export function defaultIngestThreads(): number {
+  return Math.max(1, Math.min(4, os.availableParallelism() - 1));
+}
+
+export type PoolRequest =
+  | { id: number; op: 'ingest'; bytes: Uint8Array }
+  | { id: number; op: 'migrate' }
+  | { id: number; op: 'coverage' }
+  | { id: number; op: 'close' };
+
+export type PoolError =
+  | {
+      kind: 'app';
+      code: ErrorCode;
+      message: string;
+      retryAfter: number | null;
+      extra: Record<string, unknown>;
+    }
+  | { kind: 'unavailable'; message: string }
+  | { kind: 'internal'; message: string; stack: string | undefined };
+
+export type PoolReply =
+  { id: number; ok: true; value: unknown } | { id: number; ok: false; error: PoolError };
+
+type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
+
+export interface WorkerInit {
+  config: Config;
+}
+
+/** An error as it crosses the thread boundary (ingest-worker.ts), and back (revive). */
+export function serialiseError(err: unknown): PoolError {
+  if (err instanceof AppError) {
+    return {
+      kind: 'app',
+      code: err.code,
+      message: err.message,
+      retryAfter: err.retryAfter,
+      extra: { ...err.extra },
+    };
+  }
+  if (err instanceof StoreUnavailableError) return { kind: 'unavailable', message: err.message };
+  const e = err instanceof Error ? err : new Error(String(err));
+  return { kind: 'internal', message: e.message, stack: e.stack };
+}
+
+function revive(e: PoolError): Error {
+  if (e.kind === 'app') {
+    return new AppError(e.code, e.message, {
+      ...(e.retryAfter !== null ? { retryAfter: e.retryAfter } : {}),
+      extra: e.extra,
+    });
+  }
+  if (e.kind === 'unavailable') return new StoreUnavailableError(e.message);
+  const err = new Error(`ingest worker: ${e.message}`);
+  if (e.stack) err.stack = e.stack;
+  return err;
+}
+
+interface Pending {
+  resolve: (v: unknown) => void;
+  reject: (e: Error) => void;
+}
+
+interface Slot {
+  worker: Worker;
+  pending: Map<number, Pending>;
+}
+
+/**
+ * The worker's module, beside this one: .js once built. Under tsx (dev, tests) it is .ts, and a
+ * worker thread does not get tsx's loader from the `--import tsx` it inherits, so a one-line
+ * module registers it first (a URL, not `eval`, so the thread still runs the other `--import`s).
+ */
+function workerUrl(): URL {
+  if (!import.meta.url.endsWith('.ts')) return new URL('./ingest-worker.js', import.meta.url);
+  const tsx = JSON.stringify(import.meta.resolve('tsx/esm/api'));
+  const target = JSON.stringify(new URL('./ingest-worker.ts', import.meta.url).href);
+  const code = `const m = await import(${tsx}); m.register(); await import(${target});`;
+  return new URL(`data:text/javascript,${encodeURIComponent(code)}`);
+}
+
+export class IngestPool implements BatchIngest {
+  readonly events = new EventEmitter();
+  private readonly slots: (Slot | null)[];
+  private nextId = 1;
+  private closing = false;
+  /** Reverts (a rare admin operation) still run in the request thread, through this. */
+  private readonly local: IngestService;
+
+  constructor(
+    private readonly config: Config,
+    catalog: Catalog,
+    /** The request thread's store: batch status lookups are reads like any query. */
+    private readonly store: Pick<Store, 'batches' | 'revisions'>,
+    private readonly log: Logger,
+    threads: number,
+  ) {
+    this.events.setMaxListeners(0);
+    this.local = new IngestService(catalog, store, { maxRecords: config.MDS_MAX_RECORDS });
+    this.local.events.on('revert', (ev: unknown) => this.events.emit('revert', ev));
+    this.slots = Array.from({ length: Math.max(1, threads) }, () => null);
+    this.slots.forEach((_, i) => this.spawn(i));
+  }
+
+  get threads(): number {
+    return this.slots.length;
+  }
+
+  private spawn(i: number): void {
+    const init: WorkerInit = { config: this.config };
+    const worker = new Worker(workerUrl(), { workerData: init });
+    const slot: Slot = { worker, pending: new Map() };
+    this.slots[i] = slot;
+    worker.on('message', (m: PoolReply) => {
+      const p = slot.pending.get(m.id);
+      if (!p) return;
+      slot.pending.delete(m.id);
+      if (m.ok) p.resolve(m.value);
+      else p.reject(revive(m.error));
+    });
+    worker.on('error', (err) => this.log.error({ err }, 'ingest worker failed'));
+    worker.on('exit', (code) => {
+      // Whatever it was doing is lost with it (a batch's transaction rolls back): retry later.
+      for (const p of slot.pending.values()) {
+        p.reject(new AppError(5030, 'the ingest worker stopped; retry', { retryAfter: 1 }));
+      }
+      slot.pending.clear();
+      if (this.slots[i] === slot) this.slots[i] = null;
+      if (!this.closing) {
+        this.log.error({ code }, 'ingest worker exited; starting another');
+        setTimeout(() => {
+          if (!this.closing && this.slots[i] === null) this.spawn(i);
+        }, 500).unref();
+      }
+    });
+  }
+
+  /** Sends to the live thread with the fewest requests in flight. */
+  private call<T>(req: DistributiveOmit<PoolRequest, 'id'>, transfer: ArrayBuffer[] = []): Promise<T> {
+    let best: Slot | null = null;
+    for (const s of this.slots) if (s && (!best || s.pending.size < best.pending.size)) best = s;
+    if (!best || this.closing) {
+      return Promise.reject(new AppError(5030, 'no ingest worker is running; retry', { retryAfter: 1 }));
+    }
+    const id = this.nextId++;
+    const slot = best;
+    return new Promise<T>((resolve, reject) => {
+      slot.pending.set(id, { resolve: resolve as (v: unknown) => void, reject });
+      slot.worker.postMessage({ ...req, id }, transfer);
+    });
+  }
+
+  async ingestBytes(bytes: Uint8Array): Promise<IngestOutcome> {
+    // Moved, not copied, unless the bytes share their memory with others (Node's small-buffer pool).
+    const own =
+      bytes.byteOffset === 0 &&
+      bytes.byteLength === bytes.buffer.byteLength &&
+      bytes.buffer instanceof ArrayBuffer
+        ? bytes
+        : Uint8Array.prototype.slice.call(bytes);
+    const outcome = await this.call<IngestOutcome>({ op: 'ingest', bytes: own }, [own.buffer as ArrayBuffer]);
+    if (outcome.kind === 'processed') this.events.emit('batch', outcome.record);
+    return outcome;
+  }
+
+  status(batchId: string): Promise<BatchRecord> {
+    return batchStatus(this.store, batchId);
+  }
+
+  revert(batchId: string): Promise<{ record: BatchRecord; counts: RevertCounts }> {
+    return this.local.revert(batchId);
+  }
+
+  /** Creates or upgrades the tables, on a worker thread (SQLite's migration is synchronous). */
+  migrate(): Promise<void> {
+    return this.call<void>({ op: 'migrate' });
+  }
+
+  /** Rows and date range per dataset, counted on a worker thread. */
+  coverage(): Promise<DatasetCoverage[]> {
+    return this.call<DatasetCoverage[]>({ op: 'coverage' });
+  }
+
+  /** Lets each thread close its connection, then ends it (after `graceMs` at the latest). */
+  async close(graceMs = 5000): Promise<void> {
+    if (this.closing) return;
+    this.closing = true;
+    await Promise.all(
+      this.slots.map(async (slot) => {
+        if (!slot) return;
+        const exited = new Promise<void>((resolve) => slot.worker.once('exit', () => resolve()));
+        slot.worker.postMessage({ id: 0, op: 'close' } satisfies PoolRequest);
+        const timer = setTimeout(() => void slot.worker.terminate(), graceMs);
+        await exited;
+        clearTimeout(timer);
+      }),
+    );
+  }
+}

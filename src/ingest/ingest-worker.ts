@@ -1,0 +1,41 @@
+import { parentPort, workerData } from 'node:worker_threads';
+import { CATALOG } from '../catalog/catalog.js';
+import { createStore } from '../storage/create-store.js';
+import { IngestService } from './ingest-service.js';
+import { serialiseError, type PoolReply, type PoolRequest, type WorkerInit } from './ingest-pool.js';
+
+/**
+ * One ingest thread (ingest-pool.ts): its own store from the factory, the same IngestService
+ * the request thread would run. Requests are answered as they finish; a lock wait (SQLite's
+ * busy wait, a PostgreSQL row lock) blocks only this thread.
+ */
+const port = parentPort;
+if (!port) throw new Error('ingest-worker.ts runs as a worker thread (ingest-pool.ts)');
+const { config } = workerData as WorkerInit;
+const store = await createStore(config.DATABASE_URL, CATALOG, config);
+const ingest = new IngestService(CATALOG, store, { maxRecords: config.MDS_MAX_RECORDS });
+
+async function handle(req: PoolRequest): Promise<unknown> {
+  switch (req.op) {
+    case 'ingest':
+      return ingest.ingestBytes(req.bytes);
+    case 'migrate':
+      return store.migrate();
+    case 'coverage':
+      return store.datasets.coverage();
+    case 'close':
+      await store.close();
+      port?.close();
+      return undefined;
+  }
+}
+
+port.on('message', (req: PoolRequest) => {
+  handle(req).then(
+    (value) => {
+      if (req.op !== 'close') port.postMessage({ id: req.id, ok: true, value } satisfies PoolReply);
+    },
+    (err: unknown) =>
+      port.postMessage({ id: req.id, ok: false, error: serialiseError(err) } satisfies PoolReply),
+  );
+});
