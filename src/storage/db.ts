@@ -59,7 +59,10 @@ export interface Tx {
    * feeds the table.
    */
   writeRows(batch: WriteBatch): Step<{ written: number; changes: string }>;
-  /** After a bulk fill of a temporary table: lets the planner see its size (PostgreSQL: ANALYZE). */
+  /**
+   * Before the revisions of a bulk-filled changes table are written: makes the planner probe
+   * the revision table's index per changed key (PostgreSQL: ANALYZE, no sequential scans).
+   */
   analyze(table: string): Step<void>;
   /** Makes the batch's keys readable as a table for `pruneSql`; returns its name. */
   batchKeys(batch: WriteBatch): Step<string>;

@@ -83,6 +83,15 @@ export function revisionTable(d: Dataset): TableSpec {
       })),
       { name: shortName(`ix_${name}__${REV_FROM}`), columns: [REV_FROM, ...key] },
       { name: shortName(`ix_${name}__${REV_BATCH}`), columns: [REV_BATCH] },
+      // The open revision of each key, one at most: what a batch closes and asks the op of. A
+      // unique equality match, so the planner probes it per changed key even before the table
+      // has statistics (without it PostgreSQL took 20 s to close 10,000 keys by another index).
+      {
+        name: shortName(`ux_${name}__open`),
+        columns: key,
+        unique: true,
+        where: `"${REV_TO}" IS NULL`,
+      },
     ],
   };
 }

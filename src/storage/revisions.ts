@@ -27,6 +27,8 @@ export const revisionColumns = upsertColumns;
 
 /** Column of the changes table: 1 for a row the prune deleted. */
 export const CHANGE_DELETED = 'mds_deleted';
+/** Column of the changes table: the op of the key's open revision before this batch (null: none). */
+const CHANGE_PRIOR = 'mds_prior_op';
 
 /**
  * The changes table's columns (the dialect creates it, temporary, per batch): the revision
@@ -38,6 +40,7 @@ export function changesColumns(d: Dataset, dialect: Dialect): string {
     `${q(ROW_JSON_COLUMN)} ${dialect.columnType('string')}`,
     `${q('created_at')} ${dialect.columnType('timestamp')}`,
     `${q(CHANGE_DELETED)} ${dialect.columnType('flag')} NOT NULL`,
+    `${q(CHANGE_PRIOR)} ${dialect.columnType('string')}`,
   );
   return cols.join(', ');
 }
@@ -92,7 +95,8 @@ export function collectPrunedSql(
  * Stamps the batch's changes (table `changes`) as revisions and returns its processed_at: the
  * later of the batch's clock and 1 ms after the dataset's last change, under the dataset's lock.
  * A new revision is an update when the key's open revision is a row, an insert when there is
- * none or it is a deletion; then the open revisions are closed at the same instant.
+ * none or it is a deletion. The open revisions are closed before the new ones are written: a
+ * key has at most one open revision at any moment (a unique index says so).
  */
 export function* recordChanges(tx: Tx, batch: WriteBatch, changes: string): Step<string> {
   const d = batch.dataset;
@@ -100,16 +104,19 @@ export function* recordChanges(tx: Tx, batch: WriteBatch, changes: string): Step
   const at = changeTime(batch.clock?.() ?? batch.now, last);
   const rev = ident(revisionTableName(d));
   yield* tx.analyze(changes);
-  const open = sql`SELECT r.${ident(REV_OP)} FROM ${rev} AS r WHERE ${raw(keyMatch(d, 'r', 'c'))} AND r.${ident(REV_TO)} IS NULL`;
   yield* tx.run(
-    sql`INSERT INTO ${rev} (${cols(d, null)}, ${ident(REV_OP)}, ${ident(REV_BATCH)}, ${ident(REV_FROM)})
-      SELECT ${cols(d, 'c')}, CASE WHEN c.${ident(CHANGE_DELETED)} = 1 THEN 'delete'
-        WHEN coalesce((${open}), 'delete') = 'delete' THEN 'insert' ELSE 'update' END, ${batch.batchId}, ${at}
-      FROM ${raw(changes)} AS c`,
+    sql`UPDATE ${raw(changes)} AS c SET ${ident(CHANGE_PRIOR)} = (SELECT r.${ident(REV_OP)} FROM ${rev} AS r
+      WHERE ${raw(keyMatch(d, 'r', 'c'))} AND r.${ident(REV_TO)} IS NULL)`,
   );
   yield* tx.run(
     sql`UPDATE ${rev} AS r SET ${ident(REV_TO)} = ${at} FROM ${raw(changes)} AS c
-      WHERE ${raw(keyMatch(d, 'r', 'c'))} AND r.${ident(REV_TO)} IS NULL AND r.${ident(REV_FROM)} < ${at}`,
+      WHERE ${raw(keyMatch(d, 'r', 'c'))} AND r.${ident(REV_TO)} IS NULL`,
+  );
+  yield* tx.run(
+    sql`INSERT INTO ${rev} (${cols(d, null)}, ${ident(REV_OP)}, ${ident(REV_BATCH)}, ${ident(REV_FROM)})
+      SELECT ${cols(d, 'c')}, CASE WHEN c.${ident(CHANGE_DELETED)} = 1 THEN 'delete'
+        WHEN coalesce(c.${ident(CHANGE_PRIOR)}, 'delete') = 'delete' THEN 'insert' ELSE 'update' END, ${batch.batchId}, ${at}
+      FROM ${raw(changes)} AS c`,
   );
   yield* bumpState(tx, d.name, batch.batchId, at);
   return at;
@@ -200,17 +207,18 @@ export function* revertSteps(
   }
 
   const names = revisionColumns(d);
-  // New revisions: a row the batch inserted is deleted (its values as they were), the others
-  // get the values of the revision the batch replaced.
+  // The batch's revisions end now (one open revision per key at any moment); then the new
+  // ones: a row the batch inserted is deleted (its values as they were), the others get the
+  // values of the revision the batch replaced.
+  yield* tx.run(
+    sql`UPDATE ${rev} SET ${ident(REV_TO)} = ${at} WHERE ${ident(REV_BATCH)} = ${batchId} AND ${ident(REV_TO)} IS NULL`,
+  );
   yield* tx.run(
     sql`INSERT INTO ${rev} (${cols(d, null)}, ${ident(REV_OP)}, ${ident(REV_BATCH)}, ${ident(REV_FROM)})
       SELECT ${raw(names.map((c) => `CASE WHEN r.${q(REV_OP)} = 'insert' THEN r.${q(c)} ELSE p.${q(c)} END`).join(', '))},
         CASE r.${ident(REV_OP)} WHEN 'insert' THEN 'delete' WHEN 'update' THEN 'update' ELSE 'insert' END,
         ${revertBatchId(batchId)}, ${at}
       FROM ${rev} AS r LEFT JOIN ${rev} AS p ON ${previous(d)} WHERE ${mine}`,
-  );
-  yield* tx.run(
-    sql`UPDATE ${rev} SET ${ident(REV_TO)} = ${at} WHERE ${ident(REV_BATCH)} = ${batchId} AND ${ident(REV_TO)} IS NULL`,
   );
   const ofOp = (op: string): Sql =>
     sql`${mine} AND r.${ident(REV_OP)} = ${op} AND ${raw(d.key.map((k) => `r.${q(k.name)} = ${q(d.name)}.${q(k.name)}`).join(' AND '))}`;

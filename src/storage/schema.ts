@@ -29,6 +29,9 @@ export interface IndexSpec {
   desc?: string[];
   /** Names of indexes this one supersedes (dropped by migrate). */
   replaces?: string[];
+  unique?: boolean;
+  /** A partial index's condition (SQL over the table's own columns, built in src/storage). */
+  where?: string;
 }
 
 function indexName(table: string, cols: readonly string[]): string {

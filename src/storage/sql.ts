@@ -308,9 +308,9 @@ export function createTableStatements(spec: TableSpec, dialect: Dialect): string
     `CREATE TABLE IF NOT EXISTS ${q(spec.name)} (${cols.join(', ')})${spec.strict === false ? '' : dialect.tableSuffix}`,
     ...unique,
     ...spec.indexes.flatMap((i) => [
-      `CREATE INDEX IF NOT EXISTS ${q(i.name)} ON ${q(spec.name)} (${i.columns
+      `CREATE ${i.unique ? 'UNIQUE ' : ''}INDEX IF NOT EXISTS ${q(i.name)} ON ${q(spec.name)} (${i.columns
         .map((c) => (i.desc?.includes(c) ? `${q(c)} DESC` : ixCol(c)))
-        .join(', ')})`,
+        .join(', ')})${i.where ? ` WHERE ${i.where}` : ''}`,
       ...(i.replaces ?? []).map((old) => `DROP INDEX IF EXISTS ${q(old)}`),
     ]),
   ];

@@ -275,10 +275,13 @@ export class PostgresDb implements Db {
       writeRows: (batch) => wait(this.writeRows(c, batch)),
       analyze: (table) =>
         wait(
-          // A fresh temporary table has no statistics: without them the planner guesses its size
-          // and may scan the revision table instead of probing its index per key. The prune
-          // turned nested loops off for this transaction: the probes need them again.
-          c.query(`ANALYZE ${table}; SET LOCAL enable_nestloop = on`).then(() => undefined),
+          // A fresh temporary table has no statistics, and the revision table's lag behind the
+          // rows this batch just wrote: the planner then scanned the revision table once per
+          // changed key (6 s for 10,000 keys). Per-key index probes instead: nested loops back on
+          // (the prune turned them off) and no sequential scan for the rest of the transaction.
+          c
+            .query(`ANALYZE ${table}; SET LOCAL enable_nestloop = on; SET LOCAL enable_seqscan = off`)
+            .then(() => undefined),
         ),
       batchKeys: () =>
         wait(
