@@ -143,6 +143,10 @@ class Client:
         if via != "json":
             raise ValueError("via must be 'auto', 'json', 'arrow' or 'parquet'")
         records = self._pages(info, query, single_page)
+        if records:
+            # The row schema may list fields only some answers carry (interval bars'
+            # period_start, bar_count): the columns are those of the rows returned.
+            fields = [f for f in fields if f.name in records[0]]
         if as_ == "records":
             return records
         if as_ == "polars":
