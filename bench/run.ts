@@ -5,7 +5,9 @@ import { loadGeneratorName } from './load.js';
 import { barsPhase } from './phases/bars.js';
 import { columnarPhase } from './phases/columnar.js';
 import { duringIngestPhase } from './phases/during-ingest.js';
+import { historyPhase } from './phases/history.js';
 import { ingestPhase } from './phases/ingest.js';
+import { createTestDatabase } from '../test/helpers/postgres.js';
 import { postgresPhase } from './phases/postgres.js';
 import { queryPhase } from './phases/query.js';
 import { storagePhase } from './phases/storage.js';
@@ -34,6 +36,16 @@ const PHASES: Record<string, (rows: Row[], ctx: Ctx) => Promise<void> | void> = 
   during: (rows, { file }) => duringIngestPhase(rows, file),
   columnar: (rows, { file }) => columnarPhase(rows, file),
   bars: (rows, { file }) => barsPhase(rows, file),
+  history: async (rows, { pgUrl }) => {
+    await historyPhase(rows);
+    if (!pgUrl) return;
+    const db = await createTestDatabase(pgUrl, 'mds_bench');
+    try {
+      await historyPhase(rows, db.url, 'PostgreSQL');
+    } finally {
+      await db.drop();
+    }
+  },
   pg: async (rows, { pgUrl }) => {
     if (pgUrl) return postgresPhase(rows, pgUrl);
     log('PostgreSQL: skipped (DATABASE_URL does not point at one)');
