@@ -127,7 +127,10 @@ export async function buildQueryDatabase(
   const file = path.join(dir, `etf-${codes}x${days}-v2.db`);
   const done = `${file}.complete`;
   if (!rebuild && fs.existsSync(done) && fs.existsSync(file)) {
-    log(`query data: reusing ${file}`);
+    log(`query data: reusing ${file}; migrating it to this release's schema`);
+    // A kept file from an older release is upgraded here, once, not by each server at start
+    // (a row JSON rebuild of millions of rows would outlast the servers' readiness wait).
+    await migrate(file);
     return file;
   }
   for (const f of [file, `${file}-wal`, `${file}-shm`, done]) fs.rmSync(f, { force: true });

@@ -33,7 +33,10 @@ export async function buildPgQueryDatabase(
       const done = await c.query("SELECT to_regclass('bench_complete') IS NOT NULL AS ok");
       await c.end();
       if ((done.rows[0] as { ok: boolean }).ok) {
-        log(`PostgreSQL query data: reusing database ${name}`);
+        log(`PostgreSQL query data: reusing database ${name}; migrating it to this release's schema`);
+        const kept = new PostgresStore(CATALOG, { connectionString: url.toString() });
+        await kept.migrate();
+        await kept.close();
         return url.toString();
       }
     }
