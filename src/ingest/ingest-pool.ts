@@ -6,6 +6,7 @@ import type { Config } from '../config.js';
 import { AppError, type ErrorCode } from '../errors.js';
 import type { Catalog } from '../catalog/catalog.js';
 import {
+  SchemaTooNewError,
   StoreUnavailableError,
   type BatchRecord,
   type DatasetCoverage,
@@ -44,6 +45,8 @@ export type PoolError =
       extra: Record<string, unknown>;
     }
   | { kind: 'unavailable'; message: string }
+  /** Another release's database (main.ts exits 78 on it instead of retrying). */
+  | { kind: 'schema'; message: string }
   | { kind: 'internal'; message: string; stack: string | undefined };
 
 export type PoolReply =
@@ -67,6 +70,7 @@ export function serialiseError(err: unknown): PoolError {
     };
   }
   if (err instanceof StoreUnavailableError) return { kind: 'unavailable', message: err.message };
+  if (err instanceof SchemaTooNewError) return { kind: 'schema', message: err.message };
   const e = err instanceof Error ? err : new Error(String(err));
   return { kind: 'internal', message: e.message, stack: e.stack };
 }
@@ -79,6 +83,7 @@ function revive(e: PoolError): Error {
     });
   }
   if (e.kind === 'unavailable') return new StoreUnavailableError(e.message);
+  if (e.kind === 'schema') return new SchemaTooNewError(e.message);
   const err = new Error(`ingest worker: ${e.message}`);
   if (e.stack) err.stack = e.stack;
   return err;
