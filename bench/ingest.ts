@@ -1,4 +1,6 @@
 import type { IngestBatch } from './data.js';
+import { rssMeter, type Server } from './proc.js';
+import type { Row } from './table.js';
 
 /** Pushes one batch and checks it was accepted whole; returns records per second. */
 export async function pushOne(url: string, key: string, b: IngestBatch): Promise<number> {
@@ -30,4 +32,32 @@ export async function pushBatches(
     n += b.rows.length;
   }
   return n / ((performance.now() - t) / 1000);
+}
+
+/**
+ * The service's line of an ingest phase: the batches pushed end to end, its peak RSS, and its
+ * rate against the raw ceiling of the same run (goal: at least `goal` × the ceiling).
+ */
+export async function serviceIngestRow(
+  phase: string,
+  svc: Server,
+  key: string,
+  batches: readonly IngestBatch[],
+  ceiling: number,
+  goal: number,
+): Promise<Row> {
+  const meter = rssMeter(svc.pid);
+  const rate = await pushBatches(svc.url, key, batches);
+  const rssMb = meter.stop();
+  return {
+    phase,
+    server: `${svc.name} over HTTP (end to end)`,
+    rate,
+    unit: 'rec/s',
+    rssMb,
+    ratio: rate / ceiling,
+    vs: 'raw ceiling',
+    goal: `≥ ${goal}× raw ceiling`,
+    met: rate >= goal * ceiling,
+  };
 }

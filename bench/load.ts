@@ -119,6 +119,26 @@ interface WrkSummary {
   timeout: number;
 }
 
+/** Runs a generator process to its end: its stdout, exit code and the CPU it used (seconds). */
+async function runGenerator(
+  command: string,
+  args: string[],
+  opts: { cwd?: string } = {},
+): Promise<{ code: number | null; out: string; cpu: number }> {
+  const child = spawn(command, args, { ...opts, stdio: ['ignore', 'pipe', 'inherit'] });
+  let out = '';
+  child.stdout.on('data', (b: Buffer) => (out += b.toString()));
+  // Sampled until it exits (the last < 200 ms are not counted).
+  let cpu = 0;
+  const timer = setInterval(() => {
+    const c = cpuSeconds(child.pid as number);
+    if (c > 0) cpu = c;
+  }, 200);
+  const code = await new Promise<number | null>((r) => child.once('exit', r));
+  clearInterval(timer);
+  return { code, out, cpu };
+}
+
 async function runWrk(bin: string, spec: LoadSpec): Promise<LoadResult> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'mds-bench-wrk-'));
   try {
@@ -131,30 +151,16 @@ async function runWrk(bin: string, spec: LoadSpec): Promise<LoadResult> {
     const script = path.join(dir, 'load.lua');
     fs.writeFileSync(script, wrkScript(pathsFile, spec.headers));
     const target = single ? spec.url + (spec.paths[0] as string) : spec.url;
-    const child = spawn(
-      bin,
-      [
-        `-t${WRK_THREADS}`,
-        `-c${spec.connections}`,
-        `-d${Math.max(1, Math.round(spec.durationSec))}s`,
-        '--timeout',
-        '10s',
-        '-s',
-        script,
-        target,
-      ],
-      { stdio: ['ignore', 'pipe', 'inherit'] },
-    );
-    let out = '';
-    child.stdout.on('data', (b: Buffer) => (out += b.toString()));
-    // The generator's own CPU, sampled until it exits (the last < 200 ms are not counted).
-    let cpu = 0;
-    const timer = setInterval(() => {
-      const c = cpuSeconds(child.pid as number);
-      if (c > 0) cpu = c;
-    }, 200);
-    const code = await new Promise<number | null>((r) => child.once('exit', r));
-    clearInterval(timer);
+    const { code, out, cpu } = await runGenerator(bin, [
+      `-t${WRK_THREADS}`,
+      `-c${spec.connections}`,
+      `-d${Math.max(1, Math.round(spec.durationSec))}s`,
+      '--timeout',
+      '10s',
+      '-s',
+      script,
+      target,
+    ]);
     const line = out.split('\n').find((l) => l.startsWith('WRKJSON '));
     if (code !== 0 || !line) throw new Error(`wrk failed (${code}): ${out.slice(-500)}`);
     const s = JSON.parse(line.slice('WRKJSON '.length)) as WrkSummary;
@@ -179,19 +185,9 @@ async function runAutocannon(spec: LoadSpec): Promise<LoadResult> {
   const file = path.join(os.tmpdir(), `mds-bench-load-${process.pid}-${Date.now()}.json`);
   fs.writeFileSync(file, JSON.stringify(spec));
   try {
-    const child = spawn(process.execPath, tsxArgs('load-autocannon.ts', file), {
+    const { code, out, cpu } = await runGenerator(process.execPath, tsxArgs('load-autocannon.ts', file), {
       cwd: ROOT,
-      stdio: ['ignore', 'pipe', 'inherit'],
     });
-    let out = '';
-    child.stdout.on('data', (b: Buffer) => (out += b.toString()));
-    let cpu = 0;
-    const timer = setInterval(() => {
-      const c = cpuSeconds(child.pid as number);
-      if (c > 0) cpu = c;
-    }, 200);
-    const code = await new Promise<number | null>((r) => child.once('exit', r));
-    clearInterval(timer);
     if (code !== 0) throw new Error(`load generator failed (${code})`);
     const r = JSON.parse(out.trim().split('\n').pop() as string) as Omit<
       LoadResult,

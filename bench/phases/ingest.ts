@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { BATCH_SIZE, CFG, INGEST_KEY, log, startService } from '../context.js';
 import { ingestBatches } from '../data.js';
-import { pushBatches, pushOne } from '../ingest.js';
+import { pushOne, serviceIngestRow } from '../ingest.js';
 import { sqliteRawUpsertCeiling } from '../minimal.js';
 import { rssMeter } from '../proc.js';
 import type { Row } from '../table.js';
@@ -26,21 +26,9 @@ export async function ingestPhase(rows: Row[]): Promise<void> {
 
     const svc = await startService(path.join(dir, 'service.db'), undefined);
     try {
-      const meter = rssMeter(svc.pid);
-      const rate = await pushBatches(svc.url, INGEST_KEY, batches);
-      const rssMb = meter.stop();
-      log(`ingest service: ${rate.toFixed(0)} records/s rss ${rssMb.toFixed(0)} MB`);
-      rows.push({
-        phase,
-        server: `${svc.name} over HTTP (end to end)`,
-        rate,
-        unit: 'rec/s',
-        rssMb,
-        ratio: rate / ceiling,
-        vs: 'raw ceiling',
-        goal: '≥ 0.4× raw ceiling',
-        met: rate >= 0.4 * ceiling,
-      });
+      const row = await serviceIngestRow(phase, svc, INGEST_KEY, batches, ceiling, 0.4);
+      log(`ingest service: ${row.rate!.toFixed(0)} records/s rss ${row.rssMb!.toFixed(0)} MB`);
+      rows.push(row);
       batches.length = 0;
       const big = ingestBatches('8', 1, CFG.bigBatch)[0]!;
       const bigMeter = rssMeter(svc.pid);

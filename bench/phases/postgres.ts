@@ -1,10 +1,9 @@
 import { BATCH_SIZE, CFG, INGEST_KEY, log, startBaseline, startService } from '../context.js';
 import { ingestBatches } from '../data.js';
-import { pushBatches } from '../ingest.js';
+import { serviceIngestRow } from '../ingest.js';
 import { AUTH, REPEATED, measure, measureTogether, queryRow, randomPaths } from '../measure.js';
 import { buildMinimalPg, pgRawUpsertCeiling } from '../minimal.js';
 import { buildPgQueryDatabase } from '../pg-query-data.js';
-import { rssMeter } from '../proc.js';
 import type { Row } from '../table.js';
 import { createTestDatabase } from '../../test/helpers/postgres.js';
 import { pgStoragePhase } from './storage.js';
@@ -77,21 +76,9 @@ async function postgresIngest(rows: Row[], adminUrl: string): Promise<void> {
   try {
     const svc = await startService(db.url, undefined);
     try {
-      const meter = rssMeter(svc.pid);
-      const rate = await pushBatches(svc.url, INGEST_KEY, batches);
-      const rssMb = meter.stop();
-      log(`PostgreSQL service ingest: ${rate.toFixed(0)} records/s`);
-      rows.push({
-        phase,
-        server: `${svc.name} over HTTP (end to end)`,
-        rate,
-        unit: 'rec/s',
-        rssMb,
-        ratio: rate / ceiling,
-        vs: 'raw ceiling',
-        goal: '≥ 0.5× raw ceiling',
-        met: rate >= 0.5 * ceiling,
-      });
+      const row = await serviceIngestRow(phase, svc, INGEST_KEY, batches, ceiling, 0.5);
+      log(`PostgreSQL service ingest: ${row.rate!.toFixed(0)} records/s rss ${row.rssMb!.toFixed(0)} MB`);
+      rows.push(row);
     } finally {
       await svc.stop();
     }
