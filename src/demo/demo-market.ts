@@ -169,6 +169,19 @@ export const ohlcv = (b: Bar) => ({
   volume: b.volume,
 });
 
+/** The last bar as a spot quote's fields (the ETF and A-share spot datasets share them). */
+export const spotQuote = (b: Bar) => ({
+  price: b.close,
+  open: b.open,
+  high: b.high,
+  low: b.low,
+  pre_close: b.preClose,
+  change: b.change,
+  pct_chg: b.pctChg,
+  volume: b.volume,
+  amount: b.amount,
+});
+
 /** Fund NAV per unit: close less a small, mean-reverting premium. */
 export function navOf(rng: Random, close: number, crossBorder: boolean): { nav: number; premium: number } {
   const premium = (crossBorder ? 1.5 : 0) + rng.normal() * (crossBorder ? 1.2 : 0.08);

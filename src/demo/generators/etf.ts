@@ -1,4 +1,4 @@
-import { type Generator, SOURCE, bars, navOf, stamp } from '../demo-market.js';
+import { type Generator, SOURCE, bars, navOf, stamp, spotQuote } from '../demo-market.js';
 import { type Bar, mean } from '../market.js';
 import { addDays, round } from '../random.js';
 import { ETFS, STOCKS } from '../universe.js';
@@ -67,15 +67,7 @@ export const etfGenerators: Readonly<Record<string, Generator>> = {
       return {
         code: e.code,
         name: e.name,
-        price: last.close,
-        open: last.open,
-        high: last.high,
-        low: last.low,
-        pre_close: last.preClose,
-        change: last.change,
-        pct_chg: last.pctChg,
-        volume: last.volume,
-        amount: last.amount,
+        ...spotQuote(last),
         iopv: round(nav * (1 + rng.normal() * 0.0005), 4),
         nav,
         premium_pct: premium,

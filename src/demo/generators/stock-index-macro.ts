@@ -1,4 +1,4 @@
-import { type Generator, SOURCE, bars, stamp } from '../demo-market.js';
+import { type Generator, SOURCE, bars, stamp, spotQuote } from '../demo-market.js';
 import type { Bar } from '../market.js';
 import { addDays, quarterEnds, round } from '../random.js';
 import { INDEXES, MACRO, STOCKS } from '../universe.js';
@@ -15,15 +15,7 @@ export const stockIndexMacroGenerators: Readonly<Record<string, Generator>> = {
         code: s.code,
         name: s.name,
         industry: s.sw[1],
-        price: last.close,
-        open: last.open,
-        high: last.high,
-        low: last.low,
-        pre_close: last.preClose,
-        change: last.change,
-        pct_chg: last.pctChg,
-        volume: last.volume,
-        amount: last.amount,
+        ...spotQuote(last),
         turnover_rate: round((last.volume / s.shares) * 100, 4),
         pe_ttm: round((s.pe * last.close) / s.price, 2),
         pb: round((s.pb * last.close) / s.price, 2),
