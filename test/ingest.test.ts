@@ -161,6 +161,9 @@ for (const backend of await backends()) {
         ['record_count mismatch', (b) => ({ ...b, meta: { ...(b.meta as Json), record_count: 2 } })],
         ['record_count a string', (b) => ({ ...b, meta: { ...(b.meta as Json), record_count: '1' } })],
         ['empty batch_id', (b) => ({ ...b, meta: { ...(b.meta as Json), batch_id: '' } })],
+        // The service's own revision batch ids (docs/point-in-time.md) are not a client's to take.
+        ['batch_id baseline', (b) => ({ ...b, meta: { ...(b.meta as Json), batch_id: 'baseline' } })],
+        ['batch_id revert:…', (b) => ({ ...b, meta: { ...(b.meta as Json), batch_id: 'revert:b1' } })],
       ];
       for (const field of [
         'schema_version',

@@ -2,6 +2,7 @@ import type { Catalog, Dataset } from '../catalog/catalog.js';
 import { invalid } from '../errors.js';
 import { firstError } from '../contract/check.js';
 import { BatchBodySchema, BatchMetaSchema, type BatchMeta } from '../contract/batch.js';
+import { BASELINE_BATCH, isReservedBatchId } from '../storage/revision-schema.js';
 import { isCleanText, isPlainObject, nestingExceeds, normalizeTimestamp } from './values.js';
 
 export type { BatchMeta } from '../contract/batch.js';
@@ -23,7 +24,11 @@ function metaRules(
   const text = (name: string) => (v: unknown) =>
     isCleanText(v as string) ? null : `meta.${name} must be at most 256 printable characters`;
   return {
-    batch_id: text('batch_id'),
+    batch_id: (v) =>
+      text('batch_id')(v) ??
+      (isReservedBatchId(v as string)
+        ? `meta.batch_id "${String(v)}" is reserved: the service records its own revisions under "${BASELINE_BATCH}" and "revert:<batch_id>"`
+        : null),
     source_run_id: text('source_run_id'),
     dataset: (v) =>
       catalog.byName.has(v as string)

@@ -20,6 +20,9 @@ export type RevisionOp = 'insert' | 'update' | 'delete';
 export const BASELINE_BATCH = 'baseline';
 /** batch_id of the revisions a revert writes. */
 export const revertBatchId = (batchId: string): string => `revert:${batchId}`;
+/** Ids the service writes revisions under itself: a pushed batch may not take one. */
+export const isReservedBatchId = (batchId: string): boolean =>
+  batchId === BASELINE_BATCH || batchId.startsWith('revert:');
 
 export function revisionTableName(d: Dataset): string {
   return `mds_rev_${d.name}`;
