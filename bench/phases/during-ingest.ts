@@ -30,46 +30,7 @@ export async function duringIngestPhase(rows: Row[], file: string): Promise<void
     try {
       const paths = randomPaths(200_000, 777);
       const headers = { 'Q-API-KEY': QUERY_KEY };
-      const paced = (offset: number): ProbeSpecStream => ({
-        name: 'page',
-        paths: paths.slice(offset),
-        everyMs: PACED.everyMs,
-        clients: PACED.clients,
-      });
-      // Warm-up (JIT, page cache), then idle.
-      await startProbe({ url: svc.url, headers, streams: [paced(150_000)], durationSec: 2 }).done;
-      const idle = (
-        await startProbe({ url: svc.url, headers, streams: [paced(0)], durationSec: CFG.pacedSec }).done
-      ).page as ProbeStats;
-      log(
-        `paced pages idle: p50 ${idle.p50.toFixed(1)} p99 ${idle.p99.toFixed(1)} max ${idle.max.toFixed(0)} ms`,
-      );
-
-      const perBatch = 10_000;
-      let supply: IngestBatch[] = ingestBatches('91', Math.ceil(CFG.pacedSec * 4), perBatch);
-      const busyProbe = startProbe({
-        url: svc.url,
-        headers,
-        streams: [paced(50_000)],
-        durationSec: CFG.pacedSec,
-      });
-      let pushing = true;
-      let pushed = 0;
-      void busyProbe.done.finally(() => (pushing = false));
-      let round = 0;
-      while (pushing) {
-        const b = supply.shift();
-        if (!b) {
-          supply = ingestBatches(`9${2 + round++}`, 4, perBatch);
-          continue;
-        }
-        await pushOne(svc.url, INGEST_KEY, b);
-        pushed += b.rows.length;
-      }
-      const busy = (await busyProbe.done).page as ProbeStats;
-      log(
-        `paced pages during ingest (${pushed} records pushed): p50 ${busy.p50.toFixed(1)} p99 ${busy.p99.toFixed(1)} max ${busy.max.toFixed(0)} ms`,
-      );
+      const { idle, busy, pushed } = await pacedIdleThenBusy(svc.url, paths, CFG.pacedSec);
       const phase = 'queries during ingest';
       rows.push({
         phase,
@@ -92,7 +53,6 @@ export async function duringIngestPhase(rows: Row[], file: string): Promise<void
         met: busy.p99 <= 3 * idle.p99 && busy.failed === 0,
       });
 
-      supply = [];
       const big = ingestBatches('99', 1, CFG.bigBatch)[0]!;
       const probe = startProbe({
         url: svc.url,
@@ -132,6 +92,67 @@ export async function duringIngestPhase(rows: Row[], file: string): Promise<void
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });
   }
+}
+
+export interface PacedResult {
+  idle: ProbeStats;
+  busy: ProbeStats;
+  /** Records pushed while `busy` was measured. */
+  pushed: number;
+}
+
+/**
+ * The paced random pages (PACED) against the service at `url`: a 2 s warm-up (JIT, page
+ * cache), `seconds` idle, then `seconds` while 10k-record batches are pushed back to back.
+ * Also run alone, in alternating rounds per setting, by bench/during-ab.ts.
+ */
+export async function pacedIdleThenBusy(
+  url: string,
+  paths: string[],
+  seconds: number,
+  /** Starts the pushed records' codes and batch ids: new keys, new batches per call. */
+  prefix = '9',
+  /** Called as the idle and the busy measurement start, and when both are done. */
+  mark: (at: 'idle' | 'busy' | 'end') => void = () => {},
+): Promise<PacedResult> {
+  const headers = { 'Q-API-KEY': QUERY_KEY };
+  const paced = (offset: number): ProbeSpecStream => ({
+    name: 'page',
+    paths: paths.slice(offset),
+    everyMs: PACED.everyMs,
+    clients: PACED.clients,
+  });
+  await startProbe({ url, headers, streams: [paced(150_000)], durationSec: 2 }).done;
+  mark('idle');
+  const idle = (await startProbe({ url, headers, streams: [paced(0)], durationSec: seconds }).done)
+    .page as ProbeStats;
+  log(
+    `paced pages idle: p50 ${idle.p50.toFixed(1)} p99 ${idle.p99.toFixed(1)} max ${idle.max.toFixed(0)} ms`,
+  );
+
+  const perBatch = 10_000;
+  let supply: IngestBatch[] = ingestBatches(`${prefix}1`, Math.ceil(seconds * 4), perBatch);
+  mark('busy');
+  const busyProbe = startProbe({ url, headers, streams: [paced(50_000)], durationSec: seconds });
+  let pushing = true;
+  let pushed = 0;
+  void busyProbe.done.finally(() => (pushing = false));
+  let round = 0;
+  while (pushing) {
+    const b = supply.shift();
+    if (!b) {
+      supply = ingestBatches(`${prefix}${2 + round++}`, 4, perBatch);
+      continue;
+    }
+    await pushOne(url, INGEST_KEY, b);
+    pushed += b.rows.length;
+  }
+  const busy = (await busyProbe.done).page as ProbeStats;
+  mark('end');
+  log(
+    `paced pages during ingest (${pushed} records pushed): p50 ${busy.p50.toFixed(1)} p99 ${busy.p99.toFixed(1)} max ${busy.max.toFixed(0)} ms`,
+  );
+  return { idle, busy, pushed };
 }
 
 type ProbeSpecStream = Parameters<typeof startProbe>[0]['streams'][number];
