@@ -114,7 +114,7 @@ function adjustedColumns(plan: QueryPlan): string[] {
 
 const WINDOW_FN: Record<Aggregation, (col: string) => string> = {
   first: (c) => `first_value(${c}) OVER "w"`,
-  // The period's row is its last bar (`_rn` = 1 below), so its own value is the last one.
+  // The period's row is its last bar (`_next` IS NULL below), so its own value is the last one.
   last: (c) => c,
   max: (c) => `max(${c}) OVER "w"`,
   min: (c) => `min(${c}) OVER "w"`,
@@ -135,10 +135,13 @@ function resampled(plan: QueryPlan, input: Sql, dialect: Dialect): Sql {
   const group = daily.group.map((f) => q(f.name)).join(', ');
   const date = q(daily.date.name);
   const aggregated = [...daily.aggregate].map(([f, how]) => `${WINDOW_FN[how](q(f.name))} AS ${q(f.name)}`);
+  // The period's row is the bar with no next one in "w" (lead() ignores the frame): every
+  // function shares the one window, so the bars are sorted once (a row_number() in descending
+  // date order sorted them a second time: about 30 % of a monthly page's SQL).
   const firstPre = bar.preClose ? [`first_value(${q(bar.preClose.name)}) OVER "w" AS "_pre0"`] : [];
   const inner = sql`SELECT ${raw(
     `${group}, ${date}, ${aggregated.join(', ')}, min(${date}) OVER "w" AS "period_start", ` +
-      `count(*) OVER "w" AS "bar_count", ${[...firstPre, `row_number() OVER (PARTITION BY ${group}, "_p" ORDER BY ${date} DESC) AS "_rn"`].join(', ')}`,
+      `count(*) OVER "w" AS "bar_count", ${[...firstPre, `lead(${date}) OVER "w" AS "_next"`].join(', ')}`,
   )} FROM (SELECT "x0".*, ${raw(periodKey(interval, `"x0".${date}`, dialect))} AS "_p" FROM (${input}) AS "x0") AS "x" ${raw(
     `WINDOW "w" AS (PARTITION BY ${group}, "_p" ORDER BY ${date} ROWS BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING)`,
   )}`;
@@ -156,7 +159,7 @@ function resampled(plan: QueryPlan, input: Sql, dialect: Dialect): Sql {
     const expr = derived.get(f);
     return expr === undefined ? q(f.name) : `${expr} AS ${q(f.name)}`;
   });
-  return sql`SELECT ${raw(cols.join(', '))} FROM (${inner}) AS "r" WHERE "_rn" = 1`;
+  return sql`SELECT ${raw(cols.join(', '))} FROM (${inner}) AS "r" WHERE "_next" IS NULL`;
 }
 
 /**
