@@ -67,6 +67,34 @@ for (const backend of await backends()) {
       assert.equal(bad.statusCode, 401);
     });
 
+    test('an adjusted answer follows the factors too: a factor batch is seen on the next request', async () => {
+      const adjusted = '/api/v1/etf/kline?code=510300&limit=3&adjust=hfq';
+      const factor = (date: string, adj_factor: number) => ({
+        symbol: '510300',
+        date,
+        adj_factor,
+        source: 'test',
+      });
+      assert.equal((await push(h.app, batch('adj_factor', [factor('2024-01-01', 2)]))).statusCode, 200);
+      for (let i = 0; i < 3; i++) await get(h.app, adjusted); // cached by now
+      const before = await get(h.app, adjusted);
+      const closes = (json(before) as unknown as Page).data.map((r) => r.close as number);
+      const change = await push(h.app, batch('adj_factor', [factor('2024-01-01', 3)]));
+      assert.equal(json(change).accepted, 1);
+      const fresh = await get(h.app, adjusted);
+      assert.notEqual(fresh.headers.etag, before.headers.etag);
+      const stale = await h.app.inject({
+        method: 'GET',
+        url: adjusted,
+        headers: { 'q-api-key': QUERY_KEY, 'if-none-match': String(before.headers.etag) },
+      });
+      assert.equal(stale.statusCode, 200, 'the old ETag no longer matches');
+      assert.deepEqual(
+        (json(fresh) as unknown as Page).data.map((r) => r.close),
+        closes.map((c) => (c / 2) * 3),
+      );
+    });
+
     test('short last page and empty pages report the exact total', async () => {
       const last = json(
         await get(h.app, '/api/v1/etf/kline?code=510300&limit=4&offset=8'),
@@ -88,18 +116,19 @@ for (const backend of await backends()) {
 describe('ResponseCache', () => {
   test('admits a URL on its second request within one version', () => {
     const c = new ResponseCache();
-    assert.equal(c.admit('/a', 1), false);
-    assert.equal(c.admit('/a', 1), true);
-    assert.equal(c.admit('/a', 2), false, 'a new version starts over');
+    assert.equal(c.admit('/a', '1'), false);
+    assert.equal(c.admit('/a', '1'), true);
+    assert.equal(c.admit('/a', '2'), false, 'a new version starts over');
+    assert.equal(c.admit('/a', '2:1'), false, 'so does a new factor version');
   });
 
   test('keeps the newest entries within its byte budget', () => {
     const c = new ResponseCache();
     const body = Buffer.alloc(900 * 1024, 'x');
-    for (let i = 0; i < 60; i++) c.set(`/u${i}`, { version: 1, etag: 'e', body });
+    for (let i = 0; i < 60; i++) c.set(`/u${i}`, { version: '1', factors: null, etag: 'e', body });
     assert.equal(c.get('/u0'), undefined, 'oldest evicted');
     assert.equal(c.get('/u59')?.body, body);
-    c.set('/huge', { version: 1, etag: 'e', body: Buffer.alloc(2 * 1024 * 1024) });
+    c.set('/huge', { version: '1', factors: null, etag: 'e', body: Buffer.alloc(2 * 1024 * 1024) });
     assert.equal(c.get('/huge'), undefined, 'an entry over 1 MiB is not kept');
   });
 });

@@ -76,28 +76,32 @@ async function servePage(
   parse: () => { parsed: ParsedQuery; plan: QueryPlan },
   item: ((r: Record<string, Value>) => unknown) | null,
 ): Promise<FastifyReply> {
-  // A polled URL is answered from the cache while its dataset's version is unchanged.
+  // A polled URL is answered from the cache while its dataset's version (and an adjusted
+  // answer's factors' version) is unchanged.
   const cached = cache.get(req.url);
-  const current = cached ? await query.version(d) : null;
-  if (cached && cached.version === current) {
+  const seen = cached ? await query.answerVersion(d, cached.factors) : null;
+  if (cached && cached.version === seen?.key) {
     reply.header('ETag', cached.etag).header('Cache-Control', cached.cacheControl ?? 'private, no-cache');
     if (req.headers['if-none-match'] === cached.etag) return reply.code(304).send();
     return reply.type(JSON_TYPE).send(cached.body);
   }
   const { parsed, plan } = parse();
-  let version: number;
+  const factors = plan.bars?.adjust?.factors ?? null;
+  let own = seen?.own;
   let cacheControl = 'private, no-cache';
   if (plan.asOf !== undefined) {
     const state = await query.state(d);
-    version = state.version;
+    own = state.version;
     // Every later change is stamped after the dataset's last one: an instant at or before it
     // has its final answer (docs/point-in-time.md).
     if (state.changedAt !== null && plan.asOf <= state.changedAt) {
       cacheControl = 'private, max-age=31536000, immutable';
     }
-  } else version = current ?? (await query.version(d));
-  // Changes exactly when a batch changes the dataset (the version) or the request changes.
-  const etag = `W/"${version}-${createHash('sha1').update(req.url).digest('base64url').slice(0, 16)}"`;
+  }
+  const { own: version, key } = await query.answerVersion(d, factors, own);
+  // Changes exactly when a batch changes the dataset or the factors of an adjusted answer (the
+  // version key) or the request changes.
+  const etag = `W/"${key}-${createHash('sha1').update(req.url).digest('base64url').slice(0, 16)}"`;
   reply.header('ETag', etag).header('Cache-Control', cacheControl);
   if (req.headers['if-none-match'] === etag) return reply.code(304).send();
   if (parsed.format !== 'json') {
@@ -128,8 +132,8 @@ async function servePage(
     const data = item ? page.rows.rows.map(item) : page.rows.rows;
     json = reply.serialize({ code: 0, message: 'ok', data, meta }) as string;
   }
-  if (!cache.admit(req.url, version)) return reply.type(JSON_TYPE).send(json);
+  if (!cache.admit(req.url, key)) return reply.type(JSON_TYPE).send(json);
   const body = Buffer.from(json);
-  cache.set(req.url, { version, etag, body, cacheControl });
+  cache.set(req.url, { version: key, factors, etag, body, cacheControl });
   return reply.type(JSON_TYPE).send(body);
 }

@@ -1,12 +1,18 @@
+import type { Dataset } from '../catalog/catalog.js';
+
 /**
- * Serialised JSON pages keyed by request URL, each valid for one dataset version. The version
- * changes exactly when a batch changes the dataset's rows, and is read from the database on
- * every request, so an entry is never served after a change, whichever process or instance
+ * Serialised JSON pages keyed by request URL, each valid for one answer version: its dataset's
+ * version, and for an adjusted answer its factor dataset's too (QueryService.answerVersion). A
+ * version changes exactly when a batch changes the dataset's rows, and is read from the database
+ * on every request, so an entry is never served after a change, whichever process or instance
  * applied the batch. A URL is stored on its second request within one version, so one-off
  * random pages do not churn the cache; a polled URL is answered without touching the rows.
  */
 export interface CachedPage {
-  version: number;
+  /** QueryService.answerVersion's key when the page was made. */
+  version: string;
+  /** The factor dataset an adjusted answer also depends on (null: none). */
+  factors: Dataset | null;
   etag: string;
   /** Absent: "private, no-cache". */
   cacheControl?: string;
@@ -20,7 +26,7 @@ const MAX_SEEN = 20_000;
 
 export class ResponseCache {
   private readonly pages = new Map<string, CachedPage>();
-  private readonly seen = new Map<string, number>();
+  private readonly seen = new Map<string, string>();
   private bytes = 0;
 
   /** The entry for this URL, which the caller must still check against the current version. */
@@ -29,7 +35,7 @@ export class ResponseCache {
   }
 
   /** True when the URL was asked for before in this version: worth serialising for the cache. */
-  admit(url: string, version: number): boolean {
+  admit(url: string, version: string): boolean {
     if (this.seen.get(url) === version) return true;
     if (this.seen.size >= MAX_SEEN) this.seen.clear();
     this.seen.set(url, version);

@@ -112,6 +112,20 @@ export class QueryService {
   }
 
   /**
+   * The versions an answer depends on: its dataset's (`own`, given when already read), and an
+   * adjusted answer's factors' too. `key` changes whenever either does ("12", "12:3"): what an
+   * ETag or a cached answer is valid for.
+   */
+  async answerVersion(
+    d: Dataset,
+    factors: Dataset | null,
+    own?: number,
+  ): Promise<{ own: number; key: string }> {
+    const v = own ?? (await this.version(d));
+    return { own: v, key: factors ? `${v}:${await this.version(factors)}` : String(v) };
+  }
+
+  /**
    * The factor sources of the codes an adjusted plan may touch (its `code` filter, else every
    * code with factors), cached per version of the factor dataset. Without `adjust_source`, a
    * code with factors from several sources is 400 / 4001 naming them.
@@ -265,11 +279,8 @@ export class QueryService {
     return { rows: { kind: 'objects', rows: r.rows }, total: r.total };
   }
 
-  /** The versions an answer depends on: its dataset's, and an adjusted answer's factors'. */
   private async versionOf(plan: QueryPlan): Promise<string> {
-    const factors = plan.bars?.adjust?.factors;
-    const own = await this.store.datasets.datasetVersion(plan.dataset.name);
-    return factors ? `${own}:${await this.store.datasets.datasetVersion(factors.name)}` : String(own);
+    return (await this.answerVersion(plan.dataset, plan.bars?.adjust?.factors ?? null)).key;
   }
 
   /**
