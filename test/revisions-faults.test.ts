@@ -101,17 +101,22 @@ async function applyAt(store: Store, id: string, close: number, at: string): Pro
   assert.equal(r.kind, 'applied');
 }
 
-/** A database of schema version 2 (before history existed): no revision table, no version 3. */
+/**
+ * A database of schema version 2 (before history existed): no revision table, no version 3,
+ * no revision stamps on the rows (as when their columns are added by the upgrade).
+ */
+const BEFORE_HISTORY =
+  'DROP TABLE "mds_rev_etf_daily"; DELETE FROM mds_migrations WHERE version >= 3; ' +
+  'UPDATE etf_daily SET mds_op = NULL, mds_batch_id = NULL, mds_valid_from = NULL';
+
 async function dropRevisions(backend: Backend, store: Store, databaseUrl: string): Promise<void> {
   if (backend === 'sqlite') {
-    (store as SqliteStore).raw.exec(
-      'DROP TABLE "mds_rev_etf_daily"; DELETE FROM mds_migrations WHERE version >= 3',
-    );
+    (store as SqliteStore).raw.exec(BEFORE_HISTORY);
     return;
   }
   const c = new pg.Client({ connectionString: databaseUrl });
   await c.connect();
-  await c.query('DROP TABLE "mds_rev_etf_daily"; DELETE FROM mds_migrations WHERE version >= 3');
+  await c.query(BEFORE_HISTORY);
   await c.end();
 }
 

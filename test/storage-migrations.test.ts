@@ -8,9 +8,22 @@ import { CATALOG, compileCatalog, compileDataset, DECLARATIONS } from '../src/ca
 import type { DatasetDeclaration } from '../src/catalog/types.js';
 import { createStore } from '../src/storage/create-store.js';
 import { SCHEMA_VERSION } from '../src/storage/migrations.js';
+import { REV_BATCH, REV_FROM, REV_OP } from '../src/storage/revision-schema.js';
+import { revisionColumns } from '../src/storage/revisions.js';
 import { rowJson } from '../src/storage/row-json.js';
 import type { Row } from '../src/storage/store.js';
-import { backends, freshDatabaseUrl, get, json, startApp, type Backend } from './helpers/harness.js';
+import { batch, etfBar } from './helpers/batches.js';
+import {
+  ADMIN_TOKEN,
+  backends,
+  freshDatabaseUrl,
+  get,
+  json,
+  push,
+  startApp,
+  type Backend,
+  type Harness,
+} from './helpers/harness.js';
 
 /**
  * Upgrades: a database written by the previous release (its DDL recreated here, as that release
@@ -256,6 +269,95 @@ for (const backend of await backends()) {
         assert.deepEqual(stored, projected);
         assert.equal((stored[0] as Record<string, unknown>).bid, null);
         assert.equal((stored[1] as Record<string, unknown>).code, 'USDCNY');
+      } finally {
+        await h.close();
+      }
+    } finally {
+      await db.drop();
+    }
+  });
+
+  test(`${backend}: history as version 3 kept it (every open revision in the revision table) moves onto the rows`, async () => {
+    const db = await freshDatabaseUrl(backend);
+    const src = 'mig4';
+    const day = '2024-04-01';
+    const page = async (h: Harness, url: string): Promise<unknown> => {
+      const res = await get(h.app, url);
+      assert.equal(res.statusCode, 200, res.body);
+      return json(res).data;
+    };
+    const tick = async (): Promise<string> => {
+      const t = new Date().toISOString();
+      await new Promise((r) => setTimeout(r, 3));
+      return t;
+    };
+    try {
+      let h = await startApp(backend, {}, { databaseUrl: db.url });
+      const urls: string[] = [];
+      let snapshotId = '';
+      const seen: unknown[] = [];
+      try {
+        const pushed = async (body: Record<string, unknown>): Promise<string> => {
+          const res = await push(h.app, body);
+          assert.equal(res.statusCode, 200, res.body);
+          return String(json(res).batch_id);
+        };
+        await pushed(
+          batch(
+            'etf_daily',
+            [1, 2, 3].map((i) => etfBar(`M${i}`, day, { source: src, close: i })),
+            { source: src },
+          ),
+        );
+        const t1 = await tick();
+        // Updates M1, prunes M2 and M3 (deletions), inserts M4.
+        const snapshot = batch(
+          'etf_daily',
+          [etfBar('M1', day, { source: src, close: 10 }), etfBar('M4', day, { source: src, close: 4 })],
+          { source: src, snapshotType: 'full_snapshot', businessDate: day },
+        );
+        snapshotId = await pushed(snapshot);
+        const t2 = await tick();
+        const kline = `/api/v1/etf/kline?source=${src}&sort=code&order=asc`;
+        urls.push(
+          `/api/v1/revisions/etf_daily?source=${src}`,
+          kline,
+          `${kline}&as_of=${encodeURIComponent(t1)}`,
+          `${kline}&as_of=${encodeURIComponent(t2)}`,
+        );
+        for (const u of urls) seen.push(await page(h, u));
+        assert.equal((seen[0] as unknown[]).length, 7);
+      } finally {
+        await h.close();
+      }
+
+      // The layout version 3 wrote: every current row's open revision in the revision table.
+      const d = CATALOG.byName.get('etf_daily');
+      assert.ok(d);
+      const cols = [...revisionColumns(d), REV_OP, REV_BATCH, REV_FROM].map((c) => `"${c}"`).join(', ');
+      await raw(backend, db.url, [
+        `INSERT INTO mds_rev_etf_daily (${cols}, mds_valid_to) SELECT ${cols}, NULL FROM etf_daily`,
+        'UPDATE etf_daily SET mds_op = NULL, mds_batch_id = NULL, mds_valid_from = NULL',
+        'DELETE FROM mds_migrations WHERE version >= 4',
+      ]);
+
+      h = await startApp(backend, {}, { databaseUrl: db.url });
+      try {
+        for (const [i, u] of urls.entries()) assert.deepEqual(await page(h, u), seen[i], u);
+        const [open] = await raw(backend, db.url, [
+          "SELECT count(*) AS n FROM mds_rev_etf_daily WHERE mds_valid_to IS NULL AND mds_op <> 'delete'",
+        ]);
+        assert.equal(Number(open?.n), 0);
+        // The moved history still reverts: the snapshot's update, deletions and insert undone.
+        const res = await h.app.inject({
+          method: 'POST',
+          url: `/admin/api/batches/${encodeURIComponent(snapshotId)}/revert`,
+          headers: { authorization: `Bearer ${ADMIN_TOKEN}` },
+        });
+        assert.equal(res.statusCode, 200, res.body);
+        const counts = json(res).data as Record<string, unknown>;
+        assert.deepEqual([counts.restored, counts.updated, counts.deleted], [2, 1, 1]);
+        assert.deepEqual(await page(h, urls[1] as string), seen[2]);
       } finally {
         await h.close();
       }

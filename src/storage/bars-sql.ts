@@ -5,6 +5,7 @@ import {
   ident,
   keysetPredicate,
   orderTerm,
+  planSource,
   planTable,
   q,
   raw,
@@ -71,7 +72,7 @@ function factorLookup(plan: QueryPlan, date: Sql | null): Sql {
   if (!fs) throw new Error(`${adjust.factors.name} declares no factors`);
   const src = adjust.factors.sourceField;
   // Under as_of, the factors as they were known at that instant too (docs/point-in-time.md).
-  const factorTable = planTable({ ...plan, dataset: adjust.factors });
+  const factorTable = planSource({ ...plan, dataset: adjust.factors });
   const known = plan.asOf !== undefined ? sql` AND ${validAt('"x".', plan.asOf)}` : raw('');
   const one = (cond: Sql, dir: 'ASC' | 'DESC'): Sql => {
     const source =

@@ -2,16 +2,17 @@ import { holdsId } from '../ingest/batch-registry.js';
 import type { Tx } from './db.js';
 import { batchFromRow, batchToParams } from './row-mapping.js';
 import { BATCH_COLUMNS } from './internal-tables.js';
-import { join, pruneSql, raw, sql } from './sql.js';
-import { collectPrunedSql, recordChanges } from './revisions.js';
+import { join, raw, sql } from './sql.js';
+import { bumpState, changeInstant, closeDeletions, pruneSteps } from './revisions.js';
 import type { Step } from './step.js';
 import type { ApplyResult, BatchRecord, WriteBatch, WriteOutcome } from './store.js';
 
 /**
  * The batch transaction, written once for both backends over the small per-dialect `Tx`
- * (db.ts): claim the batch_id → write the rows → prune a full snapshot → stamp the changes as
- * revisions and bump the dataset's version (revisions.ts) → finish the record → save it. All or nothing: `Db.transaction` commits only
- * when the step returns.
+ * (db.ts): claim the batch_id → take the dataset's lock and the changes' instant → write the
+ * rows, stamped as revisions, the versions they replace kept (revisions.ts) → prune a full
+ * snapshot → bump the dataset's version → finish the record → save it. All or nothing:
+ * `Db.transaction` commits only when the step returns.
  */
 export function* batchTransaction(
   tx: Tx,
@@ -20,18 +21,21 @@ export function* batchTransaction(
 ): Step<ApplyResult> {
   const claimed = yield* claim(tx, batch.batchId);
   if (claimed) return claimed;
-  const { written, changes } = yield* tx.writeRows(batch);
+  // Every change is a revision stamped with the batch's processed_at, taken under the dataset's
+  // lock before anything is written; a batch that changed nothing writes none.
+  const at = yield* changeInstant(tx, batch);
+  const written = yield* tx.writeRows(batch, at);
+  if (written > 0) yield* closeDeletions(tx, batch.dataset, at);
   let pruned = 0;
   if (batch.prune) {
     const keys = yield* tx.batchKeys(batch);
-    // The rows about to go, as they are, for their revisions; then the prune itself.
-    yield* tx.run(collectPrunedSql(batch.dataset, batch.prune, keys, changes));
-    pruned = yield* tx.run(pruneSql(batch.dataset, batch.prune, keys));
+    pruned = yield* pruneSteps(tx, batch, batch.prune, keys, at);
   }
-  // Every change becomes a revision in this transaction, stamped with the batch's processed_at
-  // (which also bumps the dataset's version); a batch that changed nothing writes none.
-  const processedAt =
-    written + pruned > 0 ? yield* recordChanges(tx, batch, changes) : (batch.clock?.() ?? batch.now);
+  let processedAt = batch.clock?.() ?? batch.now;
+  if (written + pruned > 0) {
+    processedAt = at;
+    yield* bumpState(tx, batch.dataset.name, batch.batchId, at);
+  }
   const record = {
     ...finish({ written, unchanged: batch.rows.length - written, pruned, processedAt }),
     processed_at: processedAt,

@@ -51,19 +51,15 @@ export interface Tx {
   /** Serialises migrations across processes and lifts the statement timeout for index builds. */
   lockMigration(): Step<void>;
   /**
-   * Upserts the batch's rows (statement: sql.ts upsertColumns / upsertConflictClause);
-   * returns how many were inserted or changed, and the name of a fresh table of this
-   * transaction holding each of them as written (revisions.ts changesColumns, deleted = 0), for
-   * their revisions. SQLite: one prepared upsert per row, RETURNING what it wrote;
-   * PostgreSQL: binary COPY into a staging table, then one set-based upsert whose RETURNING
-   * feeds the table.
+   * Upserts the batch's rows (statement: sql.ts upsertWriteColumns / upsertConflictClause),
+   * each stamped as a revision of the batch at `at` (revisions.ts); every stored version a row
+   * replaces is first copied into the revision table, closed at `at` (revisions.ts
+   * replacedSql). Returns how many rows were inserted or changed. SQLite: one prepared upsert
+   * per row, the replaced version copied by a temporary trigger armed only here; PostgreSQL:
+   * binary COPY into a staging table, the replaced versions copied by one join, then one
+   * set-based upsert.
    */
-  writeRows(batch: WriteBatch): Step<{ written: number; changes: string }>;
-  /**
-   * Before the revisions of a bulk-filled changes table are written: makes the planner probe
-   * the revision table's index per changed key (PostgreSQL: ANALYZE, no sequential scans).
-   */
-  analyze(table: string): Step<void>;
+  writeRows(batch: WriteBatch, at: string): Step<number>;
   /** Makes the batch's keys readable as a table for `pruneSql`; returns its name. */
   batchKeys(batch: WriteBatch): Step<string>;
   /** Rebuilds every row's JSON (row-json.ts) from its columns, in bounded chunks. */

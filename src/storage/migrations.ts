@@ -2,7 +2,7 @@ import type { Catalog } from '../catalog/catalog.js';
 import type { Db, Tx } from './db.js';
 import { INTERNAL_TABLES, MIGRATIONS_TABLE } from './internal-tables.js';
 import { rowShape } from './row-json.js';
-import { baselineSql } from './revisions.js';
+import { baselineSql, moveOpenRevisions } from './revisions.js';
 import { revisionTable, revisionTableName } from './revision-schema.js';
 import { catalogTables, type TableSpec } from './schema.js';
 import { createTableStatements, q, raw, sql } from './sql.js';
@@ -43,9 +43,23 @@ export const MIGRATIONS: readonly Migration[] = [
     name: 'revision history (mds_rev_<dataset>, mds_batches.reverted_at); stored rows get a baseline revision',
     // Rows stored before history existed: one revision each, valid from this upgrade, so that no
     // as_of earlier than the upgrade claims values the service had not kept (docs/point-in-time.md).
+    // Since version 4 that revision is the row's own stamp.
     *up(tx, catalog) {
       const at = new Date().toISOString();
       for (const d of catalog.datasets) yield* tx.run(baselineSql(d, at));
+    },
+  },
+  {
+    version: 4,
+    name: 'a current row is its own open revision (stamp columns); the revision table keeps replaced versions and deletions',
+    // The open revision of each current row moves onto the row; the revision table then holds
+    // no copy of a current row (an insert writes one row, not two).
+    *up(tx, catalog) {
+      const at = new Date().toISOString();
+      for (const d of catalog.datasets) {
+        yield* moveOpenRevisions(tx, d);
+        yield* tx.run(baselineSql(d, at));
+      }
     },
   },
 ];

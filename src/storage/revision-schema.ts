@@ -2,12 +2,12 @@ import type { Dataset, Field } from '../catalog/catalog.js';
 import { datasetTable, type TableSpec } from './schema.js';
 
 /**
- * Revision history (docs/point-in-time.md): every change a batch makes to a dataset's row is
- * kept in the dataset's revision table, `mds_rev_<dataset>`: the row's columns as they were
- * after the change (for a delete: as they were before it), plus the four columns below. The
- * current table is left as it was, so current queries run the same plans as without history;
- * an `as_of` read is the same statement over the revision table with the validity predicate.
- * The `mds_` prefix is one no dataset or field may take.
+ * Revision history (docs/point-in-time.md). A current row is its own open revision: the dataset
+ * table carries REV_OP, REV_BATCH and REV_FROM of the change that made it. The revision table,
+ * `mds_rev_<dataset>`, keeps the rest: every version a change replaced (closed: REV_TO set) and
+ * every deletion (the values the row had; open until the key comes back). The union of both is
+ * the whole history (historySource in sql.ts): an `as_of` read is the current statement over it
+ * with the validity predicate. The `mds_` prefix is one no dataset or field may take.
  */
 export const REV_OP = 'mds_op';
 export const REV_BATCH = 'mds_batch_id';
@@ -67,10 +67,11 @@ export function revisionTable(d: Dataset): TableSpec {
   const base = datasetTable(d);
   const name = revisionTableName(d);
   const key = base.unique;
+  const stamps = new Set([REV_OP, REV_BATCH, REV_FROM]);
   return {
     name,
     columns: [
-      ...base.columns,
+      ...base.columns.filter((c) => !stamps.has(c.name)),
       { name: REV_OP, type: 'string', notNull: true },
       { name: REV_BATCH, type: 'string', notNull: true },
       { name: REV_FROM, type: 'timestamp', notNull: true },
@@ -79,16 +80,18 @@ export function revisionTable(d: Dataset): TableSpec {
     unique: [...key, REV_FROM],
     uniqueDesc: base.uniqueDesc,
     indexes: [
-      ...base.indexes.map((i) => ({
-        name: shortName(`ix_${name}__${i.columns.join('__')}`),
-        columns: i.columns,
-        ...(i.desc ? { desc: i.desc } : {}),
-      })),
+      ...base.indexes
+        .filter((i) => !i.columns.includes(REV_FROM))
+        .map((i) => ({
+          name: shortName(`ix_${name}__${i.columns.join('__')}`),
+          columns: i.columns,
+          ...(i.desc ? { desc: i.desc } : {}),
+        })),
       { name: shortName(`ix_${name}__${REV_FROM}`), columns: [REV_FROM, ...key] },
       { name: shortName(`ix_${name}__${REV_BATCH}`), columns: [REV_BATCH] },
-      // The open revision of each key, one at most: what a batch closes and asks the op of. A
-      // unique equality match, so the planner probes it per changed key even before the table
-      // has statistics (without it PostgreSQL took 20 s to close 10,000 keys by another index).
+      // The open deletion of each key, one at most: what a batch writing the key again closes.
+      // A unique equality match, so the planner probes it per key even before the table has
+      // statistics (a non-unique one made PostgreSQL take 20 s to close 10,000 keys).
       {
         name: shortName(`ux_${name}__open`),
         columns: key,

@@ -2,11 +2,12 @@ import type { Catalog, Dataset } from '../catalog/catalog.js';
 import type { Tx } from './db.js';
 import { ROW_JSON_COLUMN } from './row-json.js';
 import { batchFromRow } from './row-mapping.js';
-import { ident, pruneWhere, q, raw, sql, upsertColumns, type Dialect, type Sql } from './sql.js';
+import { ident, pruneSql, pruneWhere, q, raw, sql, upsertColumns, type Dialect, type Sql } from './sql.js';
 import type { Step } from './step.js';
 import type { BatchChanges, BatchRecord, RevertResult, Value, WriteBatch } from './store.js';
 import {
   BASELINE_BATCH,
+  revisionTable,
   REV_BATCH,
   REV_FROM,
   REV_OP,
@@ -16,34 +17,16 @@ import {
 } from './revision-schema.js';
 
 /**
- * Revision history, written once for both backends over the per-dialect `Tx` (db.ts). A batch's
- * changed rows (its upserts, which the dialect's writeRows collects, and the rows its prune
- * deletes) are gathered in a "changes" table, then stamped, in the batch's transaction, as
- * revisions (recordChanges). Revert and the dashboard's change summary are steps too.
+ * Revision history, written once for both backends over the per-dialect `Tx` (db.ts). A current
+ * row is its own open revision (its stamp: op, batch, valid_from, written by the upsert), so a
+ * new row costs no second copy; what a change replaces goes to the revision table, closed at
+ * the change's instant: a replaced version (copied before the upsert overwrites it: the
+ * dialect's writeRows), a pruned row's version and its deletion (pruneSteps). Revert and the
+ * dashboard's change summary are steps too.
  */
 
 /** Columns a revision copies from its row: every field, the row's JSON, created_at. */
 export const revisionColumns = upsertColumns;
-
-/** Column of the changes table: 1 for a row the prune deleted. */
-export const CHANGE_DELETED = 'mds_deleted';
-/** Column of the changes table: the op of the key's open revision before this batch (null: none). */
-const CHANGE_PRIOR = 'mds_prior_op';
-
-/**
- * The changes table's columns (the dialect creates it, temporary, per batch): the revision
- * columns and CHANGE_DELETED. Column types from the dialect.
- */
-export function changesColumns(d: Dataset, dialect: Dialect): string {
-  const cols = d.fields.map((f) => `${q(f.name)} ${dialect.columnType(f.type)}`);
-  cols.push(
-    `${q(ROW_JSON_COLUMN)} ${dialect.columnType('string')}`,
-    `${q('created_at')} ${dialect.columnType('timestamp')}`,
-    `${q(CHANGE_DELETED)} ${dialect.columnType('flag')} NOT NULL`,
-    `${q(CHANGE_PRIOR)} ${dialect.columnType('string')}`,
-  );
-  return cols.join(', ');
-}
 
 /** The later of `clock` and 1 ms after the dataset's last change (ISO UTC, ms). */
 export function changeTime(clock: string, last: string | null): string {
@@ -61,10 +44,14 @@ const cols = (d: Dataset, alias: string | null): Sql =>
       .join(', '),
   );
 
+/** The revision table's columns a revision is written with: the row's, op, batch, valid_from, valid_to. */
+const revInsert = (d: Dataset): Sql =>
+  sql`INSERT INTO ${ident(revisionTableName(d))} (${cols(d, null)}, ${ident(REV_OP)}, ${ident(REV_BATCH)}, ${ident(REV_FROM)}, ${ident(REV_TO)})`;
+
 /**
  * Locks the dataset's state row (creating it) and returns the time of its last change: every
- * change to a dataset's rows takes this lock before it stamps revisions and holds it to commit,
- * so revisions of a key are stamped in the order their transactions commit.
+ * change to a dataset's rows takes this lock before it writes and holds it to commit, so
+ * revisions of a key are stamped in the order their transactions commit.
  */
 function* lockState(tx: Tx, dataset: string): Step<string | null> {
   const [row] = yield* tx.rows(
@@ -74,58 +61,87 @@ function* lockState(tx: Tx, dataset: string): Step<string | null> {
   return (row?.last_batch_at as string | null | undefined) ?? null;
 }
 
+/**
+ * The instant a batch's changes are stamped with, under the dataset's lock (held to commit):
+ * the later of the batch's clock and 1 ms after the dataset's last change.
+ */
+export function* changeInstant(tx: Tx, batch: WriteBatch): Step<string> {
+  const last = yield* lockState(tx, batch.dataset.name);
+  return changeTime(batch.clock?.() ?? batch.now, last);
+}
+
 /** The dataset changed (ETag, caches, coverage): a new version, its last batch and time. */
-function* bumpState(tx: Tx, dataset: string, batchId: string, at: string): Step<void> {
+export function* bumpState(tx: Tx, dataset: string, batchId: string, at: string): Step<void> {
   yield* tx.run(
     sql`UPDATE mds_dataset_state SET version = version + 1, last_batch_id = ${batchId}, last_batch_at = ${at} WHERE dataset = ${dataset}`,
   );
 }
 
-/** The rows a full snapshot's prune is about to delete, into the changes table (deleted = 1). */
-export function collectPrunedSql(
-  d: Dataset,
-  prune: NonNullable<WriteBatch['prune']>,
-  keys: string,
-  changes: string,
-): Sql {
-  return sql`INSERT INTO ${raw(changes)} (${cols(d, null)}, ${ident(CHANGE_DELETED)}) SELECT ${cols(d, 't')}, 1 FROM ${ident(d.name)} AS t WHERE ${pruneWhere(d, prune, keys)}`;
+/**
+ * The current versions of the rows `where` selects (over alias `t`, joined with `from`) into
+ * the revision table, closed at `at`: what a change is about to replace or delete.
+ */
+export function replacedSql(d: Dataset, at: string, where: Sql, from: Sql = raw('')): Sql {
+  return sql`${revInsert(d)} SELECT ${cols(d, 't')}, t.${ident(REV_OP)}, t.${ident(REV_BATCH)}, t.${ident(REV_FROM)}, ${at}
+    FROM ${ident(d.name)} AS t${from} WHERE ${where}`;
+}
+
+/** Deletions of the rows `where` selects (alias `t`): their values, open from `at`. */
+function deletionsSql(d: Dataset, batchId: string, at: string, where: Sql): Sql {
+  return sql`${revInsert(d)} SELECT ${cols(d, 't')}, 'delete', ${batchId}, ${at}, NULL FROM ${ident(d.name)} AS t WHERE ${where}`;
 }
 
 /**
- * Stamps the batch's changes (table `changes`) as revisions and returns its processed_at: the
- * later of the batch's clock and 1 ms after the dataset's last change, under the dataset's lock.
- * A new revision is an update when the key's open revision is a row, an insert when there is
- * none or it is a deletion. The open revisions are closed before the new ones are written: a
- * key has at most one open revision at any moment (a unique index says so).
+ * After a batch wrote rows at `at`: a key it inserted that had been deleted ends its deletion.
+ * Skipped (one probe of the open-deletion index) while the dataset has no open deletion.
  */
-export function* recordChanges(tx: Tx, batch: WriteBatch, changes: string): Step<string> {
-  const d = batch.dataset;
-  const last = yield* lockState(tx, d.name);
-  const at = changeTime(batch.clock?.() ?? batch.now, last);
+export function* closeDeletions(tx: Tx, d: Dataset, at: string): Step<void> {
   const rev = ident(revisionTableName(d));
-  yield* tx.analyze(changes);
+  const [open] = yield* tx.rows(sql`SELECT 1 AS x FROM ${rev} WHERE ${ident(REV_TO)} IS NULL LIMIT 1`);
+  if (!open) return;
   yield* tx.run(
-    sql`UPDATE ${raw(changes)} AS c SET ${ident(CHANGE_PRIOR)} = (SELECT r.${ident(REV_OP)} FROM ${rev} AS r
-      WHERE ${raw(keyMatch(d, 'r', 'c'))} AND r.${ident(REV_TO)} IS NULL)`,
+    sql`UPDATE ${rev} AS r SET ${ident(REV_TO)} = ${at} FROM ${ident(d.name)} AS t
+      WHERE ${raw(keyMatch(d, 'r', 't'))} AND r.${ident(REV_TO)} IS NULL
+        AND t.${ident(REV_FROM)} = ${at} AND t.${ident(REV_OP)} = 'insert'`,
   );
-  yield* tx.run(
-    sql`UPDATE ${rev} AS r SET ${ident(REV_TO)} = ${at} FROM ${raw(changes)} AS c
-      WHERE ${raw(keyMatch(d, 'r', 'c'))} AND r.${ident(REV_TO)} IS NULL`,
-  );
-  yield* tx.run(
-    sql`INSERT INTO ${rev} (${cols(d, null)}, ${ident(REV_OP)}, ${ident(REV_BATCH)}, ${ident(REV_FROM)})
-      SELECT ${cols(d, 'c')}, CASE WHEN c.${ident(CHANGE_DELETED)} = 1 THEN 'delete'
-        WHEN coalesce(c.${ident(CHANGE_PRIOR)}, 'delete') = 'delete' THEN 'insert' ELSE 'update' END, ${batch.batchId}, ${at}
-      FROM ${raw(changes)} AS c`,
-  );
-  yield* bumpState(tx, d.name, batch.batchId, at);
-  return at;
 }
 
-/** Upgrade: rows stored before history existed get one revision each (batch "baseline"). */
+/**
+ * A full snapshot's prune at `at`: the partition's rows the batch did not name (their keys in
+ * table `keys`, batchKeys) are deleted; each leaves its version, closed, and its deletion.
+ * Returns how many.
+ */
+export function* pruneSteps(
+  tx: Tx,
+  batch: WriteBatch,
+  prune: NonNullable<WriteBatch['prune']>,
+  keys: string,
+  at: string,
+): Step<number> {
+  const d = batch.dataset;
+  const where = pruneWhere(d, prune, keys);
+  yield* tx.run(replacedSql(d, at, where));
+  yield* tx.run(deletionsSql(d, batch.batchId, at, where));
+  return yield* tx.run(pruneSql(d, prune, keys));
+}
+
+/** Upgrade: current rows without a stamp are stamped as inserted by batch "baseline" at `at`. */
 export function baselineSql(d: Dataset, at: string): Sql {
-  return sql`INSERT INTO ${ident(revisionTableName(d))} (${cols(d, null)}, ${ident(REV_OP)}, ${ident(REV_BATCH)}, ${ident(REV_FROM)})
-    SELECT ${cols(d, null)}, 'insert', ${BASELINE_BATCH}, ${at} FROM ${ident(d.name)}`;
+  return sql`UPDATE ${ident(d.name)} SET ${ident(REV_OP)} = 'insert', ${ident(REV_BATCH)} = ${BASELINE_BATCH}, ${ident(REV_FROM)} = ${at}
+    WHERE ${ident(REV_FROM)} IS NULL`;
+}
+
+/**
+ * Upgrade from revision tables that held every open revision: each current row takes its open
+ * revision's stamp, and those revisions leave the table (open deletions stay).
+ */
+export function* moveOpenRevisions(tx: Tx, d: Dataset): Step<void> {
+  const rev = ident(revisionTableName(d));
+  yield* tx.run(
+    sql`UPDATE ${ident(d.name)} AS t SET ${ident(REV_OP)} = r.${ident(REV_OP)}, ${ident(REV_BATCH)} = r.${ident(REV_BATCH)}, ${ident(REV_FROM)} = r.${ident(REV_FROM)}
+      FROM ${rev} AS r WHERE ${raw(keyMatch(d, 'r', 't'))} AND r.${ident(REV_TO)} IS NULL AND r.${ident(REV_OP)} <> 'delete'`,
+  );
+  yield* tx.run(sql`DELETE FROM ${rev} WHERE ${ident(REV_TO)} IS NULL AND ${ident(REV_OP)} <> 'delete'`);
 }
 
 /** Retention: one bounded step of deleting revisions that ended before `before`. */
@@ -149,9 +165,21 @@ const previous = (d: Dataset): Sql => raw(`${keyMatch(d, 'p', 'r')} AND p.${q(RE
 const rowJsonOf = (alias: string): Sql =>
   raw(`${alias}.${q(ROW_JSON_COLUMN)} || ',"created_at":"' || ${alias}.${q('created_at')} || '"}'`);
 
-function* opCounts(tx: Tx, d: Dataset, batchId: string): Step<BatchChanges['counts']> {
+/** "Current row `t` is the revision batch `record` wrote" (all of a batch's share its instant). */
+const currentOf = (d: Dataset, record: BatchRecord, alias = 't'): Sql =>
+  sql`${raw(alias)}.${ident(REV_FROM)} = ${record.processed_at} AND ${raw(alias)}.${ident(REV_BATCH)} = ${record.batch_id}`;
+
+/** Every revision a batch wrote, as a table (revision columns): the replaced and deleted, then the current. */
+function revisionsOf(d: Dataset, record: BatchRecord): Sql {
+  const names = revisionTable(d).columns.map((c) => q(c.name));
+  const current = names.map((c) => (c === q(REV_TO) ? `NULL AS ${c}` : `t.${c}`));
+  return sql`(SELECT ${raw(names.join(', '))} FROM ${ident(revisionTableName(d))} WHERE ${ident(REV_BATCH)} = ${record.batch_id}
+    UNION ALL SELECT ${raw(current.join(', '))} FROM ${ident(d.name)} AS t WHERE ${currentOf(d, record)})`;
+}
+
+function* opCounts(tx: Tx, d: Dataset, record: BatchRecord): Step<BatchChanges['counts']> {
   const rows = yield* tx.rows(
-    sql`SELECT ${ident(REV_OP)} AS op, count(*) AS n FROM ${ident(revisionTableName(d))} WHERE ${ident(REV_BATCH)} = ${batchId} GROUP BY ${ident(REV_OP)}`,
+    sql`SELECT ${ident(REV_OP)} AS op, count(*) AS n FROM ${revisionsOf(d, record)} AS r GROUP BY ${ident(REV_OP)}`,
   );
   const counts = { insert: 0, update: 0, delete: 0 };
   for (const r of rows) counts[String(r.op) as keyof typeof counts] = Number(r.n);
@@ -183,6 +211,8 @@ export function* revertSteps(
 
   // The dataset's lock first: no batch can stamp revisions of these keys until this commits.
   const at = changeTime(clock(), yield* lockState(tx, d.name));
+  // The batch's revisions in the revision table were replaced (closed) or are its deletions;
+  // a closed one means a later change of that key.
   const mine = sql`r.${ident(REV_BATCH)} = ${batchId}`;
   const later = sql`${mine} AND r.${ident(REV_TO)} IS NOT NULL`;
   const keyList = raw(d.key.map((k) => `r.${q(k.name)} AS ${q(k.apiName)}`).join(', '));
@@ -194,46 +224,48 @@ export function* revertSteps(
     const [n] = yield* tx.rows(sql`SELECT count(*) AS n FROM ${rev} AS r WHERE ${later}`);
     return { kind: 'conflict', keys: conflicts as Record<string, Value>[], total: Number(n?.n ?? 0) };
   }
-  const counts = yield* opCounts(tx, d, batchId);
+  const counts = yield* opCounts(tx, d, record);
   if (counts.insert + counts.update + counts.delete === 0 && record.accepted + record.pruned > 0) {
     return { kind: 'no_history', reason: 'the batch was processed before revision history began' };
   }
   const [missing] = yield* tx.rows(
-    sql`SELECT count(*) AS n FROM ${rev} AS r WHERE ${mine} AND r.${ident(REV_OP)} <> 'insert'
+    sql`SELECT count(*) AS n FROM ${revisionsOf(d, record)} AS r WHERE r.${ident(REV_OP)} <> 'insert'
       AND NOT EXISTS (SELECT 1 FROM ${rev} AS p WHERE ${previous(d)})`,
   );
   if (Number(missing?.n ?? 0) > 0) {
     return { kind: 'no_history', reason: 'the values the batch replaced were removed by revision retention' };
   }
 
+  const revert = revertBatchId(batchId);
+  const ofOp = (op: string): Sql => sql`${currentOf(d, record)} AND t.${ident(REV_OP)} = ${op}`;
+  // Rows the batch inserted: their version closes, a deletion opens, the row goes.
+  yield* tx.run(replacedSql(d, at, ofOp('insert')));
+  yield* tx.run(deletionsSql(d, revert, at, ofOp('insert')));
+  yield* tx.run(
+    sql`DELETE FROM ${main} WHERE ${currentOf(d, record, q(d.name))} AND ${main}.${ident(REV_OP)} = 'insert'`,
+  );
+  // Rows it updated: their version closes, the one it replaced comes back (created_at too).
+  yield* tx.run(replacedSql(d, at, ofOp('update')));
   const names = revisionColumns(d);
-  // The batch's revisions end now (one open revision per key at any moment); then the new
-  // ones: a row the batch inserted is deleted (its values as they were), the others get the
-  // values of the revision the batch replaced.
-  yield* tx.run(
-    sql`UPDATE ${rev} SET ${ident(REV_TO)} = ${at} WHERE ${ident(REV_BATCH)} = ${batchId} AND ${ident(REV_TO)} IS NULL`,
-  );
-  yield* tx.run(
-    sql`INSERT INTO ${rev} (${cols(d, null)}, ${ident(REV_OP)}, ${ident(REV_BATCH)}, ${ident(REV_FROM)})
-      SELECT ${raw(names.map((c) => `CASE WHEN r.${q(REV_OP)} = 'insert' THEN r.${q(c)} ELSE p.${q(c)} END`).join(', '))},
-        CASE r.${ident(REV_OP)} WHEN 'insert' THEN 'delete' WHEN 'update' THEN 'update' ELSE 'insert' END,
-        ${revertBatchId(batchId)}, ${at}
-      FROM ${rev} AS r LEFT JOIN ${rev} AS p ON ${previous(d)} WHERE ${mine}`,
-  );
-  const ofOp = (op: string): Sql =>
-    sql`${mine} AND r.${ident(REV_OP)} = ${op} AND ${raw(d.key.map((k) => `r.${q(k.name)} = ${q(d.name)}.${q(k.name)}`).join(' AND '))}`;
-  yield* tx.run(sql`DELETE FROM ${main} WHERE EXISTS (SELECT 1 FROM ${rev} AS r WHERE ${ofOp('insert')})`);
   const keyNames = new Set(d.key.map((k) => k.name));
-  const set = names.filter((c) => !keyNames.has(c)).map((c) => `${q(c)} = p.${q(c)}`);
+  const set = names
+    .filter((c) => !keyNames.has(c))
+    .map((c) => `${q(c)} = p.${q(c)}`)
+    .concat(`${q(REV_OP)} = 'update'`);
   yield* tx.run(
-    sql`UPDATE ${main} SET ${raw(set.join(', '))} FROM ${rev} AS r, ${rev} AS p WHERE ${ofOp('update')} AND ${previous(d)}`,
+    sql`UPDATE ${main} SET ${raw(set.join(', '))}, ${ident(REV_BATCH)} = ${revert}, ${ident(REV_FROM)} = ${at}
+      FROM ${rev} AS p WHERE ${currentOf(d, record, q(d.name))} AND ${main}.${ident(REV_OP)} = 'update'
+        AND ${raw(keyMatch(d, 'p', q(d.name)))} AND p.${ident(REV_TO)} = ${record.processed_at}`,
   );
+  // Rows it deleted: the version the deletion ended comes back, and the deletion ends.
+  const deleted = sql`${mine} AND r.${ident(REV_OP)} = 'delete' AND r.${ident(REV_TO)} IS NULL`;
   yield* tx.run(
-    sql`INSERT INTO ${main} (${cols(d, null)}) SELECT ${cols(d, 'p')}
-      FROM ${rev} AS r JOIN ${rev} AS p ON ${previous(d)} WHERE ${mine} AND r.${ident(REV_OP)} = 'delete'`,
+    sql`INSERT INTO ${main} (${cols(d, null)}, ${ident(REV_OP)}, ${ident(REV_BATCH)}, ${ident(REV_FROM)})
+      SELECT ${cols(d, 'p')}, 'insert', ${revert}, ${at} FROM ${rev} AS r JOIN ${rev} AS p ON ${previous(d)} WHERE ${deleted}`,
   );
+  yield* tx.run(sql`UPDATE ${rev} AS r SET ${ident(REV_TO)} = ${at} WHERE ${deleted}`);
   yield* tx.run(sql`UPDATE mds_batches SET reverted_at = ${at} WHERE batch_id = ${batchId}`);
-  yield* bumpState(tx, d.name, revertBatchId(batchId), at);
+  yield* bumpState(tx, d.name, revert, at);
   return {
     kind: 'reverted',
     record: { ...record, reverted_at: at },
@@ -251,11 +283,11 @@ export function* batchChangesSteps(
 ): Step<BatchChanges> {
   const d = catalog.byName.get(record.dataset);
   if (!d) return { counts: { insert: 0, update: 0, delete: 0 }, sample: [] };
-  const counts = yield* opCounts(tx, d, record.batch_id);
+  const counts = yield* opCounts(tx, d, record);
   const rev = ident(revisionTableName(d));
   const rows = yield* tx.rows(
     sql`SELECT r.${ident(REV_OP)} AS op, ${rowJsonOf('r')} AS after, ${rowJsonOf('p')} AS before
-      FROM ${rev} AS r LEFT JOIN ${rev} AS p ON ${previous(d)} WHERE r.${ident(REV_BATCH)} = ${record.batch_id}
+      FROM ${revisionsOf(d, record)} AS r LEFT JOIN ${rev} AS p ON ${previous(d)}
       ORDER BY ${raw(d.key.map((k) => `r.${q(k.name)}`).join(', '))} LIMIT ${raw(String(Math.max(0, Math.floor(sample))))}`,
   );
   return {

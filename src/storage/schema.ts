@@ -1,6 +1,7 @@
 import type { Catalog, Dataset, Field } from '../catalog/catalog.js';
 import type { FieldType } from '../catalog/types.js';
 import { ROW_JSON_COLUMN } from './row-json.js';
+import { REV_BATCH, REV_FROM, REV_OP } from './revision-schema.js';
 
 /**
  * Tables and indexes derived from the catalog, independent of the SQL dialect.
@@ -86,12 +87,21 @@ export function datasetTable(d: Dataset): TableSpec {
       ...d.rowFields.map((f) => ({ name: f.name, type: f.type, notNull: f.required || f.serverSet })),
       // Derived from the row at ingest (row-json.ts); nullable so it can be added to old tables.
       { name: ROW_JSON_COLUMN, type: 'string' as const, notNull: false },
+      // The row is its own open revision (docs/point-in-time.md): the op, batch and instant of
+      // the change that made it; the revision table keeps only what it replaced and deletions.
+      { name: REV_OP, type: 'string' as const, notNull: false },
+      { name: REV_BATCH, type: 'string' as const, notNull: false },
+      { name: REV_FROM, type: 'timestamp' as const, notNull: false },
     ],
     unique: d.key.map((k) => k.name),
     // A key index in the default sort's direction serves the most common query (one code, newest
     // first, ties by the rest of the key ascending) without a sorting step.
     uniqueDesc: d.sort.order === 'desc' && d.key.includes(d.sort.field) ? [d.sort.field.name] : [],
-    indexes: datasetIndexes(d),
+    indexes: [
+      ...datasetIndexes(d),
+      // The trail's order over current rows, and a batch's rows for its revert (one instant each).
+      { name: `ix_${d.name}__${REV_FROM}`, columns: [REV_FROM] },
+    ],
   };
 }
 

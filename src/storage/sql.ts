@@ -3,7 +3,7 @@ import type { Dataset } from '../catalog/catalog.js';
 import type { QueryPlan, Value } from './store.js';
 import type { TableSpec } from './schema.js';
 import { ROW_JSON_COLUMN } from './row-json.js';
-import { REV_FROM, REV_OP, REV_TO, revisionTableName } from './revision-schema.js';
+import { REV_BATCH, REV_FROM, REV_OP, REV_TO, revisionTable, revisionTableName } from './revision-schema.js';
 
 /**
  * The shared statement builder. Statements are written once, as fragments (`sql` below), and
@@ -187,9 +187,29 @@ export function validAt(alias: string, at: string): Sql {
   return sql`${col(REV_FROM)} <= ${at} AND (${col(REV_TO)} IS NULL OR ${col(REV_TO)} > ${at}) AND ${col(REV_OP)} <> 'delete'`;
 }
 
-/** The table a plan reads: the dataset's, or its revision table for `as_of` and the trail. */
+/**
+ * The whole history of a dataset as one table (parenthesised, no alias): the revision table's
+ * rows (replaced versions, deletions) and the current rows, each its own open revision. The
+ * filters of a plan reach into both arms, and each arm is read through its own indexes.
+ */
+export function historySource(d: Dataset): Sql {
+  const names = revisionTable(d).columns.map((c) => q(c.name));
+  const current = names.map((c) => (c === q(REV_TO) ? `NULL AS ${c}` : c));
+  return raw(
+    `(SELECT ${names.join(', ')} FROM ${q(revisionTableName(d))} UNION ALL SELECT ${current.join(', ')} FROM ${q(d.name)})`,
+  );
+}
+
+/** What a plan reads, without an alias: the dataset's table, or its history for `as_of` and the trail. */
+export function planSource(plan: QueryPlan): Sql {
+  return plan.asOf !== undefined || plan.trail ? historySource(plan.dataset) : ident(plan.dataset.name);
+}
+
+/** planSource under the names statements use for it (the history as the revision table's name). */
 export function planTable(plan: QueryPlan): Sql {
-  return ident(plan.asOf !== undefined || plan.trail ? revisionTableName(plan.dataset) : plan.dataset.name);
+  return plan.asOf !== undefined || plan.trail
+    ? sql`${historySource(plan.dataset)} AS ${ident(revisionTableName(plan.dataset))}`
+    : ident(plan.dataset.name);
 }
 
 export function whereConditions(plan: QueryPlan, dialect: Dialect): Sql | null {
@@ -316,28 +336,52 @@ export function createTableStatements(spec: TableSpec, dialect: Dialect): string
   ];
 }
 
-/** Columns an upsert writes, in order: every ingest field, the row's JSON, then created_at. */
+/** Columns a revision copies from its row: every field, the row's JSON, created_at. */
 export function upsertColumns(d: Dataset): string[] {
   return [...d.fields.map((f) => f.name), ROW_JSON_COLUMN, 'created_at'];
 }
 
 /**
+ * Columns an upsert writes, in order: upsertColumns, then the row's revision stamp (the op is
+ * 'insert' as written; the conflict clause makes it 'update'), its batch and its instant.
+ */
+export function upsertWriteColumns(d: Dataset): string[] {
+  return [...upsertColumns(d), REV_OP, REV_BATCH, REV_FROM];
+}
+
+/**
+ * "Stored row `target` differs from incoming row `incoming`" (SQL over both aliases): any
+ * non-key field but updated_at, or updated_at when `given` (SQL: the client sent updated_at).
+ * An identical row is left alone and counted as a duplicate.
+ */
+export function rowDiffers(
+  d: Dataset,
+  dialect: Dialect,
+  target: string,
+  incoming: string,
+  given: string,
+): string {
+  const keys = new Set(d.key.map((k) => k.name));
+  const compared = d.fields.filter((f) => !keys.has(f.name) && f.name !== 'updated_at');
+  const changed = compared.map((f) => dialect.differs(`${target}.${q(f.name)}`, `${incoming}.${q(f.name)}`));
+  changed.push(
+    `(${given} AND ${dialect.differs(`${target}.${q('updated_at')}`, `${incoming}.${q('updated_at')}`)})`,
+  );
+  return changed.join(' OR ');
+}
+
+/**
  * The ON CONFLICT tail shared by both dialects: update every non-key column except
- * created_at, but only when something differs, so an identical row is left alone (and
- * counted as a duplicate). `given` is the SQL for "the client sent updated_at".
+ * created_at, and the revision stamp, but only when the row differs (rowDiffers).
  */
 export function upsertConflictClause(d: Dataset, dialect: Dialect, target: string, given: string): string {
   const keys = new Set(d.key.map((k) => k.name));
   const updatable = d.fields.filter((f) => !keys.has(f.name));
-  const compared = updatable.filter((f) => f.name !== 'updated_at');
-  const set = [...updatable.map((f) => f.name), ROW_JSON_COLUMN]
+  const set = [...updatable.map((f) => f.name), ROW_JSON_COLUMN, REV_BATCH, REV_FROM]
     .map((c) => `${q(c)} = excluded.${q(c)}`)
+    .concat(`${q(REV_OP)} = 'update'`)
     .join(', ');
-  const changed = compared.map((f) => dialect.differs(`${target}.${q(f.name)}`, `excluded.${q(f.name)}`));
-  changed.push(
-    `(${given} AND ${dialect.differs(`${target}.${q('updated_at')}`, `excluded.${q('updated_at')}`)})`,
-  );
-  return `ON CONFLICT (${d.key.map((k) => q(k.name)).join(', ')}) DO UPDATE SET ${set} WHERE ${changed.join(' OR ')}`;
+  return `ON CONFLICT (${d.key.map((k) => q(k.name)).join(', ')}) DO UPDATE SET ${set} WHERE ${rowDiffers(d, dialect, target, 'excluded', given)}`;
 }
 
 /**

@@ -6,8 +6,17 @@ import { from as copyFrom } from 'pg-copy-streams';
 import type { Dataset } from '../../catalog/catalog.js';
 import type { Db, DbRow, Tx } from '../db.js';
 import { ROW_JSON_COLUMN, rowJson } from '../row-json.js';
-import { CHANGE_DELETED, changesColumns } from '../revisions.js';
-import { POSTGRES, compile, q, upsertColumns, upsertConflictClause, type Sql } from '../sql.js';
+import { replacedSql } from '../revisions.js';
+import {
+  POSTGRES,
+  compile,
+  q,
+  raw,
+  rowDiffers,
+  upsertConflictClause,
+  upsertWriteColumns,
+  type Sql,
+} from '../sql.js';
 import { runAsync, wait, type Step } from '../step.js';
 import type { Row, WriteBatch } from '../store.js';
 import { binaryCopyChunks, stagingType } from './copy-binary.js';
@@ -26,8 +35,6 @@ const TX_ATTEMPTS = 3;
 const GIVEN = '_given';
 /** The batch's staging table (temporary, dropped at commit). */
 const STAGE = 'mds_stage';
-/** The batch's changed rows, for their revisions (revisions.ts). */
-const CHANGES = 'mds_changes';
 
 const statementNames = new Map<string, string>();
 /** A stable prepared-statement name for a statement's text. */
@@ -79,6 +86,12 @@ interface BatchStatements {
   copy: string;
   insert: [string, string];
 }
+
+/** "Staged row s will change stored row t": what the versions copied before the upsert share. */
+const replacedBy = (d: Dataset): Sql =>
+  raw(
+    `${d.key.map((k) => `s.${q(k.name)} = t.${q(k.name)}`).join(' AND ')} AND (${rowDiffers(d, POSTGRES, 't', 's', `s.${q(GIVEN)}`)})`,
+  );
 
 /**
  * The PostgreSQL executor: a pg Pool. A batch's rows go by binary COPY into a temporary staging
@@ -272,17 +285,7 @@ export class PostgresDb implements Db {
             await c.query(timed('SET LOCAL statement_timeout = 0'));
           })(),
         ),
-      writeRows: (batch) => wait(this.writeRows(c, batch)),
-      analyze: (table) =>
-        wait(
-          // A fresh temporary table has no statistics, and the revision table's lag behind the
-          // rows this batch just wrote: the planner then scanned the revision table once per
-          // changed key (6 s for 10,000 keys). Per-key index probes instead: nested loops back on
-          // (the prune turned them off) and no sequential scan for the rest of the transaction.
-          c
-            .query(`ANALYZE ${table}; SET LOCAL enable_nestloop = on; SET LOCAL enable_seqscan = off`)
-            .then(() => undefined),
-        ),
+      writeRows: (batch, at) => wait(this.writeRows(c, batch, at)),
       batchKeys: () =>
         wait(
           // The rows just upserted are invisible to the table's statistics, so the planner
@@ -298,36 +301,31 @@ export class PostgresDb implements Db {
     let s = this.batchStatements.get(d.name);
     if (!s) {
       const fields = d.fields.map((f) => f.name);
-      const cols = upsertColumns(d);
+      const cols = upsertWriteColumns(d);
       const keyOrder = d.key.map((k) => q(k.name)).join(', ');
       // Staging rows are written in key order so concurrent batches lock rows in one order.
+      // $1 created_at, $2 the batch, $3 its instant; the op is 'insert' as written.
       const insert = (given: boolean): string =>
         `INSERT INTO ${q(d.name)} AS t (${cols.map(q).join(', ')}) ` +
-        `SELECT ${[...fields, ROW_JSON_COLUMN].map(q).join(', ')}, $1::text FROM ${STAGE} WHERE ${q(GIVEN)} = ${given} ` +
-        `ORDER BY ${keyOrder} ` +
+        `SELECT ${[...fields, ROW_JSON_COLUMN].map(q).join(', ')}, $1::text, 'insert', $2::text, $3::text ` +
+        `FROM ${STAGE} WHERE ${q(GIVEN)} = ${given} ORDER BY ${keyOrder} ` +
         upsertConflictClause(d, POSTGRES, 't', given ? 'TRUE' : 'FALSE');
-      const returned = upsertColumns(d).map(q).join(', ');
-      const collect = (upsert: string): string =>
-        `WITH w AS (${upsert} RETURNING ${returned}) ` +
-        `INSERT INTO ${CHANGES} (${returned}, ${q(CHANGE_DELETED)}) SELECT ${returned}, 0 FROM w`;
       s = {
         // The staging rows are sorted by key (below): room to do that in memory, not on disk,
         // for a 10,000-row batch with its row JSON (PostgreSQL's default work_mem is 4 MB).
         stage:
           `SET LOCAL work_mem = '64MB'; CREATE TEMPORARY TABLE ${STAGE} (` +
           d.fields.map((f) => `${q(f.name)} ${stagingType(f.type)}`).join(', ') +
-          `, ${q(ROW_JSON_COLUMN)} text, ${q(GIVEN)} boolean NOT NULL) ON COMMIT DROP; ` +
-          `CREATE TEMPORARY TABLE ${CHANGES} (${changesColumns(d, POSTGRES)}) ON COMMIT DROP`,
+          `, ${q(ROW_JSON_COLUMN)} text, ${q(GIVEN)} boolean NOT NULL) ON COMMIT DROP`,
         copy: `COPY ${STAGE} (${[...fields, ROW_JSON_COLUMN, GIVEN].map(q).join(', ')}) FROM STDIN (FORMAT binary)`,
-        // Every row written (inserted or changed) lands in the changes table as written.
-        insert: [collect(insert(true)), collect(insert(false))],
+        insert: [insert(true), insert(false)],
       };
       this.batchStatements.set(d.name, s);
     }
     return s;
   }
 
-  private async writeRows(c: Client, batch: WriteBatch): Promise<{ written: number; changes: string }> {
+  private async writeRows(c: Client, batch: WriteBatch, at: string): Promise<number> {
     const d = batch.dataset;
     const s = this.statementsFor(d);
     await c.query(s.stage);
@@ -341,11 +339,20 @@ export class PostgresDb implements Db {
       );
       await pipeline(Readable.from(chunks), c.query(copyFrom(s.copy)));
     }
+    // The versions the upsert will replace, into the revision table first: statistics of the
+    // staging rows so the planner probes the table's key index per row instead of scanning it.
+    await c.query(`ANALYZE ${STAGE}`);
+    const { sql: copyOld, params } = compile(
+      replacedSql(d, at, replacedBy(d), raw(` JOIN ${STAGE} AS s ON TRUE`)),
+      POSTGRES,
+    );
+    await c.query(copyOld, params);
     const givenCount = batch.updatedAtGiven.reduce((n, g) => n + (g ? 1 : 0), 0);
+    const args = [batch.now, batch.batchId, at];
     let written = 0;
-    if (givenCount > 0) written += (await c.query(s.insert[0], [batch.now])).rowCount ?? 0;
-    if (givenCount < batch.rows.length) written += (await c.query(s.insert[1], [batch.now])).rowCount ?? 0;
-    return { written, changes: CHANGES };
+    if (givenCount > 0) written += (await c.query(s.insert[0], args)).rowCount ?? 0;
+    if (givenCount < batch.rows.length) written += (await c.query(s.insert[1], args)).rowCount ?? 0;
+    return written;
   }
 
   /** Every row's JSON rebuilt (inside migrate's transaction). */

@@ -4,8 +4,9 @@ import Database from 'better-sqlite3';
 import type { Dataset } from '../../catalog/catalog.js';
 import type { Db, DbRow, Tx } from '../db.js';
 import { ROW_JSON_COLUMN, rowJson } from '../row-json.js';
-import { SQLITE, compile, q, upsertColumns, upsertConflictClause, type Sql } from '../sql.js';
-import { CHANGE_DELETED, changesColumns } from '../revisions.js';
+import { SQLITE, compile, q, upsertConflictClause, upsertWriteColumns, type Sql } from '../sql.js';
+import { REV_BATCH, REV_FROM, REV_OP, REV_TO, revisionTableName } from '../revision-schema.js';
+import { revisionColumns } from '../revisions.js';
 import { now, runSync, type Step } from '../step.js';
 import { StoreUnavailableError, type Row, type Value, type WriteBatch } from '../store.js';
 
@@ -60,7 +61,9 @@ export class SqliteDb implements Db {
   private readonly db: Database.Database;
   private readonly statements = new Map<string, Database.Statement>();
   private readonly reads = new Map<string, RowsStatement>();
-  private readonly upserts = new Map<string, { upsert: Database.Statement; change: Database.Statement }>();
+  private readonly upserts = new Map<string, Database.Statement>();
+  /** Whether the replaced-version triggers copy (writeRows only; other updates copy explicitly). */
+  private keepReplaced = false;
   private readonly tx: Tx;
   private readonly busyTimeoutMs: number;
 
@@ -68,6 +71,7 @@ export class SqliteDb implements Db {
     if (opts.file !== ':memory:') fs.mkdirSync(path.dirname(path.resolve(opts.file)), { recursive: true });
     // SQLite's own busy wait would block the thread: locks are waited for in busyRetry instead.
     this.db = SqliteDb.open(opts.file, 0);
+    this.db.function('mds_keep_replaced', { deterministic: false }, () => (this.keepReplaced ? 1 : 0));
     this.busyTimeoutMs = opts.busyTimeoutMs ?? 5000;
     this.tx = this.transactionSteps();
   }
@@ -189,70 +193,67 @@ export class SqliteDb implements Db {
       // BEGIN IMMEDIATE: no other writer runs until this transaction ends.
       lockBatch: () => now(true),
       lockMigration: () => now(undefined),
-      writeRows: (batch) => now(this.writeRows(batch)),
-      // SQLite's planner needs no statistics for these small per-batch tables.
-      analyze: () => now(undefined),
+      writeRows: (batch, at) => now(this.writeRows(batch, at)),
       batchKeys: (batch) => now(this.batchKeys(batch)),
       refillRowJson: (d) => now(this.refillRowJson(d)),
     };
   }
 
-  /** The changes table of a dataset: temporary, this connection's, emptied per batch. */
-  private changesTable(d: Dataset): string {
-    const name = q(`mds_changes_${d.name}`);
-    this.db.exec(`CREATE TEMP TABLE IF NOT EXISTS ${name} (${changesColumns(d, SQLITE)})`);
-    return `temp.${name}`;
-  }
-
-  private upsertStatements(
-    d: Dataset,
-    changes: string,
-  ): { upsert: Database.Statement; change: Database.Statement } {
+  /**
+   * The upsert of a dataset's rows, and (once per connection) the temporary trigger that copies
+   * the version a row's update replaces into the revision table, closed at the new version's
+   * instant: SQLite's RETURNING only gives the new values, and a probe before every upsert
+   * would cost every new row. Armed only while writeRows runs (mds_keep_replaced).
+   */
+  private upsertStatement(d: Dataset): Database.Statement {
     let s = this.upserts.get(d.name);
     if (!s) {
-      const cols = upsertColumns(d);
-      const marks = cols.map(() => '?').join(', ');
-      s = {
-        // A row comes back only when it was written: its created_at (kept on update) for the revision.
-        upsert: this.db.prepare(
-          `INSERT INTO ${q(d.name)} AS t (${cols.map(q).join(', ')}) VALUES (${marks}) ` +
-            upsertConflictClause(d, SQLITE, 't', '?') +
-            ` RETURNING ${q('created_at')}`,
-        ),
-        change: this.db.prepare(
-          `INSERT INTO ${changes} (${[...cols, CHANGE_DELETED].map(q).join(', ')}) VALUES (${marks}, 0)`,
-        ),
-      };
+      const rev = revisionColumns(d).map(q);
+      const stamp = [REV_OP, REV_BATCH, REV_FROM].map(q);
+      this.db.exec(
+        `CREATE TEMP TRIGGER IF NOT EXISTS ${q(`mds_replaced_${d.name}`)} AFTER UPDATE OF ${q(REV_FROM)} ` +
+          `ON main.${q(d.name)} WHEN mds_keep_replaced() BEGIN ` +
+          `INSERT INTO main.${q(revisionTableName(d))} (${[...rev, ...stamp, q(REV_TO)].join(', ')}) ` +
+          `VALUES (${[...rev, ...stamp].map((c) => `OLD.${c}`).join(', ')}, NEW.${q(REV_FROM)}); END`,
+      );
+      const cols = upsertWriteColumns(d);
+      // The op is 'insert' as written; the conflict clause makes it 'update'.
+      const marks = cols.map((c) => (c === REV_OP ? `'insert'` : '?')).join(', ');
+      s = this.db.prepare(
+        `INSERT INTO ${q(d.name)} AS t (${cols.map(q).join(', ')}) VALUES (${marks}) ` +
+          upsertConflictClause(d, SQLITE, 't', '?'),
+      );
       this.upserts.set(d.name, s);
     }
     return s;
   }
 
-  private writeRows(batch: WriteBatch): { written: number; changes: string } {
+  private writeRows(batch: WriteBatch, at: string): number {
     const d = batch.dataset;
     const cols = d.fields.map((f) => f.name);
     const json = rowJson(d);
-    const changes = this.changesTable(d);
-    this.stmt(`DELETE FROM ${changes}`).run();
-    const { upsert, change } = this.upsertStatements(d, changes);
+    const upsert = this.upsertStatement(d);
     let written = 0;
-    // upsertColumns' order: the fields, the row's JSON, created_at; then "updated_at given".
-    const values: Value[] = new Array<Value>(cols.length + 3);
-    const changed: Value[] = new Array<Value>(cols.length + 2);
-    for (let i = 0; i < batch.rows.length; i++) {
-      const row = batch.rows[i] as Record<string, Value>;
-      for (let c = 0; c < cols.length; c++) values[c] = row[cols[c] as string] ?? null;
-      values[cols.length] = json(row);
-      values[cols.length + 1] = batch.now;
-      values[cols.length + 2] = batch.updatedAtGiven[i] ?? 0;
-      const w = upsert.get(values) as { created_at: string } | undefined;
-      if (w === undefined) continue;
-      written++;
-      for (let c = 0; c <= cols.length; c++) changed[c] = values[c] ?? null;
-      changed[cols.length + 1] = w.created_at;
-      change.run(changed);
+    // upsertWriteColumns' order: the fields, the row's JSON, created_at, batch, instant (the op
+    // is a literal); then "updated_at given".
+    const n = cols.length;
+    const values: Value[] = new Array<Value>(n + 5);
+    values[n + 1] = batch.now;
+    values[n + 2] = batch.batchId;
+    values[n + 3] = at;
+    this.keepReplaced = true;
+    try {
+      for (let i = 0; i < batch.rows.length; i++) {
+        const row = batch.rows[i] as Record<string, Value>;
+        for (let c = 0; c < n; c++) values[c] = row[cols[c] as string] ?? null;
+        values[n] = json(row);
+        values[n + 4] = batch.updatedAtGiven[i] ?? 0;
+        written += upsert.run(values).changes;
+      }
+    } finally {
+      this.keepReplaced = false;
     }
-    return { written, changes };
+    return written;
   }
 
   /** The batch's keys in a temporary table of this connection, indexed for the prune's lookups. */
