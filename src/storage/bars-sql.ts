@@ -63,8 +63,12 @@ export function pagesBeforeAdjusting(plan: QueryPlan): boolean {
   return !plan.orderBy.some((o) => adjusted.has(o.field));
 }
 
-/** The factor of each bar (as-of join: the latest factor on or before a date, else the first). */
-function factorLookup(plan: QueryPlan, date: Sql | null): Sql {
+/**
+ * The factor of each bar (as-of join: the latest factor on or before a date, else the first).
+ * `code`: the bar's code, or the one code the plan filters on (the lookup is then the same for
+ * every row: evaluated once per statement, not once per row).
+ */
+function factorLookup(plan: QueryPlan, date: Sql | null, code: Sql | null = null): Sql {
   const adjust = plan.bars?.adjust;
   const daily = plan.dataset.daily;
   if (!adjust || !daily) throw new Error('factorLookup without adjust');
@@ -77,9 +81,10 @@ function factorLookup(plan: QueryPlan, date: Sql | null): Sql {
   const one = (cond: Sql, dir: 'ASC' | 'DESC'): Sql => {
     const source =
       adjust.source !== null && src ? sql` AND "x".${ident(src.name)} = ${adjust.source}` : raw('');
+    const of = code ?? sql`"t".${ident(daily.code.name)}`;
     return sql`(SELECT "x".${ident(fs.value.name)} FROM ${factorTable} AS "x" WHERE "x".${ident(
       fs.code.name,
-    )} = "t".${ident(daily.code.name)}${source}${known}${cond} ORDER BY "x".${ident(fs.date.name)} ${raw(dir)} LIMIT 1)`;
+    )} = ${of}${source}${known}${cond} ORDER BY "x".${ident(fs.date.name)} ${raw(dir)} LIMIT 1)`;
   };
   if (date === null) return one(raw(''), 'DESC');
   const asOf = one(sql` AND "x".${ident(fs.date.name)} <= ${date}`, 'DESC');
@@ -189,9 +194,11 @@ function barsSelectParts(plan: QueryPlan, dialect: Dialect, paged: boolean): Sel
     const tcols = raw(plan.dataset.rowFields.map((f) => `"t".${q(f.name)}`).join(', '));
     const f = factorLookup(plan, raw(`"t".${q(daily.date.name)}`));
     const anchor = bars.adjust.anchor;
+    const one = plan.where.find((c) => c.field === daily.code && c.op === 'eq');
+    const code = one && one.value !== null ? sql`${one.value}` : null;
     const a =
       bars.adjust.method === 'qfq'
-        ? sql`, ${factorLookup(plan, anchor === null ? null : sql`${anchor}`)} AS "_a"`
+        ? sql`, ${factorLookup(plan, anchor === null ? null : sql`${anchor}`, code)} AS "_a"`
         : raw('');
     const withFactors = sql`SELECT ${tcols}, ${f} AS "_f"${a} FROM (${source}) AS "t"${raw(dialect.subqueryFence)}`;
     source = sql`SELECT ${raw(adjustedColumns(plan).join(', '))} FROM (${withFactors}) AS "m"`;
