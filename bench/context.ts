@@ -67,17 +67,19 @@ function entry(): string[] {
 
 /**
  * The service on `file` (a SQLite path or a postgres:// URL). `workers` sets MDS_WORKERS;
- * undefined leaves the default start-up settings (what `npm start` does).
+ * undefined leaves the default start-up settings (what `npm start` does). `main`: another
+ * build's entry (bench/bars-ab.ts), else this checkout's.
  */
 export async function startService(
   file: string,
   workers: number | undefined,
   extra: Record<string, string> = {},
+  main?: string,
 ): Promise<Server> {
   const port = await freePort();
   return startServer(
     workers === undefined ? 'service (defaults)' : workers > 1 ? `service (${workers} workers)` : 'service',
-    entry(),
+    main === undefined ? entry() : [main],
     {
       PORT: String(port),
       HOST: '127.0.0.1',

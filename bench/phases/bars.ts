@@ -78,7 +78,7 @@ export async function barsPhase(rows: Row[], file: string): Promise<void> {
 }
 
 /** Factors for every bench code and an SSE calendar of the bench's days, through the ingest API. */
-async function loadReference(svc: Server): Promise<void> {
+export async function loadReference(svc: Server): Promise<void> {
   const days = tradingDays(CFG.days);
   const factors: Record<string, string | number>[] = [];
   for (let c = 0; c < CFG.codes; c++) {
