@@ -206,19 +206,21 @@ async function scenario(store: Store): Promise<unknown[]> {
     break;
   }
 
-  // The dataset's state, a quality report's inputs, one code's dates.
+  // The dataset's state; a quality report's calendar, its rows computed, its summaries' pages.
   seen.push(await store.datasets.datasetState('etf_daily'), await store.datasets.datasetState('fx'));
-  seen.push(
-    await store.datasets.qualityInputs({
-      dataset: etf,
-      calendar: dataset('trade_calendar'),
-      exchange: 'SSE',
-      code: null,
-      dateFrom: null,
-      dateTo: null,
-    }),
-  );
-  seen.push(await store.datasets.codeDates(etf, 'A', '2024-06-01', '2024-06-30'));
+  const qq = {
+    dataset: etf,
+    calendar: dataset('trade_calendar'),
+    exchange: 'SSE',
+    code: null,
+    dateFrom: null,
+    dateTo: null,
+  };
+  seen.push(await store.datasets.qualityCalendar(qq, '2024-06-30'));
+  seen.push(await store.datasets.qualityCodes({ ...qq, dateFrom: '2024-06-04' }));
+  const page = { sort: 'code', order: 'desc', limit: 3, offset: 1 } as const;
+  seen.push(await store.datasets.qualitySummaryPage(qq, '2024-06-05', page));
+  seen.push(await store.datasets.qualitySummaryPage({ ...qq, code: 'A' }, null, { ...page, offset: 0 }));
 
   // Revisions: what a batch changed, reverts (done, unknown batch), retention.
   const b2 = await store.batches.getBatch('b2');
@@ -261,8 +263,9 @@ const OPERATIONS = {
     datasetVersion: true,
     datasetState: true,
     coverage: true,
-    qualityInputs: true,
-    codeDates: true,
+    qualityCalendar: true,
+    qualityCodes: true,
+    qualitySummaryPage: true,
   } satisfies Record<keyof DatasetStore, true>,
   batches: {
     getBatch: true,

@@ -1,5 +1,5 @@
 import { Type } from '@sinclair/typebox';
-import { MAX_LISTED_DATES, QUALITY_SORTS } from '../query/quality-service.js';
+import { MAX_LISTED_DATES, QUALITY_SORTS } from '../query/quality-rules.js';
 import { PageMetaSchema } from './envelope.js';
 
 /** A row of the data-quality report (GET /api/v1/quality/{dataset}): one per code. */

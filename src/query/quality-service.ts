@@ -1,43 +1,25 @@
 import type { Catalog, Dataset } from '../catalog/catalog.js';
 import { AppError, invalid } from '../errors.js';
 import { isCleanText, isDate } from '../ingest/values.js';
-import type { QualityQuery, Store } from '../storage/store.js';
+import type { QualityPageRequest, QualityQuery, Store } from '../storage/store.js';
 import { DEFAULT_LIMIT, MAX_LIMIT } from './parse.js';
+import {
+  QUALITY_SORTS,
+  staleBefore,
+  type CodeVerdict,
+  type QualityRow,
+  type QualitySort,
+} from './quality-rules.js';
 
 /**
  * The data-quality report of a daily series (catalog `daily`): per code, the bars against the
  * open days of a trading calendar (missing days), stale codes, impossible bars and zero-volume
- * days. The database aggregates per code (storage/quality-sql.ts); this judges the aggregates
- * against the calendar. A report is cached per version of the dataset and of the calendar.
+ * days, judged by query/quality-rules.ts. The unfiltered report and one code's are read from the
+ * per-code summaries the batch transaction keeps (storage/quality-summary.ts); a date window or
+ * another exchange is computed from the rows. Either is cached per version of the dataset and of
+ * the calendar.
  */
 
-export interface QualityRow {
-  code: string;
-  first_date: string;
-  last_date: string;
-  bars: number;
-  expected: number;
-  missing: number;
-  missing_dates: string[];
-  stale: boolean;
-  ohlc_violations: number;
-  ohlc_violation_dates: string[];
-  zero_volume_days: number | null;
-}
-
-/** Fields the report sorts by, and the parameters it accepts. */
-export const QUALITY_SORTS = [
-  'code',
-  'first_date',
-  'last_date',
-  'bars',
-  'expected',
-  'missing',
-  'stale',
-  'ohlc_violations',
-  'zero_volume_days',
-] as const;
-type QualitySort = (typeof QUALITY_SORTS)[number];
 export const QUALITY_PARAMS = [
   'code',
   'date_from',
@@ -48,8 +30,6 @@ export const QUALITY_PARAMS = [
   'sort',
   'order',
 ] as const;
-/** At most this many dates are listed per code (the counts are complete). */
-export const MAX_LISTED_DATES = 50;
 const CACHE_SIZE = 1000;
 
 export interface QualityPage {
@@ -62,33 +42,29 @@ export interface QualityPage {
 
 interface Parsed {
   query: QualityQuery;
-  limit: number;
-  offset: number;
-  sort: QualitySort;
-  order: 'asc' | 'desc';
+  page: QualityPageRequest;
 }
 
-/** Index of the first element ≥ x (sorted strings). */
-function lowerBound(xs: readonly string[], x: string): number {
-  let lo = 0;
-  let hi = xs.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1;
-    if ((xs[mid] as string) < x) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo;
+export interface QualityOptions {
+  /** Today (YYYY-MM-DD, UTC): the calendar's latest open day up to it decides staleness. */
+  today?: () => string;
+  /** false: always compute from the rows (the summaries' tests compare both answers). */
+  summaries?: boolean;
 }
 
 export class QualityService {
-  private readonly cache = new Map<string, { versions: string; rows: QualityRow[] }>();
+  private readonly cache = new Map<string, { versions: string; value: unknown }>();
+  private readonly today: () => string;
+  private readonly summaries: boolean;
 
   constructor(
     private readonly store: Pick<Store, 'datasets'>,
     private readonly catalog: Catalog,
-    /** Today (YYYY-MM-DD, UTC): the calendar's latest open day up to it decides staleness. */
-    private readonly today: () => string = () => new Date().toISOString().slice(0, 10),
-  ) {}
+    opts: QualityOptions = {},
+  ) {
+    this.today = opts.today ?? (() => new Date().toISOString().slice(0, 10));
+    this.summaries = opts.summaries ?? true;
+  }
 
   /** The datasets with a report: the catalog's daily series. */
   datasets(): Dataset[] {
@@ -107,90 +83,71 @@ export class QualityService {
           .join(', ')}`,
       );
     }
-    const p = parse(d, calendar, raw);
-    const rows = await this.rows(p.query);
-    const sorted = [...rows].sort((a, b) => {
-      const x = a[p.sort];
-      const y = b[p.sort];
-      const c = x === y ? 0 : x === null ? -1 : y === null ? 1 : x < y ? -1 : 1;
-      return (p.order === 'asc' ? c : -c) || (a.code < b.code ? -1 : a.code > b.code ? 1 : 0);
-    });
-    return {
-      rows: sorted.slice(p.offset, p.offset + p.limit),
-      total: rows.length,
-      limit: p.limit,
-      offset: p.offset,
-      exchange: p.query.exchange,
-    };
-  }
-
-  /** Every code's row of a report, cached per version of the dataset and of the calendar. */
-  private async rows(qq: QualityQuery): Promise<QualityRow[]> {
+    const { query: qq, page } = parse(d, calendar, raw);
     const versions = (
       await Promise.all([qq.dataset.name, qq.calendar.name].map((n) => this.store.datasets.datasetVersion(n)))
     ).join(',');
     const today = this.today();
-    const key = JSON.stringify([qq.dataset.name, qq.exchange, qq.code, qq.dateFrom, qq.dateTo, today]);
-    const hit = this.cache.get(key);
-    if (hit && hit.versions === versions) return hit.rows;
-    const rows = await this.compute(qq, today);
-    if (this.cache.size >= CACHE_SIZE) this.cache.delete(this.cache.keys().next().value as string);
-    this.cache.set(key, { versions, rows });
-    return rows;
+    const key = [qq.dataset.name, qq.exchange, qq.code, qq.dateFrom, qq.dateTo, today];
+    const done = (rows: QualityRow[], total: number): QualityPage => ({
+      rows,
+      total,
+      limit: page.limit,
+      offset: page.offset,
+      exchange: qq.exchange,
+    });
+    // The summaries answer with the page itself (sorted and paged by the database).
+    const summarised = this.summaries
+      ? await this.cached([...key, page], versions, async () => {
+          const { latest } = await this.calendar(qq, today);
+          return this.store.datasets.qualitySummaryPage(qq, latest, page);
+        })
+      : null;
+    if (summarised) return done(summarised.rows, summarised.total);
+    const rows = await this.cached(key, versions, () => this.compute(qq, today));
+    const sorted = [...rows].sort((a, b) => {
+      const x = a[page.sort];
+      const y = b[page.sort];
+      const c = x === y ? 0 : x === null ? -1 : y === null ? 1 : x < y ? -1 : 1;
+      return (page.order === 'asc' ? c : -c) || (a.code < b.code ? -1 : a.code > b.code ? 1 : 0);
+    });
+    return done(sorted.slice(page.offset, page.offset + page.limit), rows.length);
   }
 
-  private async compute(qq: QualityQuery, today: string): Promise<QualityRow[]> {
-    const inputs = await this.store.datasets.qualityInputs(qq);
-    if (!inputs.exchanges.includes(qq.exchange)) {
+  /** `make()`'s value, cached per `key` while the dataset's and calendar's versions are `versions`. */
+  private async cached<T>(key: unknown[], versions: string, make: () => Promise<T>): Promise<T> {
+    const k = JSON.stringify(key);
+    const hit = this.cache.get(k);
+    if (hit && hit.versions === versions) return hit.value as T;
+    const value = await make();
+    if (this.cache.size >= CACHE_SIZE) this.cache.delete(this.cache.keys().next().value as string);
+    this.cache.set(k, { versions, value });
+    return value;
+  }
+
+  /** The exchange's latest open day up to `until`; 400 / 4001 when no calendar of it is stored. */
+  private async calendar(qq: QualityQuery, until: string): Promise<{ latest: string | null }> {
+    const { exchanges, latest } = await this.store.datasets.qualityCalendar(qq, until);
+    if (!exchanges.includes(qq.exchange)) {
       throw invalid(
         `no trading calendar of exchange "${qq.exchange}" is stored${
-          inputs.exchanges.length ? `; stored: ${inputs.exchanges.join(', ')}` : ''
+          exchanges.length ? `; stored: ${exchanges.join(', ')}` : ''
         }`,
-        { parameter: 'exchange', allowed: inputs.exchanges },
+        { parameter: 'exchange', allowed: exchanges },
       );
     }
-    const open = inputs.openDays;
-    const openIn = (from: string, to: string): [number, number] => [
-      lowerBound(open, from),
-      lowerBound(open, `${to}\u0000`),
-    ];
-    // Staleness: the calendar's latest open day up to today (and the window's end).
+    return { latest };
+  }
+
+  /** Every code's row, from the dataset's rows; staleness judged by the window's end or today. */
+  private async compute(qq: QualityQuery, today: string): Promise<QualityRow[]> {
     const until = qq.dateTo !== null && qq.dateTo < today ? qq.dateTo : today;
-    const latest = open[lowerBound(open, `${until}\u0000`) - 1] ?? null;
-    const someoneHasLatest = latest !== null && inputs.codes.some((c) => c.last_date >= latest);
-    const bad = new Map<string, string[]>();
-    for (const v of inputs.violations) bad.set(v.code, [...(bad.get(v.code) ?? []), v.date]);
-    const rows: QualityRow[] = [];
-    for (const c of inputs.codes) {
-      const [i0, i1] = openIn(c.first_date, c.last_date);
-      const expected = i1 - i0;
-      const missing = expected - c.open_bars;
-      const missingDates: string[] = [];
-      if (missing > 0) {
-        const have = new Set(
-          await this.store.datasets.codeDates(qq.dataset, c.code, c.first_date, c.last_date),
-        );
-        for (let i = i0; i < i1 && missingDates.length < MAX_LISTED_DATES; i++) {
-          const day = open[i] as string;
-          if (!have.has(day)) missingDates.push(day);
-        }
-      }
-      const violations = bad.get(c.code) ?? [];
-      rows.push({
-        code: c.code,
-        first_date: c.first_date,
-        last_date: c.last_date,
-        bars: c.bars,
-        expected,
-        missing,
-        missing_dates: missingDates,
-        stale: someoneHasLatest && latest !== null && c.last_date < latest,
-        ohlc_violations: violations.length,
-        ohlc_violation_dates: violations.slice(0, MAX_LISTED_DATES),
-        zero_volume_days: c.zero_volume_days,
-      });
-    }
-    return rows;
+    const { latest } = await this.calendar(qq, until);
+    const codes: CodeVerdict[] = await this.store.datasets.qualityCodes(qq);
+    let newest: string | null = null;
+    for (const c of codes) if (newest === null || c.last_date > newest) newest = c.last_date;
+    const before = staleBefore(latest, newest);
+    return codes.map((c) => ({ ...c, stale: before !== null && c.last_date < before }));
   }
 }
 
@@ -244,9 +201,11 @@ function parse(d: Dataset, calendar: Dataset, raw: Record<string, unknown>): Par
       dateFrom: date('date_from'),
       dateTo: date('date_to'),
     },
-    limit: Math.min(int('limit', 1, DEFAULT_LIMIT), MAX_LIMIT),
-    offset: int('offset', 0, 0),
-    sort: sortRaw as QualitySort,
-    order: orderRaw ?? (sortRaw === 'missing' ? 'desc' : 'asc'),
+    page: {
+      limit: Math.min(int('limit', 1, DEFAULT_LIMIT), MAX_LIMIT),
+      offset: int('offset', 0, 0),
+      sort: sortRaw as QualitySort,
+      order: orderRaw ?? (sortRaw === 'missing' ? 'desc' : 'asc'),
+    },
   };
 }

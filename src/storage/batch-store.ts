@@ -1,3 +1,4 @@
+import type { Catalog } from '../catalog/catalog.js';
 import { holdsId } from '../ingest/batch-registry.js';
 import type { Db, Tx } from './db.js';
 import { batchTransaction, rejectedBatchTransaction } from './batch-transaction.js';
@@ -15,7 +16,10 @@ import type {
 
 /** The batch registry (mds_batches): the record of every processed batch, and the batch writes. */
 export class SqlBatchStore implements BatchStore {
-  constructor(private readonly db: Db) {}
+  constructor(
+    private readonly db: Db,
+    private readonly catalog: Catalog,
+  ) {}
 
   async getBatch(batchId: string): Promise<BatchRecord | null> {
     const [r] = await this.db.rows(sql`SELECT * FROM mds_batches WHERE batch_id = ${batchId}`);
@@ -28,7 +32,7 @@ export class SqlBatchStore implements BatchStore {
    * and save the record that `finish` builds from the outcome. All or nothing.
    */
   applyBatch(batch: WriteBatch, finish: (outcome: WriteOutcome) => BatchRecord): Promise<ApplyResult> {
-    return this.registered(batch.batchId, (tx) => batchTransaction(tx, batch, finish));
+    return this.registered(batch.batchId, (tx) => batchTransaction(tx, this.catalog, batch, finish));
   }
 
   /** Saves the record of a batch whose every record was rejected (nothing else written). */

@@ -1,9 +1,11 @@
+import type { Catalog } from '../catalog/catalog.js';
 import { holdsId } from '../ingest/batch-registry.js';
 import type { Tx } from './db.js';
 import { batchFromRow, batchToParams } from './row-mapping.js';
 import { BATCH_COLUMNS } from './internal-tables.js';
 import { join, raw, sql } from './sql.js';
-import { bumpState, changeInstant, closeDeletions, pruneSteps } from './revisions.js';
+import { batchRevisionsSql, bumpState, changeInstant, closeDeletions, pruneSteps } from './revisions.js';
+import { refreshQuality } from './quality-summary.js';
 import type { Step } from './step.js';
 import type { ApplyResult, BatchRecord, WriteBatch, WriteOutcome } from './store.js';
 
@@ -11,11 +13,13 @@ import type { ApplyResult, BatchRecord, WriteBatch, WriteOutcome } from './store
  * The batch transaction, written once for both backends over the small per-dialect `Tx`
  * (db.ts): claim the batch_id → take the dataset's lock and the changes' instant → write the
  * rows, stamped as revisions, the versions they replace kept (revisions.ts) → prune a full
- * snapshot → bump the dataset's version → finish the record → save it. All or nothing:
- * `Db.transaction` commits only when the step returns.
+ * snapshot → bump the dataset's version → refresh the quality summaries of the codes changed
+ * (quality-summary.ts) → finish the record → save it. All or nothing: `Db.transaction` commits
+ * only when the step returns.
  */
 export function* batchTransaction(
   tx: Tx,
+  catalog: Catalog,
   batch: WriteBatch,
   finish: (outcome: WriteOutcome) => BatchRecord,
 ): Step<ApplyResult> {
@@ -35,6 +39,7 @@ export function* batchTransaction(
   if (written + pruned > 0) {
     processedAt = at;
     yield* bumpState(tx, batch.dataset.name, batch.batchId, at);
+    yield* refreshQuality(tx, catalog, batch.dataset, batchRevisionsSql(batch.dataset, batch.batchId, at));
   }
   const record = {
     ...finish({ written, unchanged: batch.rows.length - written, pruned, processedAt }),

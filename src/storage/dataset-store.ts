@@ -4,14 +4,17 @@ import { TOTAL_COLUMN, ident, join, q, raw, renderSelect, sql } from './sql.js';
 import { planCountSql, planSelectParts } from './bars-sql.js';
 import {
   calendarExchangesSql,
-  codeDatesSql,
-  qualityOpenDaysSql,
-  qualitySummarySql,
-  qualityViolationsSql,
+  latestOpenDaySql,
+  summaryPageSql,
+  summaryStateSql,
+  summaryTotalsSql,
 } from './quality-sql.js';
-import type { Dataset } from '../catalog/catalog.js';
+import { QUALITY_RULE, qualityVerdicts } from './quality-summary.js';
+import { runAsync, wait } from './step.js';
+import { staleBefore, type CodeVerdict } from '../query/quality-rules.js';
 import type {
-  QualityInputs,
+  QualityPage,
+  QualityPageRequest,
   QualityQuery,
   DatasetCoverage,
   DatasetStore,
@@ -118,32 +121,50 @@ export class SqlDatasetStore implements DatasetStore {
     });
   }
 
-  async qualityInputs(qq: QualityQuery): Promise<QualityInputs> {
+  async qualityCalendar(
+    qq: QualityQuery,
+    until: string,
+  ): Promise<{ exchanges: string[]; latest: string | null }> {
     const exchanges = (await this.db.values(calendarExchangesSql(qq.calendar))).map(String);
-    if (!exchanges.includes(qq.exchange)) return { codes: [], violations: [], openDays: [], exchanges };
-    const violations = qualityViolationsSql(qq);
-    const [codes, bad, open] = await Promise.all([
-      this.db.rows(qualitySummarySql(qq)),
-      violations ? this.db.rows(violations) : Promise.resolve([]),
-      this.db.values(qualityOpenDaysSql(qq)),
-    ]);
+    if (!exchanges.includes(qq.exchange)) return { exchanges, latest: null };
+    const [latest] = await this.db.values(latestOpenDaySql(qq, until));
+    return { exchanges, latest: latest === null || latest === undefined ? null : String(latest) };
+  }
+
+  qualityCodes(qq: QualityQuery): Promise<CodeVerdict[]> {
+    // Read outside a transaction (SQLite: no write lock held while it runs).
+    return runAsync(qualityVerdicts({ rows: (s) => wait(this.db.rows(s)) }, qq, null));
+  }
+
+  async qualitySummaryPage(
+    qq: QualityQuery,
+    latest: string | null,
+    page: QualityPageRequest,
+  ): Promise<QualityPage | null> {
+    if (qq.dateFrom !== null || qq.dateTo !== null) return null;
+    const [state] = await this.db.rows(summaryStateSql(qq.dataset));
+    if (!state || state.exchange !== qq.exchange || Number(state.rule) !== QUALITY_RULE) return null;
+    const [totals] = await this.db.rows(summaryTotalsSql(qq));
+    const newest = totals?.newest;
+    const before = staleBefore(latest, newest === null || newest === undefined ? null : String(newest));
+    const rows = await this.db.rows(summaryPageSql(qq, before, page));
     const n = (v: unknown): number => Number(v ?? 0);
+    const dates = (v: unknown): string[] => JSON.parse(String(v)) as string[];
     return {
-      codes: codes.map((r) => ({
+      total: n(totals?.n),
+      rows: rows.map((r) => ({
         code: String(r.code),
         first_date: String(r.first_date),
         last_date: String(r.last_date),
         bars: n(r.bars),
-        open_bars: n(r.open_bars),
+        expected: n(r.expected),
+        missing: n(r.missing),
+        missing_dates: dates(r.missing_dates),
+        stale: n(r.stale) === 1,
+        ohlc_violations: n(r.ohlc_violations),
+        ohlc_violation_dates: dates(r.ohlc_violation_dates),
         zero_volume_days: r.zero_volume_days === null ? null : n(r.zero_volume_days),
       })),
-      violations: bad.map((r) => ({ code: String(r.code), date: String(r.date) })),
-      openDays: open.map(String),
-      exchanges,
     };
-  }
-
-  async codeDates(d: Dataset, code: string, from: string, to: string): Promise<string[]> {
-    return (await this.db.values(codeDatesSql(d, code, from, to))).map(String);
   }
 }

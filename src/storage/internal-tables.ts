@@ -86,6 +86,28 @@ export const INTERNAL_TABLES: readonly TableSpec[] = [
     ['id'],
   ),
   table('mds_key_usage', [text('key_id'), text('hour'), int('count')], ['key_id', 'hour']),
+  // The quality report's rows per daily dataset and code, judged by the dataset's calendar and
+  // kept current by the batch transaction (quality-summary.ts); the date lists as JSON arrays.
+  table(
+    'mds_quality_codes',
+    [
+      text('dataset'),
+      text('exchange'),
+      text('code'),
+      text('first_date'),
+      text('last_date'),
+      int('bars'),
+      int('expected'),
+      int('missing'),
+      text('missing_dates'),
+      int('ohlc_violations'),
+      text('ohlc_violation_dates'),
+      int('zero_volume_days', false),
+    ],
+    ['dataset', 'exchange', 'code'],
+  ),
+  // Per daily dataset: the exchange its summaries judge by and the rules' version they follow.
+  table('mds_quality_state', [text('dataset'), text('exchange'), int('rule')], ['dataset']),
 ];
 
 const columnsOf = (name: string): string[] =>

@@ -3,6 +3,7 @@ import type { Db, Tx } from './db.js';
 import { INTERNAL_TABLES, MIGRATIONS_TABLE } from './internal-tables.js';
 import { rowShape } from './row-json.js';
 import { baselineSql, moveOpenRevisions } from './revisions.js';
+import { buildMissingSummaries } from './quality-summary.js';
 import { revisionTable, revisionTableName } from './revision-schema.js';
 import { catalogTables, type TableSpec } from './schema.js';
 import { createTableStatements, q, raw, sql } from './sql.js';
@@ -19,7 +20,8 @@ import { SchemaTooNewError } from './store.js';
  *    than this release is refused);
  * 3. what is derived from the catalog and stored follows the catalog: a dataset whose recorded
  *    row shape (row-json.ts rowShape) differs from the current declaration has its row JSON
- *    rebuilt in bounded steps, then the new shape is recorded.
+ *    rebuilt in bounded steps, then the new shape is recorded;
+ * 4. a daily dataset without quality summaries for its calendar (quality-summary.ts) gets them.
  * Idempotent; concurrent starters wait for the first.
  */
 
@@ -61,6 +63,11 @@ export const MIGRATIONS: readonly Migration[] = [
         yield* tx.run(baselineSql(d, at));
       }
     },
+  },
+  // The summaries themselves are built by migrate's step 4, which also follows the catalog's calendars.
+  {
+    version: 5,
+    name: 'quality report summaries per daily dataset and code (mds_quality_codes, mds_quality_state)',
   },
 ];
 
@@ -110,6 +117,8 @@ export function migrate(db: Db, catalog: Catalog): Promise<void> {
            ON CONFLICT (dataset) DO UPDATE SET row_shape = excluded.row_shape`,
       );
     }
+
+    yield* buildMissingSummaries(tx, catalog);
   });
 }
 

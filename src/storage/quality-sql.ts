@@ -1,11 +1,13 @@
 import type { Dataset, DailySeries } from '../catalog/catalog.js';
+import type { CodeVerdict, QualitySort } from '../query/quality-rules.js';
 import { ident, join, q, raw, sql, type Sql } from './sql.js';
 import type { QualityQuery } from './store.js';
 
 /**
  * The statements of the data-quality report (GET /api/v1/quality/{dataset}): aggregates per
  * code computed by the database, so only one row per code (and the rare bad bars) reach the
- * domain, which judges them against the calendar (query/quality-service.ts).
+ * rules that judge them against the calendar (query/quality-rules.ts); and those of the per-code
+ * summaries that keep the judged rows (quality-summary.ts, tables in internal-tables.ts).
  */
 
 function daily(d: Dataset): DailySeries {
@@ -13,10 +15,13 @@ function daily(d: Dataset): DailySeries {
   return d.daily;
 }
 
-/** The report's filters on the daily rows: one code, and the date window. */
-function conditions(qq: QualityQuery): Sql[] {
+/**
+ * The report's filters on the daily rows: one code, the date window, and `scope` (a condition
+ * on the rows, e.g. the codes a batch touched).
+ */
+function conditions(qq: QualityQuery, scope: Sql | null): Sql[] {
   const s = daily(qq.dataset);
-  const out: Sql[] = [];
+  const out: Sql[] = scope ? [scope] : [];
   if (qq.code !== null) out.push(sql`${ident(s.code.name)} = ${qq.code}`);
   if (qq.dateFrom !== null) out.push(sql`${ident(s.date.name)} >= ${qq.dateFrom}`);
   if (qq.dateTo !== null) out.push(sql`${ident(s.date.name)} <= ${qq.dateTo}`);
@@ -36,7 +41,7 @@ function openDays(qq: QualityQuery): Sql {
  * Per code: first and last date, distinct bar dates, those on open days of the calendar, and
  * days with zero volume. Several sources of one day count once.
  */
-export function qualitySummarySql(qq: QualityQuery): Sql {
+export function qualitySummarySql(qq: QualityQuery, scope: Sql | null = null): Sql {
   const s = daily(qq.dataset);
   const code = ident(s.code.name);
   const date = ident(s.date.name);
@@ -44,11 +49,11 @@ export function qualitySummarySql(qq: QualityQuery): Sql {
   const zero = volume
     ? raw(`count(DISTINCT CASE WHEN ${q(volume.name)} = 0 THEN ${q(s.date.name)} END)`)
     : raw('CAST(NULL AS INTEGER)');
-  return sql`SELECT ${code} AS code, min(${date}) AS first_date, max(${date}) AS last_date, count(DISTINCT ${date}) AS bars, count(DISTINCT CASE WHEN ${date} IN (${openDays(qq)}) THEN ${date} END) AS open_bars, ${zero} AS zero_volume_days FROM ${ident(qq.dataset.name)}${where(conditions(qq))} GROUP BY ${code}`;
+  return sql`SELECT ${code} AS code, min(${date}) AS first_date, max(${date}) AS last_date, count(DISTINCT ${date}) AS bars, count(DISTINCT CASE WHEN ${date} IN (${openDays(qq)}) THEN ${date} END) AS open_bars, ${zero} AS zero_volume_days FROM ${ident(qq.dataset.name)}${where(conditions(qq, scope))} GROUP BY ${code}`;
 }
 
 /** Impossible bars: low > high, open or close outside [low, high], negative volume. */
-export function qualityViolationsSql(qq: QualityQuery): Sql | null {
+export function qualityViolationsSql(qq: QualityQuery, scope: Sql | null = null): Sql | null {
   const b = daily(qq.dataset).bar;
   if (!b) return null;
   const [o, h, l, c] = [b.open, b.high, b.low, b.close].map((f) => q(f.name));
@@ -56,7 +61,7 @@ export function qualityViolationsSql(qq: QualityQuery): Sql | null {
   if (b.volume) bad.push(`${q(b.volume.name)} < 0`);
   const s = daily(qq.dataset);
   return sql`SELECT DISTINCT ${ident(s.code.name)} AS code, ${ident(s.date.name)} AS date FROM ${ident(qq.dataset.name)}${where(
-    [...conditions(qq), raw(`(${bad.join(' OR ')})`)],
+    [...conditions(qq, scope), raw(`(${bad.join(' OR ')})`)],
   )} ORDER BY code, date`;
 }
 
@@ -65,6 +70,13 @@ export function qualityOpenDaysSql(qq: QualityQuery): Sql {
   const c = qq.calendar.calendar;
   if (!c) throw new Error(`${qq.calendar.name} is not a calendar`);
   return sql`SELECT DISTINCT ${ident(c.date.name)} AS date FROM (${openDays(qq)}) AS "o" ORDER BY date`;
+}
+
+/** The latest open day of the exchange up to `until` (null: none). */
+export function latestOpenDaySql(qq: QualityQuery, until: string): Sql {
+  const c = qq.calendar.calendar;
+  if (!c) throw new Error(`${qq.calendar.name} is not a calendar`);
+  return sql`SELECT max(${ident(c.date.name)}) AS date FROM (${openDays(qq)}) AS "o" WHERE ${ident(c.date.name)} <= ${until}`;
 }
 
 /** The exchanges the calendar holds. */
@@ -79,4 +91,101 @@ export function codeDatesSql(d: Dataset, code: string, from: string, to: string)
   const s = daily(d);
   const date = ident(s.date.name);
   return sql`SELECT DISTINCT ${date} AS date FROM ${ident(d.name)} WHERE ${ident(s.code.name)} = ${code} AND ${date} >= ${from} AND ${date} <= ${to} ORDER BY date`;
+}
+
+/** "The row's code is one of these" (a condition for `scope`). */
+export function codesInSql(d: Dataset, codes: readonly string[]): Sql {
+  return sql`${ident(daily(d).code.name)} IN (${join(codes.map((c) => sql`${c}`))})`;
+}
+
+/** The distinct codes of a relation holding the dataset's columns (a batch's changes). */
+export function touchedCodesSql(d: Dataset, changed: Sql): Sql {
+  return sql`SELECT DISTINCT ${ident(daily(d).code.name)} AS code FROM ${changed}`;
+}
+
+/** The distinct exchanges of a relation holding the calendar's columns (a batch's changes). */
+export function touchedExchangesSql(calendar: Dataset, changed: Sql): Sql {
+  const c = calendar.calendar;
+  if (!c) throw new Error(`${calendar.name} is not a calendar`);
+  return sql`SELECT DISTINCT ${ident(c.exchange.name)} AS exchange FROM ${changed}`;
+}
+
+// The summaries: one row per dataset, exchange and code (mds_quality_codes) and, per dataset,
+// the exchange they judge by and the rules' version they were built with (mds_quality_state).
+
+/** The summaries' state of a dataset: the exchange and the rules' version (no row: not built). */
+export function summaryStateSql(d: Dataset): Sql {
+  return sql`SELECT exchange, rule FROM mds_quality_state WHERE dataset = ${d.name}`;
+}
+
+/**
+ * Locks the state row of the dataset's summaries for this transaction (PostgreSQL: a row lock,
+ * so two transactions refreshing one dataset's summaries do so one after the other); changes
+ * nothing. 0 rows: the summaries of this exchange are not built.
+ */
+export function lockSummarySql(qq: QualityQuery): Sql {
+  return sql`UPDATE mds_quality_state SET rule = rule WHERE dataset = ${qq.dataset.name} AND exchange = ${qq.exchange}`;
+}
+
+export function setSummaryStateSql(qq: QualityQuery, rule: number): Sql {
+  return sql`INSERT INTO mds_quality_state (dataset, exchange, rule) VALUES (${qq.dataset.name}, ${qq.exchange}, ${rule})
+    ON CONFLICT (dataset) DO UPDATE SET exchange = excluded.exchange, rule = excluded.rule`;
+}
+
+/** Deletes the dataset's summaries: of these codes, or all (of every exchange). */
+export function deleteSummariesSql(d: Dataset, codes: readonly string[] | null): Sql {
+  const which = codes ? sql` AND code IN (${join(codes.map((c) => sql`${c}`))})` : raw('');
+  return sql`DELETE FROM mds_quality_codes WHERE dataset = ${d.name}${which}`;
+}
+
+const SUMMARY_COLUMNS = [
+  'code',
+  'first_date',
+  'last_date',
+  'bars',
+  'expected',
+  'missing',
+  'missing_dates',
+  'ohlc_violations',
+  'ohlc_violation_dates',
+  'zero_volume_days',
+] as const;
+
+/** Inserts verdicts (the date lists as JSON arrays). */
+export function insertSummariesSql(qq: QualityQuery, verdicts: readonly CodeVerdict[]): Sql {
+  const values = verdicts.map((v) => {
+    const cells = SUMMARY_COLUMNS.map((c) => {
+      const x = v[c];
+      return sql`${Array.isArray(x) ? JSON.stringify(x) : x}`;
+    });
+    return sql`(${qq.dataset.name}, ${qq.exchange}, ${join(cells)})`;
+  });
+  return sql`INSERT INTO mds_quality_codes (dataset, exchange, ${raw(SUMMARY_COLUMNS.join(', '))}) VALUES ${join(values)}`;
+}
+
+/** The summaries a report reads: the dataset's, of its exchange, of one code when asked. */
+function summaryWhere(qq: QualityQuery): Sql {
+  const code = qq.code !== null ? sql` AND code = ${qq.code}` : raw('');
+  return sql`WHERE dataset = ${qq.dataset.name} AND exchange = ${qq.exchange}${code}`;
+}
+
+/** How many codes, and the newest last date (for staleness). */
+export function summaryTotalsSql(qq: QualityQuery): Sql {
+  return sql`SELECT count(*) AS n, max(last_date) AS newest FROM mds_quality_codes ${summaryWhere(qq)}`;
+}
+
+/**
+ * A page of the report from the summaries, sorted as the report sorts (nulls first ascending,
+ * ties by code ascending); `stale`: the last date before `staleBefore` (null: none is stale).
+ */
+export function summaryPageSql(
+  qq: QualityQuery,
+  staleBefore: string | null,
+  page: { sort: QualitySort; order: 'asc' | 'desc'; limit: number; offset: number },
+): Sql {
+  const dir = page.order === 'asc' ? 'ASC NULLS FIRST' : 'DESC NULLS LAST';
+  return sql`SELECT ${raw(SUMMARY_COLUMNS.join(', '))},
+      CASE WHEN last_date < ${staleBefore} THEN 1 ELSE 0 END AS stale
+    FROM mds_quality_codes ${summaryWhere(qq)}
+    ORDER BY ${raw(`${page.sort} ${dir}`)}, code ASC LIMIT ${page.limit} OFFSET ${page.offset}`;
 }

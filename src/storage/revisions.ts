@@ -4,6 +4,7 @@ import { ROW_JSON_COLUMN } from './row-json.js';
 import { batchFromRow } from './row-mapping.js';
 import { ident, pruneSql, pruneWhere, q, raw, sql, upsertColumns, type Dialect, type Sql } from './sql.js';
 import type { Step } from './step.js';
+import { refreshQuality } from './quality-summary.js';
 import type { BatchChanges, BatchRecord, RevertResult, Value, WriteBatch } from './store.js';
 import {
   BASELINE_BATCH,
@@ -166,15 +167,20 @@ const rowJsonOf = (alias: string): Sql =>
   raw(`${alias}.${q(ROW_JSON_COLUMN)} || ',"created_at":"' || ${alias}.${q('created_at')} || '"}'`);
 
 /** "Current row `t` is the revision batch `record` wrote" (all of a batch's share its instant). */
-const currentOf = (d: Dataset, record: BatchRecord, alias = 't'): Sql =>
+const currentOf = (d: Dataset, record: Pick<BatchRecord, 'batch_id' | 'processed_at'>, alias = 't'): Sql =>
   sql`${raw(alias)}.${ident(REV_FROM)} = ${record.processed_at} AND ${raw(alias)}.${ident(REV_BATCH)} = ${record.batch_id}`;
 
 /** Every revision a batch wrote, as a table (revision columns): the replaced and deleted, then the current. */
-function revisionsOf(d: Dataset, record: BatchRecord): Sql {
+function revisionsOf(d: Dataset, record: Pick<BatchRecord, 'batch_id' | 'processed_at'>): Sql {
   const names = revisionTable(d).columns.map((c) => q(c.name));
   const current = names.map((c) => (c === q(REV_TO) ? `NULL AS ${c}` : `t.${c}`));
   return sql`(SELECT ${raw(names.join(', '))} FROM ${ident(revisionTableName(d))} WHERE ${ident(REV_BATCH)} = ${record.batch_id}
     UNION ALL SELECT ${raw(current.join(', '))} FROM ${ident(d.name)} AS t WHERE ${currentOf(d, record)})`;
+}
+
+/** The revisions batch `batchId` wrote at `at`, as a relation `c`: the rows it changed (quality-summary.ts). */
+export function batchRevisionsSql(d: Dataset, batchId: string, at: string): Sql {
+  return sql`${revisionsOf(d, { batch_id: batchId, processed_at: at })} AS c`;
 }
 
 function* opCounts(tx: Tx, d: Dataset, record: BatchRecord): Step<BatchChanges['counts']> {
@@ -266,6 +272,8 @@ export function* revertSteps(
   yield* tx.run(sql`UPDATE ${rev} AS r SET ${ident(REV_TO)} = ${at} WHERE ${deleted}`);
   yield* tx.run(sql`UPDATE mds_batches SET reverted_at = ${at} WHERE batch_id = ${batchId}`);
   yield* bumpState(tx, d.name, revert, at);
+  // The keys the revert changed are those of its own revisions: their codes' quality summaries follow.
+  yield* refreshQuality(tx, catalog, d, batchRevisionsSql(d, revert, at));
   return {
     kind: 'reverted',
     record: { ...record, reverted_at: at },

@@ -21,7 +21,7 @@ export class SqlStore implements Store {
   ) {
     this.backend = db.backend;
     this.datasets = new SqlDatasetStore(db, catalog);
-    this.batches = new SqlBatchStore(db);
+    this.batches = new SqlBatchStore(db, catalog);
     this.keys = new SqlKeyStore(db);
     this.revisions = new SqlRevisionStore(db, catalog);
   }

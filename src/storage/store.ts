@@ -1,4 +1,5 @@
 import type { Dataset, Field } from '../catalog/catalog.js';
+import type { CodeVerdict, QualityRow, QualitySort } from '../query/quality-rules.js';
 
 /**
  * The storage's types and the `Store` the domain is wired with. One implementation over two
@@ -245,10 +246,20 @@ export interface DatasetStore {
   /** The version and the processed_at of the dataset's last change (null: never changed). */
   datasetState(dataset: string): Promise<{ version: number; changedAt: string | null }>;
   coverage(): Promise<DatasetCoverage[]>;
-  /** The aggregates a daily series' quality report is computed from (quality-sql.ts). */
-  qualityInputs(q: QualityQuery): Promise<QualityInputs>;
-  /** One code's distinct bar dates within [from, to], oldest first. */
-  codeDates(d: Dataset, code: string, from: string, to: string): Promise<string[]>;
+  /** The calendar a quality report judges by: the exchanges stored, and the latest open day up to `until`. */
+  qualityCalendar(q: QualityQuery, until: string): Promise<{ exchanges: string[]; latest: string | null }>;
+  /** Every code's quality verdict, computed from the dataset's rows (quality-summary.ts). */
+  qualityCodes(q: QualityQuery): Promise<CodeVerdict[]>;
+  /**
+   * A page of the quality report read from the per-code summaries the batch transaction keeps;
+   * null when they do not cover the query (a date window, another exchange, not built).
+   * `latest`: the calendar's latest open day up to today (staleness).
+   */
+  qualitySummaryPage(
+    q: QualityQuery,
+    latest: string | null,
+    page: QualityPageRequest,
+  ): Promise<QualityPage | null>;
 }
 
 /** What a quality report covers: a daily dataset, judged by one exchange's calendar. */
@@ -261,26 +272,16 @@ export interface QualityQuery {
   dateTo: string | null;
 }
 
-export interface QualityCodeSummary {
-  code: string;
-  first_date: string;
-  last_date: string;
-  /** Distinct bar dates. */
-  bars: number;
-  /** Distinct bar dates that are open days of the calendar. */
-  open_bars: number;
-  /** null: the dataset has no volume. */
-  zero_volume_days: number | null;
+export interface QualityPageRequest {
+  sort: QualitySort;
+  order: 'asc' | 'desc';
+  limit: number;
+  offset: number;
 }
 
-export interface QualityInputs {
-  codes: QualityCodeSummary[];
-  /** Dates of impossible bars, by code then date. */
-  violations: { code: string; date: string }[];
-  /** The exchange's open days, oldest first. */
-  openDays: string[];
-  /** The exchanges the calendar holds. */
-  exchanges: string[];
+export interface QualityPage {
+  rows: QualityRow[];
+  total: number;
 }
 
 /** The batch registry (mds_batches) and the batch writes (batch-store.ts). */

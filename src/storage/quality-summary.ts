@@ -1,0 +1,147 @@
+import type { Catalog, Dataset } from '../catalog/catalog.js';
+import {
+  judgeCode,
+  missingCount,
+  type CodeVerdict,
+  type QualityCodeSummary,
+} from '../query/quality-rules.js';
+import type { Tx } from './db.js';
+import {
+  codeDatesSql,
+  codesInSql,
+  deleteSummariesSql,
+  insertSummariesSql,
+  lockSummarySql,
+  qualityOpenDaysSql,
+  qualitySummarySql,
+  qualityViolationsSql,
+  setSummaryStateSql,
+  summaryStateSql,
+  touchedCodesSql,
+  touchedExchangesSql,
+} from './quality-sql.js';
+import type { Sql } from './sql.js';
+import type { Step } from './step.js';
+import type { QualityQuery } from './store.js';
+
+/**
+ * The quality report's rows, computed per code (written once for both backends, as steps), and
+ * the per-code summaries that keep them: the batch transaction refreshes the codes a batch
+ * touched, a calendar batch rebuilds the summaries of the datasets judged by the exchanges it
+ * touched, migrate builds those missing. The unfiltered report (and one code's) is then a read
+ * of one row per code (dataset-store.ts); a date window or another exchange is computed on
+ * demand from the same steps.
+ */
+
+/** The rules' version the summaries follow: a release that changes the rules bumps it (rebuild). */
+export const QUALITY_RULE = 1;
+/** Codes per statement when refreshing (bounded parameter lists). */
+const CHUNK = 500;
+
+type Reader = Pick<Tx, 'rows'>;
+
+/** The verdict of every code the report's filters (and `scope`) select, oldest bad bars first. */
+export function* qualityVerdicts(r: Reader, qq: QualityQuery, scope: Sql | null): Step<CodeVerdict[]> {
+  const open = (yield* r.rows(qualityOpenDaysSql(qq))).map((x) => String(x.date));
+  const n = (v: unknown): number => Number(v ?? 0);
+  const codes: QualityCodeSummary[] = (yield* r.rows(qualitySummarySql(qq, scope))).map((x) => ({
+    code: String(x.code),
+    first_date: String(x.first_date),
+    last_date: String(x.last_date),
+    bars: n(x.bars),
+    open_bars: n(x.open_bars),
+    zero_volume_days: x.zero_volume_days === null ? null : n(x.zero_volume_days),
+  }));
+  const bad = new Map<string, string[]>();
+  const violations = qualityViolationsSql(qq, scope);
+  for (const v of violations ? yield* r.rows(violations) : []) {
+    const code = String(v.code);
+    bad.set(code, [...(bad.get(code) ?? []), String(v.date)]);
+  }
+  const out: CodeVerdict[] = [];
+  for (const c of codes) {
+    // Only a code with gaps has its dates read, to list the first missing ones.
+    const have =
+      missingCount(c, open) > 0
+        ? new Set(
+            (yield* r.rows(codeDatesSql(qq.dataset, c.code, c.first_date, c.last_date))).map((x) =>
+              String(x.date),
+            ),
+          )
+        : null;
+    out.push(judgeCode(c, open, bad.get(c.code) ?? [], have));
+  }
+  return out;
+}
+
+/** What the summaries of a daily dataset cover: every code, every date, its calendar. */
+function summaryQuery(calendar: Dataset, d: Dataset): QualityQuery {
+  return {
+    dataset: d,
+    calendar,
+    exchange: d.daily?.calendar ?? '',
+    code: null,
+    dateFrom: null,
+    dateTo: null,
+  };
+}
+
+function* insertVerdicts(tx: Tx, qq: QualityQuery, verdicts: readonly CodeVerdict[]): Step<void> {
+  for (let i = 0; i < verdicts.length; i += CHUNK) {
+    yield* tx.run(insertSummariesSql(qq, verdicts.slice(i, i + CHUNK)));
+  }
+}
+
+/** Every code's summary of a daily dataset computed afresh (its state row taken first: the lock). */
+function* rebuild(tx: Tx, calendar: Dataset, d: Dataset): Step<void> {
+  const qq = summaryQuery(calendar, d);
+  yield* tx.run(setSummaryStateSql(qq, QUALITY_RULE));
+  yield* tx.run(deleteSummariesSql(d, null));
+  yield* insertVerdicts(tx, qq, yield* qualityVerdicts(tx, qq, null));
+}
+
+/**
+ * In a transaction that changed rows of `d` (after its revisions: the dataset's lock is held),
+ * `changed` being a relation of those rows with the dataset's columns (the batch's changes): a
+ * daily dataset's summaries of the codes touched are computed again; a calendar's change
+ * rebuilds the summaries of every daily dataset judged by an exchange it touched.
+ */
+export function* refreshQuality(tx: Tx, catalog: Catalog, d: Dataset, changed: Sql): Step<void> {
+  const calendar = catalog.calendar;
+  if (!calendar) return;
+  if (d.name === calendar.name) {
+    const touched = new Set(
+      (yield* tx.rows(touchedExchangesSql(calendar, changed))).map((r) => String(r.exchange)),
+    );
+    for (const s of catalog.datasets) {
+      if (s.daily && touched.has(s.daily.calendar)) yield* rebuild(tx, calendar, s);
+    }
+    return;
+  }
+  if (!d.daily) return;
+  const qq = summaryQuery(calendar, d);
+  // Not built for this exchange: the report is computed on demand until migrate builds them.
+  if ((yield* tx.run(lockSummarySql(qq))) === 0) return;
+  const codes = (yield* tx.rows(touchedCodesSql(d, changed))).map((r) => String(r.code));
+  for (let i = 0; i < codes.length; i += CHUNK) {
+    const chunk = codes.slice(i, i + CHUNK);
+    const verdicts = yield* qualityVerdicts(tx, qq, codesInSql(d, chunk));
+    yield* tx.run(deleteSummariesSql(d, chunk));
+    if (verdicts.length > 0) yield* insertVerdicts(tx, qq, verdicts);
+  }
+}
+
+/**
+ * migrate: every daily dataset whose summaries are missing, judged by another exchange than its
+ * calendar's now, or built under other rules, gets them built (an upgraded database: once).
+ */
+export function* buildMissingSummaries(tx: Tx, catalog: Catalog): Step<void> {
+  const calendar = catalog.calendar;
+  if (!calendar) return;
+  for (const d of catalog.datasets) {
+    if (!d.daily) continue;
+    const [state] = yield* tx.rows(summaryStateSql(d));
+    if (state && state.exchange === d.daily.calendar && Number(state.rule) === QUALITY_RULE) continue;
+    yield* rebuild(tx, calendar, d);
+  }
+}
