@@ -13,7 +13,7 @@ import { backends, push, startApp, type Harness } from './helpers/harness.js';
 /**
  * The quality report read from the per-code summaries the batch transaction keeps must be the
  * report computed from the rows, on both backends, after every step of a sequence: bars before
- * any calendar, the calendar, updates and appends, a full snapshot deleting rows (and a code's
+ * any calendar, the calendar, appends, updates, a full snapshot deleting rows (and a code's
  * only one), a calendar change, a revert; and on a database upgraded from before the summaries.
  */
 
@@ -162,17 +162,38 @@ for (const backend of await backends()) {
       // 2024-01-02 … 06-28: every open day but 01-01, two of them with bars.
       assert.equal(sparse.rows[0]?.missing, OPEN.length - 3);
 
-      // Updates (a bad bar fixed, a gap filled), appends, a second source of a day.
+      // Bars after each code's last one (a summary extended from them alone): with gaps, a bad
+      // bar, zero volume, a closed day; more bad bars past the 50 listed.
+      await pushOk(
+        batch('etf_daily', [
+          ...OPEN.filter((d) => d > '2024-05-10' && d <= '2024-05-20').map((d) => bar('GOOD', d)),
+          bar('GAPS', '2024-05-13', { low: 12 }),
+          bar('GAPS', '2024-05-15', { volume: 0 }),
+          bar('GAPS', '2024-05-17'),
+          bar('SAT', '2024-05-11'),
+          ...OPEN.slice(60, 63).map((d) => bar('BAD', d, { close: 20 })),
+        ]),
+      );
+      await same('appends');
+      const appended = await fromSummaries.report('etf_daily', { code: 'GAPS' });
+      assert.deepEqual(appended.rows[0]?.missing_dates, [
+        '2024-05-07',
+        '2024-05-08',
+        '2024-05-14',
+        '2024-05-16',
+      ]);
+      assert.deepEqual(appended.rows[0]?.ohlc_violation_dates, ['2024-05-06', '2024-05-13']);
+
+      // Updates (a bad bar fixed, a gap filled), a second source of a code's last day, a new code.
       await pushOk(
         batch('etf_daily', [
           bar('GAPS', '2024-05-06'),
           bar('GAPS', '2024-05-07', { volume: 0 }),
-          ...OPEN.filter((d) => d > '2024-05-10' && d <= '2024-05-20').map((d) => bar('GOOD', d)),
           bar('OLD', '2024-05-08', { source: 'other' }),
           bar('NEW', '2024-06-28', { high: 1 }),
         ]),
       );
-      await same('updates and appends');
+      await same('updates');
 
       // A full snapshot of 2024-05-06 from "test" keeping GOOD only: GAPS, OLD, SAT lose the
       // day, ONE its only bar.

@@ -70,41 +70,61 @@ function openIn(open: readonly string[], from: string, to: string): [number, num
   return [lowerBound(open, from), lowerBound(open, `${to}\u0000`)];
 }
 
-/** Open days in [c.first_date, c.last_date] without a bar: when > 0, the code's dates are needed. */
-export function missingCount(c: QualityCodeSummary, open: readonly string[]): number {
-  const [i0, i1] = openIn(open, c.first_date, c.last_date);
+/**
+ * The open days a code's bars `c` span: [c.first_date, c.last_date]; or, when `c` are bars after
+ * all of `prev`'s (an append), (prev.last_date, c.last_date].
+ */
+function span(c: QualityCodeSummary, open: readonly string[], prev: CodeVerdict | null): [number, number] {
+  return prev
+    ? openIn(open, `${prev.last_date}\u0000`, c.last_date)
+    : openIn(open, c.first_date, c.last_date);
+}
+
+/** Open days of that span without a bar: when > 0, the code's dates in it are needed. */
+export function missingCount(
+  c: QualityCodeSummary,
+  open: readonly string[],
+  prev: CodeVerdict | null = null,
+): number {
+  const [i0, i1] = span(c, open, prev);
   return i1 - i0 - c.open_bars;
 }
 
 /**
  * A code's verdict: its open days from first to last date, the missing ones (listed from
- * `have`, the code's bar dates in that span, needed only when missingCount > 0) and its bad bars
- * (`violations`: dates, oldest first).
+ * `have`, the code's bar dates in the span, needed only when missingCount > 0) and its bad bars
+ * (`violations`: dates, oldest first). With `prev`, the verdict of the code's earlier bars when
+ * every bar of `c` comes after them: `prev` extended, exactly as if judged from all the bars
+ * (its lists are complete below MAX_LISTED_DATES, and what `c` adds comes after them).
  */
 export function judgeCode(
   c: QualityCodeSummary,
   open: readonly string[],
   violations: readonly string[],
   have: ReadonlySet<string> | null,
+  prev: CodeVerdict | null = null,
 ): CodeVerdict {
-  const [i0, i1] = openIn(open, c.first_date, c.last_date);
-  const missing = i1 - i0 - c.open_bars;
-  const missingDates: string[] = [];
-  for (let i = i0; missing > 0 && i < i1 && missingDates.length < MAX_LISTED_DATES; i++) {
+  const [i0, i1] = span(c, open, prev);
+  const gaps = i1 - i0 - c.open_bars;
+  const missingDates = [...(prev?.missing_dates ?? [])];
+  for (let i = i0; gaps > 0 && i < i1 && missingDates.length < MAX_LISTED_DATES; i++) {
     const day = open[i] as string;
     if (!have?.has(day)) missingDates.push(day);
   }
+  const bad = [...(prev?.ohlc_violation_dates ?? []), ...violations];
+  const zero = c.zero_volume_days;
   return {
     code: c.code,
-    first_date: c.first_date,
+    first_date: prev?.first_date ?? c.first_date,
     last_date: c.last_date,
-    bars: c.bars,
-    expected: i1 - i0,
-    missing,
+    bars: (prev?.bars ?? 0) + c.bars,
+    expected: (prev?.expected ?? 0) + i1 - i0,
+    missing: (prev?.missing ?? 0) + gaps,
     missing_dates: missingDates,
-    ohlc_violations: violations.length,
-    ohlc_violation_dates: violations.slice(0, MAX_LISTED_DATES),
-    zero_volume_days: c.zero_volume_days,
+    ohlc_violations: (prev?.ohlc_violations ?? 0) + violations.length,
+    ohlc_violation_dates: bad.slice(0, MAX_LISTED_DATES),
+    zero_volume_days:
+      prev && prev.zero_volume_days !== null && zero !== null ? prev.zero_volume_days + zero : zero,
   };
 }
 

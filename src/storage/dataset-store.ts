@@ -9,7 +9,7 @@ import {
   summaryStateSql,
   summaryTotalsSql,
 } from './quality-sql.js';
-import { QUALITY_RULE, qualityVerdicts } from './quality-summary.js';
+import { QUALITY_RULE, qualityVerdicts, verdictFromRow } from './quality-summary.js';
 import { runAsync, wait } from './step.js';
 import { staleBefore, type CodeVerdict } from '../query/quality-rules.js';
 import type {
@@ -148,23 +148,9 @@ export class SqlDatasetStore implements DatasetStore {
     const newest = totals?.newest;
     const before = staleBefore(latest, newest === null || newest === undefined ? null : String(newest));
     const rows = await this.db.rows(summaryPageSql(qq, before, page));
-    const n = (v: unknown): number => Number(v ?? 0);
-    const dates = (v: unknown): string[] => JSON.parse(String(v)) as string[];
     return {
-      total: n(totals?.n),
-      rows: rows.map((r) => ({
-        code: String(r.code),
-        first_date: String(r.first_date),
-        last_date: String(r.last_date),
-        bars: n(r.bars),
-        expected: n(r.expected),
-        missing: n(r.missing),
-        missing_dates: dates(r.missing_dates),
-        stale: n(r.stale) === 1,
-        ohlc_violations: n(r.ohlc_violations),
-        ohlc_violation_dates: dates(r.ohlc_violation_dates),
-        zero_volume_days: r.zero_volume_days === null ? null : n(r.zero_volume_days),
-      })),
+      total: Number(totals?.n ?? 0),
+      rows: rows.map((r) => ({ ...verdictFromRow(r), stale: Number(r.stale) === 1 })),
     };
   }
 }

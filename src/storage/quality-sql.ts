@@ -16,12 +16,44 @@ function daily(d: Dataset): DailySeries {
 }
 
 /**
- * The report's filters on the daily rows: one code, the date window, and `scope` (a condition
- * on the rows, e.g. the codes a batch touched).
+ * The rows of some codes only (those a batch touched): all their rows, or (`after`) only those
+ * after the last date of the code's summary (an append). null: every code's.
  */
-function conditions(qq: QualityQuery, scope: Sql | null): Sql[] {
+export type RowScope = { codes: readonly string[]; after: boolean } | null;
+
+/**
+ * A list padded to a power-of-two length by repeating its last element (same meaning in an IN
+ * list), so that statements over lists of any length take few shapes (SQLite prepares each once).
+ */
+function padded(xs: readonly string[]): Sql {
+  let n = 1;
+  while (n < xs.length) n *= 2;
+  const out = Array.from({ length: n }, (_, i) => xs[Math.min(i, xs.length - 1)] as string);
+  return join(out.map((x) => sql`${x}`));
+}
+
+/**
+ * The relation a statement reads the daily rows from, under the dataset's name: the table, or,
+ * for an append, only the rows after each code's summary (the key index finds them).
+ */
+function source(qq: QualityQuery, scope: RowScope): Sql {
+  if (!scope?.after) return ident(qq.dataset.name);
   const s = daily(qq.dataset);
-  const out: Sql[] = scope ? [scope] : [];
+  const b = s.bar;
+  const cols = [
+    s.code,
+    s.date,
+    ...(b ? [b.open, b.high, b.low, b.close, ...(b.volume ? [b.volume] : [])] : []),
+  ];
+  const list = raw(cols.map((f) => `t.${q(f.name)}`).join(', '));
+  return sql`(SELECT ${list} FROM ${ident(qq.dataset.name)} AS t JOIN mds_quality_codes AS s ON s.code = t.${ident(s.code.name)} AND t.${ident(s.date.name)} > s.last_date
+    WHERE s.dataset = ${qq.dataset.name} AND s.exchange = ${qq.exchange} AND s.code IN (${padded(scope.codes)})) AS ${ident(qq.dataset.name)}`;
+}
+
+/** The report's filters on the daily rows: one code, the date window, the scope's codes. */
+function conditions(qq: QualityQuery, scope: RowScope): Sql[] {
+  const s = daily(qq.dataset);
+  const out: Sql[] = scope && !scope.after ? [sql`${ident(s.code.name)} IN (${padded(scope.codes)})`] : [];
   if (qq.code !== null) out.push(sql`${ident(s.code.name)} = ${qq.code}`);
   if (qq.dateFrom !== null) out.push(sql`${ident(s.date.name)} >= ${qq.dateFrom}`);
   if (qq.dateTo !== null) out.push(sql`${ident(s.date.name)} <= ${qq.dateTo}`);
@@ -41,7 +73,7 @@ function openDays(qq: QualityQuery): Sql {
  * Per code: first and last date, distinct bar dates, those on open days of the calendar, and
  * days with zero volume. Several sources of one day count once.
  */
-export function qualitySummarySql(qq: QualityQuery, scope: Sql | null = null): Sql {
+export function qualitySummarySql(qq: QualityQuery, scope: RowScope = null): Sql {
   const s = daily(qq.dataset);
   const code = ident(s.code.name);
   const date = ident(s.date.name);
@@ -49,18 +81,18 @@ export function qualitySummarySql(qq: QualityQuery, scope: Sql | null = null): S
   const zero = volume
     ? raw(`count(DISTINCT CASE WHEN ${q(volume.name)} = 0 THEN ${q(s.date.name)} END)`)
     : raw('CAST(NULL AS INTEGER)');
-  return sql`SELECT ${code} AS code, min(${date}) AS first_date, max(${date}) AS last_date, count(DISTINCT ${date}) AS bars, count(DISTINCT CASE WHEN ${date} IN (${openDays(qq)}) THEN ${date} END) AS open_bars, ${zero} AS zero_volume_days FROM ${ident(qq.dataset.name)}${where(conditions(qq, scope))} GROUP BY ${code}`;
+  return sql`SELECT ${code} AS code, min(${date}) AS first_date, max(${date}) AS last_date, count(DISTINCT ${date}) AS bars, count(DISTINCT CASE WHEN ${date} IN (${openDays(qq)}) THEN ${date} END) AS open_bars, ${zero} AS zero_volume_days FROM ${source(qq, scope)}${where(conditions(qq, scope))} GROUP BY ${code}`;
 }
 
 /** Impossible bars: low > high, open or close outside [low, high], negative volume. */
-export function qualityViolationsSql(qq: QualityQuery, scope: Sql | null = null): Sql | null {
+export function qualityViolationsSql(qq: QualityQuery, scope: RowScope = null): Sql | null {
   const b = daily(qq.dataset).bar;
   if (!b) return null;
   const [o, h, l, c] = [b.open, b.high, b.low, b.close].map((f) => q(f.name));
   const bad = [`${l} > ${h}`, `${o} < ${l}`, `${o} > ${h}`, `${c} < ${l}`, `${c} > ${h}`];
   if (b.volume) bad.push(`${q(b.volume.name)} < 0`);
   const s = daily(qq.dataset);
-  return sql`SELECT DISTINCT ${ident(s.code.name)} AS code, ${ident(s.date.name)} AS date FROM ${ident(qq.dataset.name)}${where(
+  return sql`SELECT DISTINCT ${ident(s.code.name)} AS code, ${ident(s.date.name)} AS date FROM ${source(qq, scope)}${where(
     [...conditions(qq, scope), raw(`(${bad.join(' OR ')})`)],
   )} ORDER BY code, date`;
 }
@@ -93,14 +125,10 @@ export function codeDatesSql(d: Dataset, code: string, from: string, to: string)
   return sql`SELECT DISTINCT ${date} AS date FROM ${ident(d.name)} WHERE ${ident(s.code.name)} = ${code} AND ${date} >= ${from} AND ${date} <= ${to} ORDER BY date`;
 }
 
-/** "The row's code is one of these" (a condition for `scope`). */
-export function codesInSql(d: Dataset, codes: readonly string[]): Sql {
-  return sql`${ident(daily(d).code.name)} IN (${join(codes.map((c) => sql`${c}`))})`;
-}
-
-/** The distinct codes of a relation holding the dataset's columns (a batch's changes). */
+/** The codes of a relation holding the dataset's columns (a batch's changes), each with its oldest date. */
 export function touchedCodesSql(d: Dataset, changed: Sql): Sql {
-  return sql`SELECT DISTINCT ${ident(daily(d).code.name)} AS code FROM ${changed}`;
+  const s = daily(d);
+  return sql`SELECT ${ident(s.code.name)} AS code, min(${ident(s.date.name)}) AS since FROM ${changed} GROUP BY ${ident(s.code.name)}`;
 }
 
 /** The distinct exchanges of a relation holding the calendar's columns (a batch's changes). */
@@ -132,9 +160,15 @@ export function setSummaryStateSql(qq: QualityQuery, rule: number): Sql {
     ON CONFLICT (dataset) DO UPDATE SET exchange = excluded.exchange, rule = excluded.rule`;
 }
 
+/** The summaries of these codes. */
+export function summariesOfSql(qq: QualityQuery, codes: readonly string[]): Sql {
+  return sql`SELECT ${raw(SUMMARY_COLUMNS.join(', '))} FROM mds_quality_codes
+    WHERE dataset = ${qq.dataset.name} AND exchange = ${qq.exchange} AND code IN (${padded(codes)})`;
+}
+
 /** Deletes the dataset's summaries: of these codes, or all (of every exchange). */
 export function deleteSummariesSql(d: Dataset, codes: readonly string[] | null): Sql {
-  const which = codes ? sql` AND code IN (${join(codes.map((c) => sql`${c}`))})` : raw('');
+  const which = codes ? sql` AND code IN (${padded(codes)})` : raw('');
   return sql`DELETE FROM mds_quality_codes WHERE dataset = ${d.name}${which}`;
 }
 

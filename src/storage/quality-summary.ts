@@ -5,10 +5,9 @@ import {
   type CodeVerdict,
   type QualityCodeSummary,
 } from '../query/quality-rules.js';
-import type { Tx } from './db.js';
+import type { DbRow, Tx } from './db.js';
 import {
   codeDatesSql,
-  codesInSql,
   deleteSummariesSql,
   insertSummariesSql,
   lockSummarySql,
@@ -16,9 +15,11 @@ import {
   qualitySummarySql,
   qualityViolationsSql,
   setSummaryStateSql,
+  summariesOfSql,
   summaryStateSql,
   touchedCodesSql,
   touchedExchangesSql,
+  type RowScope,
 } from './quality-sql.js';
 import type { Sql } from './sql.js';
 import type { Step } from './step.js';
@@ -40,8 +41,16 @@ const CHUNK = 500;
 
 type Reader = Pick<Tx, 'rows'>;
 
-/** The verdict of every code the report's filters (and `scope`) select, oldest bad bars first. */
-export function* qualityVerdicts(r: Reader, qq: QualityQuery, scope: Sql | null): Step<CodeVerdict[]> {
+/**
+ * The verdict of every code the report's filters (and `scope`) select. `prev`: for codes whose
+ * selected bars all come after the bars a verdict was given on, that verdict, extended.
+ */
+export function* qualityVerdicts(
+  r: Reader,
+  qq: QualityQuery,
+  scope: RowScope,
+  prev: ReadonlyMap<string, CodeVerdict> | null = null,
+): Step<CodeVerdict[]> {
   const open = (yield* r.rows(qualityOpenDaysSql(qq))).map((x) => String(x.date));
   const n = (v: unknown): number => Number(v ?? 0);
   const codes: QualityCodeSummary[] = (yield* r.rows(qualitySummarySql(qq, scope))).map((x) => ({
@@ -60,16 +69,17 @@ export function* qualityVerdicts(r: Reader, qq: QualityQuery, scope: Sql | null)
   }
   const out: CodeVerdict[] = [];
   for (const c of codes) {
+    const p = prev?.get(c.code) ?? null;
     // Only a code with gaps has its dates read, to list the first missing ones.
     const have =
-      missingCount(c, open) > 0
+      missingCount(c, open, p) > 0
         ? new Set(
             (yield* r.rows(codeDatesSql(qq.dataset, c.code, c.first_date, c.last_date))).map((x) =>
               String(x.date),
             ),
           )
         : null;
-    out.push(judgeCode(c, open, bad.get(c.code) ?? [], have));
+    out.push(judgeCode(c, open, bad.get(c.code) ?? [], have, p));
   }
   return out;
 }
@@ -122,13 +132,46 @@ export function* refreshQuality(tx: Tx, catalog: Catalog, d: Dataset, changed: S
   const qq = summaryQuery(calendar, d);
   // Not built for this exchange: the report is computed on demand until migrate builds them.
   if ((yield* tx.run(lockSummarySql(qq))) === 0) return;
-  const codes = (yield* tx.rows(touchedCodesSql(d, changed))).map((r) => String(r.code));
-  for (let i = 0; i < codes.length; i += CHUNK) {
-    const chunk = codes.slice(i, i + CHUNK);
-    const verdicts = yield* qualityVerdicts(tx, qq, codesInSql(d, chunk));
-    yield* tx.run(deleteSummariesSql(d, chunk));
-    if (verdicts.length > 0) yield* insertVerdicts(tx, qq, verdicts);
+  const touched = yield* tx.rows(touchedCodesSql(d, changed));
+  for (let i = 0; i < touched.length; i += CHUNK) {
+    const chunk = touched.slice(i, i + CHUNK).map((r) => ({ code: String(r.code), since: String(r.since) }));
+    const codes = chunk.map((c) => c.code);
+    const stored = new Map(
+      (yield* tx.rows(summariesOfSql(qq, codes))).map((r) => [String(r.code), verdictFromRow(r)]),
+    );
+    // A code whose changed bars all come after its last one (the daily append): its verdict is
+    // extended from those bars alone. Any other change: the code's bars are judged again.
+    const isAppend = (c: { code: string; since: string }): boolean =>
+      c.since > (stored.get(c.code)?.last_date ?? c.since);
+    const appended = chunk.filter(isAppend).map((c) => c.code);
+    const again = chunk.filter((c) => !isAppend(c)).map((c) => c.code);
+    const verdicts = [
+      ...(again.length > 0 ? yield* qualityVerdicts(tx, qq, { codes: again, after: false }) : []),
+      ...(appended.length > 0
+        ? yield* qualityVerdicts(tx, qq, { codes: appended, after: true }, stored)
+        : []),
+    ];
+    yield* tx.run(deleteSummariesSql(d, codes));
+    yield* insertVerdicts(tx, qq, verdicts);
   }
+}
+
+/** A summary row as the verdict it keeps. */
+export function verdictFromRow(r: DbRow): CodeVerdict {
+  const n = (v: unknown): number => Number(v ?? 0);
+  const dates = (v: unknown): string[] => JSON.parse(String(v)) as string[];
+  return {
+    code: String(r.code),
+    first_date: String(r.first_date),
+    last_date: String(r.last_date),
+    bars: n(r.bars),
+    expected: n(r.expected),
+    missing: n(r.missing),
+    missing_dates: dates(r.missing_dates),
+    ohlc_violations: n(r.ohlc_violations),
+    ohlc_violation_dates: dates(r.ohlc_violation_dates),
+    zero_volume_days: r.zero_volume_days === null ? null : n(r.zero_volume_days),
+  };
 }
 
 /**
