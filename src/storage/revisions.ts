@@ -79,12 +79,13 @@ export function* bumpState(tx: Tx, dataset: string, batchId: string, at: string)
 }
 
 /**
- * The current versions of the rows `where` selects (over alias `t`, joined with `from`) into
- * the revision table, closed at `at`: what a change is about to replace or delete.
+ * The current versions of the rows `where` selects (over alias `t`: the dataset's table unless
+ * `from` says otherwise) into the revision table, closed at `at`: what a change is about to
+ * replace or delete.
  */
-export function replacedSql(d: Dataset, at: string, where: Sql, from: Sql = raw('')): Sql {
+export function replacedSql(d: Dataset, at: string, where: Sql, from?: Sql): Sql {
   return sql`${revInsert(d)} SELECT ${cols(d, 't')}, t.${ident(REV_OP)}, t.${ident(REV_BATCH)}, t.${ident(REV_FROM)}, ${at}
-    FROM ${ident(d.name)} AS t${from} WHERE ${where}`;
+    FROM ${from ?? sql`${ident(d.name)} AS t`} WHERE ${where}`;
 }
 
 /** Deletions of the rows `where` selects (alias `t`): their values, open from `at`. */

@@ -84,13 +84,20 @@ const types: pg.CustomTypesConfig = {
 interface BatchStatements {
   stage: string;
   copy: string;
-  insert: [string, string];
+  /** The staged rows whose key is not stored yet. */
+  insertNew: string;
+  /** The upsert of the staged rows with updated_at given, and without. */
+  upsert: [string, string];
 }
 
-/** "Staged row s will change stored row t": what the versions copied before the upsert share. */
-const replacedBy = (d: Dataset): Sql =>
+/**
+ * The stored rows of the staged keys, as `t` beside `s`: one probe of the key index per staged
+ * row (the fenced lateral subquery cannot become a hash join, which scanned the whole table).
+ */
+const storedOfStaged = (d: Dataset): Sql =>
   raw(
-    `${d.key.map((k) => `s.${q(k.name)} = t.${q(k.name)}`).join(' AND ')} AND (${rowDiffers(d, POSTGRES, 't', 's', `s.${q(GIVEN)}`)})`,
+    `${STAGE} AS s CROSS JOIN LATERAL (SELECT * FROM ${q(d.name)} AS t WHERE ` +
+      `${d.key.map((k) => `t.${q(k.name)} = s.${q(k.name)}`).join(' AND ')}${POSTGRES.subqueryFence}) AS t`,
   );
 
 /**
@@ -305,20 +312,27 @@ export class PostgresDb implements Db {
       const keyOrder = d.key.map((k) => q(k.name)).join(', ');
       // Staging rows are written in key order so concurrent batches lock rows in one order.
       // $1 created_at, $2 the batch, $3 its instant; the op is 'insert' as written.
-      const insert = (given: boolean): string =>
+      const insert = (where: string, conflict: string): string =>
         `INSERT INTO ${q(d.name)} AS t (${cols.map(q).join(', ')}) ` +
         `SELECT ${[...fields, ROW_JSON_COLUMN].map(q).join(', ')}, $1::text, 'insert', $2::text, $3::text ` +
-        `FROM ${STAGE} WHERE ${q(GIVEN)} = ${given} ORDER BY ${keyOrder} ` +
-        upsertConflictClause(d, POSTGRES, 't', given ? 'TRUE' : 'FALSE');
+        `FROM ${STAGE}${where} ORDER BY ${keyOrder} ${conflict}`;
+      const upsert = (given: boolean): string =>
+        insert(
+          ` WHERE ${q(GIVEN)} = ${given}`,
+          upsertConflictClause(d, POSTGRES, 't', given ? 'TRUE' : 'FALSE'),
+        );
       s = {
         // The staging rows are sorted by key (below): room to do that in memory, not on disk,
         // for a 10,000-row batch with its row JSON (PostgreSQL's default work_mem is 4 MB).
+        // No JIT: a batch's statements run once each, and compiling one (the lookup of stored
+        // keys is costed above jit_above_cost) took longer than running it.
         stage:
-          `SET LOCAL work_mem = '64MB'; CREATE TEMPORARY TABLE ${STAGE} (` +
+          `SET LOCAL work_mem = '64MB'; SET LOCAL jit = off; CREATE TEMPORARY TABLE ${STAGE} (` +
           d.fields.map((f) => `${q(f.name)} ${stagingType(f.type)}`).join(', ') +
           `, ${q(ROW_JSON_COLUMN)} text, ${q(GIVEN)} boolean NOT NULL) ON COMMIT DROP`,
         copy: `COPY ${STAGE} (${[...fields, ROW_JSON_COLUMN, GIVEN].map(q).join(', ')}) FROM STDIN (FORMAT binary)`,
-        insert: [insert(true), insert(false)],
+        insertNew: insert('', 'ON CONFLICT DO NOTHING'),
+        upsert: [upsert(true), upsert(false)],
       };
       this.batchStatements.set(d.name, s);
     }
@@ -339,19 +353,19 @@ export class PostgresDb implements Db {
       );
       await pipeline(Readable.from(chunks), c.query(copyFrom(s.copy)));
     }
-    // The versions the upsert will replace, into the revision table first: statistics of the
-    // staging rows so the planner probes the table's key index per row instead of scanning it.
-    await c.query(`ANALYZE ${STAGE}`);
-    const { sql: copyOld, params } = compile(
-      replacedSql(d, at, replacedBy(d), raw(` JOIN ${STAGE} AS s ON TRUE`)),
-      POSTGRES,
-    );
+    // New keys first: a batch of new rows (the common case) is then written, with nothing to
+    // look up. Only when some keys were stored already are their versions that will change
+    // copied into the revision table, and those rows upserted (the rows just inserted equal
+    // their staged values, so the upsert leaves them alone).
+    const args = [batch.now, batch.batchId, at];
+    let written = (await c.query(s.insertNew, args)).rowCount ?? 0;
+    if (written === batch.rows.length) return written;
+    const differs = raw(rowDiffers(d, POSTGRES, 't', 's', `s.${q(GIVEN)}`));
+    const { sql: copyOld, params } = compile(replacedSql(d, at, differs, storedOfStaged(d)), POSTGRES);
     await c.query(copyOld, params);
     const givenCount = batch.updatedAtGiven.reduce((n, g) => n + (g ? 1 : 0), 0);
-    const args = [batch.now, batch.batchId, at];
-    let written = 0;
-    if (givenCount > 0) written += (await c.query(s.insert[0], args)).rowCount ?? 0;
-    if (givenCount < batch.rows.length) written += (await c.query(s.insert[1], args)).rowCount ?? 0;
+    if (givenCount > 0) written += (await c.query(s.upsert[0], args)).rowCount ?? 0;
+    if (givenCount < batch.rows.length) written += (await c.query(s.upsert[1], args)).rowCount ?? 0;
     return written;
   }
 
