@@ -63,6 +63,12 @@ const ConfigSchema = Type.Object({
    * Unset: every core but one, 1 to 4 (ingest-pool.ts). 0: in the request thread (tools, debugging).
    */
   MDS_INGEST_THREADS: Type.Optional(Type.Integer({ minimum: 0, maximum: 64 })),
+  /**
+   * How many nice steps below the request thread the ingest threads run (Linux; elsewhere
+   * ignored). On a busy machine the request thread then gets the CPU first, so queries keep
+   * their latency while batches are written; ingest takes what is left. 0: same priority.
+   */
+  MDS_INGEST_NICE: Type.Integer({ minimum: 0, maximum: 19, default: 10 }),
 });
 
 /** Fastify's trustProxy: none, or the addresses / CIDRs of the proxies in front. */

@@ -13,6 +13,7 @@ import {
   type RevertCounts,
   type Store,
 } from '../storage/store.js';
+import type { PriorityOutcome } from './thread-priority.js';
 import { IngestService, batchStatus, type BatchIngest, type IngestOutcome } from './ingest-service.js';
 
 /**
@@ -51,6 +52,12 @@ export type PoolError =
 
 export type PoolReply =
   { id: number; ok: true; value: unknown } | { id: number; ok: false; error: PoolError };
+
+/** Sent once by a starting thread: whether its priority was lowered (MDS_INGEST_NICE). */
+export interface PoolNotice {
+  id: 0;
+  priority: PriorityOutcome;
+}
 
 type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
 
@@ -144,7 +151,8 @@ export class IngestPool implements BatchIngest {
     const worker = new Worker(workerUrl(), { workerData: init });
     const slot: Slot = { worker, pending: new Map() };
     this.slots[i] = slot;
-    worker.on('message', (m: PoolReply) => {
+    worker.on('message', (m: PoolReply | PoolNotice) => {
+      if ('priority' in m) return this.logPriority(m.priority);
       const p = slot.pending.get(m.id);
       if (!p) return;
       slot.pending.delete(m.id);
@@ -166,6 +174,10 @@ export class IngestPool implements BatchIngest {
         }, 500).unref();
       }
     });
+  }
+
+  private logPriority(p: PriorityOutcome): void {
+    this.log.info({ tid: p.tid, nice: p.nice, reason: p.reason }, 'ingest thread started');
   }
 
   /** Sends to the live thread with the fewest requests in flight. */

@@ -2,7 +2,14 @@ import { parentPort, workerData } from 'node:worker_threads';
 import { CATALOG } from '../catalog/catalog.js';
 import { createStore } from '../storage/create-store.js';
 import { IngestService } from './ingest-service.js';
-import { serialiseError, type PoolReply, type PoolRequest, type WorkerInit } from './ingest-pool.js';
+import {
+  serialiseError,
+  type PoolNotice,
+  type PoolReply,
+  type PoolRequest,
+  type WorkerInit,
+} from './ingest-pool.js';
+import { lowerThreadPriority } from './thread-priority.js';
 
 /**
  * One ingest thread (ingest-pool.ts): its own store from the factory, the same IngestService
@@ -12,6 +19,8 @@ import { serialiseError, type PoolReply, type PoolRequest, type WorkerInit } fro
 const port = parentPort;
 if (!port) throw new Error('ingest-worker.ts runs as a worker thread (ingest-pool.ts)');
 const { config } = workerData as WorkerInit;
+// First, before the store opens: the migration and every batch run at the lower priority.
+port.postMessage({ id: 0, priority: lowerThreadPriority(config.MDS_INGEST_NICE) } satisfies PoolNotice);
 const store = await createStore(config.DATABASE_URL, CATALOG, config);
 const ingest = new IngestService(CATALOG, store, { maxRecords: config.MDS_MAX_RECORDS });
 
