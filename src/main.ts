@@ -6,6 +6,7 @@ import { CATALOG } from './catalog/catalog.js';
 import { createStore } from './storage/create-store.js';
 import { SchemaTooNewError } from './storage/store.js';
 import { createServices } from './services.js';
+import { requestThreadCheckpoints } from './ingest/ingest-pool.js';
 import { createApp } from './app.js';
 
 /** Exit status of a process that cannot run against this database (sysexits' EX_CONFIG): not restarted. */
@@ -14,7 +15,10 @@ const EXIT_CONFIG = 78;
 /** config → store → services → app → listen; migrations retried with backoff; graceful shutdown on signals. */
 async function main(): Promise<void> {
   const config = loadConfig();
-  const store = await createStore(config.DATABASE_URL, CATALOG, config);
+  const store = await createStore(config.DATABASE_URL, CATALOG, {
+    ...config,
+    sqliteCheckpoints: requestThreadCheckpoints(config),
+  });
   // Not ready (503) until the migration below succeeds.
   const services = await createServices({ config, store, ready: () => false });
   const app = await createApp(services);

@@ -3,7 +3,7 @@ import type { Config } from './config.js';
 import { CATALOG, type Catalog } from './catalog/catalog.js';
 import type { Store } from './storage/store.js';
 import { IngestService, type BatchIngest } from './ingest/ingest-service.js';
-import { IngestPool, defaultIngestThreads } from './ingest/ingest-pool.js';
+import { IngestPool, ingestThreads } from './ingest/ingest-pool.js';
 import { QueryService } from './query/query-service.js';
 import { CoverageCache } from './query/coverage-cache.js';
 import { QualityService } from './query/quality-service.js';
@@ -60,7 +60,7 @@ export async function createServices(deps: ServiceDeps): Promise<Services> {
   const log = deps.log ?? createLogger(config);
   const baseLimiter = deps.limiter ?? (await createLimiter(config, log, store));
   const usage = new UsageRecorder(store, { log });
-  const threads = config.MDS_INGEST_THREADS ?? defaultIngestThreads();
+  const threads = ingestThreads(config);
   // Worker threads know only the built-in catalog and open the database by its URL.
   const pool =
     threads > 0 && catalog === CATALOG && !config.DATABASE_URL.endsWith(':memory:')

@@ -13,6 +13,7 @@ import {
   type RevertCounts,
   type Store,
 } from '../storage/store.js';
+import type { SqliteCheckpoints } from '../storage/sqlite/sqlite-db.js';
 import type { PriorityOutcome } from './thread-priority.js';
 import { IngestService, batchStatus, type BatchIngest, type IngestOutcome } from './ingest-service.js';
 
@@ -29,6 +30,19 @@ import { IngestService, batchStatus, type BatchIngest, type IngestOutcome } from
 /** Ingest threads when MDS_INGEST_THREADS is unset: every core but the request thread's, 1 to 4. */
 export function defaultIngestThreads(): number {
   return Math.max(1, Math.min(4, os.availableParallelism() - 1));
+}
+
+/** How many ingest threads a process runs (0: batches in the request thread). */
+export function ingestThreads(config: Pick<Config, 'MDS_INGEST_THREADS'>): number {
+  return config.MDS_INGEST_THREADS ?? defaultIngestThreads();
+}
+
+/**
+ * The request thread's SQLite checkpoints: none when ingest threads write (theirs run them,
+ * sqlite-db.ts), so no request waits behind one; its own when it writes the batches itself.
+ */
+export function requestThreadCheckpoints(config: Pick<Config, 'MDS_INGEST_THREADS'>): SqliteCheckpoints {
+  return ingestThreads(config) > 0 ? 'none' : 'own';
 }
 
 export type PoolRequest =

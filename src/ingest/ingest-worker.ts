@@ -21,7 +21,8 @@ if (!port) throw new Error('ingest-worker.ts runs as a worker thread (ingest-poo
 const { config } = workerData as WorkerInit;
 // First, before the store opens: the migration and every batch run at the lower priority.
 port.postMessage({ id: 0, priority: lowerThreadPriority(config.MDS_INGEST_NICE) } satisfies PoolNotice);
-const store = await createStore(config.DATABASE_URL, CATALOG, config);
+// The request thread's connection leaves checkpoints to this thread's (SQLite; see sqlite-db.ts).
+const store = await createStore(config.DATABASE_URL, CATALOG, { ...config, sqliteCheckpoints: 'all' });
 const ingest = new IngestService(CATALOG, store, { maxRecords: config.MDS_MAX_RECORDS });
 
 async function handle(req: PoolRequest): Promise<unknown> {

@@ -2,8 +2,9 @@ import type { Catalog } from '../catalog/catalog.js';
 import type { Config } from '../config.js';
 import type { Store } from './store.js';
 import { SqliteStore } from './sqlite/sqlite-store.js';
+import type { SqliteCheckpoints } from './sqlite/sqlite-db.js';
 
-/** Connection settings of the stores (config.ts documents each). */
+/** Connection settings of the stores (config.ts documents each; sqlite-db.ts the checkpoints). */
 export type StoreTuning = Partial<
   Pick<
     Config,
@@ -13,7 +14,7 @@ export type StoreTuning = Partial<
     | 'MDS_PG_CONNECT_TIMEOUT_MS'
     | 'MDS_PG_QUERY_TIMEOUT_MS'
   >
->;
+> & { sqliteCheckpoints?: SqliteCheckpoints };
 
 /** Picks the store from DATABASE_URL: `sqlite:<path>` (default) or `postgres://…`. */
 export async function createStore(
@@ -27,6 +28,7 @@ export async function createStore(
       ...(tuning.MDS_SQLITE_BUSY_TIMEOUT_MS !== undefined
         ? { busyTimeoutMs: tuning.MDS_SQLITE_BUSY_TIMEOUT_MS }
         : {}),
+      ...(tuning.sqliteCheckpoints !== undefined ? { checkpoints: tuning.sqliteCheckpoints } : {}),
     });
   }
   if (/^postgres(ql)?:\/\//.test(databaseUrl)) {

@@ -42,11 +42,30 @@ function translate(err: unknown): never {
   throw err;
 }
 
+/**
+ * Which connection copies the WAL back into the database file (a checkpoint: up to ~40 MB of
+ * pages and an fsync, run synchronously by the connection that does it):
+ * - 'own' (default): after this connection's commits, once the WAL passes CHECKPOINT_PAGES;
+ * - 'none': never; the request thread when ingest threads write, so no request waits behind a
+ *   checkpoint its own small write (usage counts, keys) happened to trigger;
+ * - 'all': after this connection's commits and, every CHECKPOINT_EVERY_MS, for what the others
+ *   wrote (the ingest threads: the request thread's writes are checkpointed even when no batch
+ *   comes).
+ */
+export type SqliteCheckpoints = 'own' | 'none' | 'all';
+
+/** ~40 MB of WAL (see open()). */
+const CHECKPOINT_PAGES = 10_000;
+const CHECKPOINT_EVERY_MS = 30_000;
+
 export interface SqliteOptions {
   /** File path, or ':memory:'. */
   file: string;
   /** ms a writer waits for another connection's lock before answering 503. */
   busyTimeoutMs?: number;
+  checkpoints?: SqliteCheckpoints;
+  /** 'all': ms between checkpoints of the others' writes (CHECKPOINT_EVERY_MS). */
+  checkpointEveryMs?: number;
 }
 
 /**
@@ -66,25 +85,41 @@ export class SqliteDb implements Db {
   private keepReplaced = false;
   private readonly tx: Tx;
   private readonly busyTimeoutMs: number;
+  private checkpointTimer: NodeJS.Timeout | null = null;
 
   constructor(opts: SqliteOptions) {
     if (opts.file !== ':memory:') fs.mkdirSync(path.dirname(path.resolve(opts.file)), { recursive: true });
     // SQLite's own busy wait would block the thread: locks are waited for in busyRetry instead.
-    this.db = SqliteDb.open(opts.file, 0);
+    const checkpoints = opts.checkpoints ?? 'own';
+    this.db = SqliteDb.open(opts.file, 0, checkpoints === 'none' ? 0 : CHECKPOINT_PAGES);
     this.db.function('mds_keep_replaced', { deterministic: false }, () => (this.keepReplaced ? 1 : 0));
     this.busyTimeoutMs = opts.busyTimeoutMs ?? 5000;
     this.tx = this.transactionSteps();
+    if (checkpoints === 'all') {
+      const every = opts.checkpointEveryMs ?? CHECKPOINT_EVERY_MS;
+      this.checkpointTimer = setInterval(() => this.checkpoint(), every);
+      this.checkpointTimer.unref();
+    }
   }
 
-  private static open(file: string, busyTimeoutMs: number): Database.Database {
+  /** Copies what it can of the WAL into the file without waiting for anyone (PASSIVE). */
+  checkpoint(): void {
+    try {
+      this.db.pragma('wal_checkpoint(PASSIVE)');
+    } catch {
+      // Busy (another connection checkpoints) or closed: the next one catches up.
+    }
+  }
+
+  private static open(file: string, busyTimeoutMs: number, autoCheckpoint: number): Database.Database {
     const db = new Database(file);
     db.pragma(`busy_timeout = ${Math.floor(busyTimeoutMs)}`);
     db.pragma('journal_mode = WAL');
     db.pragma('synchronous = FULL');
-    // Checkpoint every ~40 MB of WAL instead of SQLite's 4 MB: a 10,000-row batch writes more
+    // Checkpoint every ~40 MB of WAL (CHECKPOINT_PAGES) instead of SQLite's 4 MB: a 10,000-row batch writes more
     // than 4 MB (rows, their JSON, three indexes), so the default checkpointed after every
     // batch; less often, pages rewritten by consecutive batches are copied to the file once.
-    db.pragma('wal_autocheckpoint = 10000');
+    db.pragma(`wal_autocheckpoint = ${autoCheckpoint}`);
     db.pragma('cache_size = -32000');
     // JavaScript's toLowerCase matches PostgreSQL's lower() on non-ASCII text, unlike SQLite's.
     db.function('mds_lower', { deterministic: true }, (s: unknown) =>
@@ -301,6 +336,7 @@ export class SqliteDb implements Db {
   }
 
   async close(): Promise<void> {
+    if (this.checkpointTimer) clearInterval(this.checkpointTimer);
     if (this.db.open) this.db.close();
   }
 }
