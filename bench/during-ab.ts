@@ -98,9 +98,10 @@ try {
         const offset = ((r - 1) * 7919) % 40_000;
         const shifted = [...paths.slice(offset), ...paths.slice(0, offset)];
         const marks = new Map<string, Sample>();
-        const { idle, busy, pushed } = await pacedIdleThenBusy(svc.url, shifted, seconds, `8${r}${i}`, (at) =>
-          marks.set(at, sample(svc.pid)),
-        );
+        const { idle, busy, pushed } = await pacedIdleThenBusy(svc.url, shifted, seconds, {
+          prefix: `8${r}${i}`,
+          mark: (at) => marks.set(at, sample(svc.pid)),
+        });
         const [m0, m1, m2] = (['idle', 'busy', 'end'] as const).map((k) => marks.get(k) as Sample);
         const ratio = busy.p99 / idle.p99;
         results.get(v.name)?.push(ratio);

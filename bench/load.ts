@@ -213,6 +213,8 @@ export interface ProbeSpec {
   streams: { name: string; paths: string[]; everyMs: number; clients: number }[];
   /** Stop by itself after this long (0: only on SIGTERM). */
   durationSec: number;
+  /** Also return every request's scheduled time and latency (ProbeStats.samples). */
+  samples?: boolean;
 }
 
 export interface ProbeStats {
@@ -222,6 +224,8 @@ export interface ProbeStats {
   max: number;
   /** Answers other than 200. */
   failed: number;
+  /** With ProbeSpec.samples: [scheduled send time (ms since the epoch), latency ms] per request. */
+  samples?: [number, number][];
 }
 
 /** A running latency probe (bench/probe.ts); `stop()` ends it and returns its figures. */

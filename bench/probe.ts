@@ -8,11 +8,13 @@ import type { ProbeSpec, ProbeStats } from './load.js';
  * have answered, and its latency counts from that time (no coordinated omission).
  *
  *   probe.ts <spec.json>   spec: ProbeSpec; stops on SIGTERM (or after durationSec), then prints
- *                          one JSON line: { [name]: { n, p50, p99, max } } in ms.
+ *                          one JSON line: { [name]: { n, p50, p99, max, failed } } in ms
+ *                          (and `samples` when the spec asks for them).
  */
 const spec = JSON.parse(fs.readFileSync(process.argv[2] as string, 'utf8')) as ProbeSpec;
 const agent = new http.Agent({ keepAlive: true, maxSockets: 256 });
 const latencies = new Map<string, number[]>();
+const samples = new Map<string, [number, number][]>();
 const failures = new Map<string, number>();
 const pending = new Set<Promise<void>>();
 let stopping = false;
@@ -22,7 +24,9 @@ function get(name: string, path: string, scheduled: number): void {
     const req = http.get(spec.url + path, { agent, headers: spec.headers }, (res) => {
       res.resume();
       res.on('end', () => {
-        latencies.get(name)!.push(performance.now() - scheduled);
+        const ms = performance.now() - scheduled;
+        latencies.get(name)!.push(ms);
+        if (spec.samples) samples.get(name)!.push([performance.timeOrigin + scheduled, ms]);
         if (res.statusCode !== 200) failures.set(name, (failures.get(name) ?? 0) + 1);
         resolve();
       });
@@ -40,6 +44,7 @@ const start = performance.now();
 const timers: NodeJS.Timeout[] = [];
 for (const s of spec.streams) {
   latencies.set(s.name, []);
+  samples.set(s.name, []);
   for (let c = 0; c < s.clients; c++) {
     let k = 0;
     // Clients of one stream are spread evenly over the period.
@@ -55,7 +60,7 @@ for (const s of spec.streams) {
   }
 }
 
-function stats(xs: number[]): Omit<ProbeStats, 'failed'> {
+function stats(xs: number[]): Omit<ProbeStats, 'failed' | 'samples'> {
   const s = [...xs].sort((a, b) => a - b);
   const at = (q: number): number => s[Math.min(s.length - 1, Math.floor(q * s.length))] ?? 0;
   return { n: s.length, p50: at(0.5), p99: at(0.99), max: s[s.length - 1] ?? 0 };
@@ -68,10 +73,16 @@ async function stop(): Promise<void> {
   // Requests still out count too (a stalled one is the point), until they answer or 60 s.
   await Promise.race([Promise.all(pending), new Promise((r) => setTimeout(r, 60_000))]);
   const out: Record<string, ProbeStats> = {};
-  for (const [name, xs] of latencies) out[name] = { ...stats(xs), failed: failures.get(name) ?? 0 };
-  process.stdout.write(JSON.stringify(out) + '\n');
+  for (const [name, xs] of latencies) {
+    out[name] = {
+      ...stats(xs),
+      failed: failures.get(name) ?? 0,
+      ...(spec.samples ? { samples: samples.get(name) } : {}),
+    };
+  }
   agent.destroy();
-  process.exit(0);
+  // Exit once written: a long line (samples) to a pipe is written in parts.
+  process.stdout.write(JSON.stringify(out) + '\n', () => process.exit(0));
 }
 
 process.on('SIGTERM', () => void stop());

@@ -110,11 +110,16 @@ export async function pacedIdleThenBusy(
   url: string,
   paths: string[],
   seconds: number,
-  /** Starts the pushed records' codes and batch ids: new keys, new batches per call. */
-  prefix = '9',
-  /** Called as the idle and the busy measurement start, and when both are done. */
-  mark: (at: 'idle' | 'busy' | 'end') => void = () => {},
+  opts: {
+    /** Starts the pushed records' codes and batch ids: new keys, new batches per call. */
+    prefix?: string;
+    /** Called as the idle and the busy measurement start, and when both are done. */
+    mark?: (at: 'idle' | 'busy' | 'end') => void;
+    /** Every request's send time and latency in the results (ProbeStats.samples). */
+    samples?: boolean;
+  } = {},
 ): Promise<PacedResult> {
+  const { prefix = '9', mark = () => {}, samples = false } = opts;
   const headers = { 'Q-API-KEY': QUERY_KEY };
   const paced = (offset: number): ProbeSpecStream => ({
     name: 'page',
@@ -124,7 +129,7 @@ export async function pacedIdleThenBusy(
   });
   await startProbe({ url, headers, streams: [paced(150_000)], durationSec: 2 }).done;
   mark('idle');
-  const idle = (await startProbe({ url, headers, streams: [paced(0)], durationSec: seconds }).done)
+  const idle = (await startProbe({ url, headers, streams: [paced(0)], durationSec: seconds, samples }).done)
     .page as ProbeStats;
   log(
     `paced pages idle: p50 ${idle.p50.toFixed(1)} p99 ${idle.p99.toFixed(1)} max ${idle.max.toFixed(0)} ms`,
@@ -133,7 +138,7 @@ export async function pacedIdleThenBusy(
   const perBatch = 10_000;
   let supply: IngestBatch[] = ingestBatches(`${prefix}1`, Math.ceil(seconds * 4), perBatch);
   mark('busy');
-  const busyProbe = startProbe({ url, headers, streams: [paced(50_000)], durationSec: seconds });
+  const busyProbe = startProbe({ url, headers, streams: [paced(50_000)], durationSec: seconds, samples });
   let pushing = true;
   let pushed = 0;
   void busyProbe.done.finally(() => (pushing = false));
