@@ -195,6 +195,39 @@ for (const backend of await backends()) {
       );
       await same('updates');
 
+      // Each code's last day pushed again, changed (with an append for GAPS): GOOD's becomes a bad
+      // zero-volume bar, BAD's a good one; then GOOD's is fixed, and a full snapshot of 05-20
+      // without GOOD takes its last day away.
+      await pushOk(
+        batch('etf_daily', [
+          bar('GOOD', '2024-05-20', { low: 12, volume: 0 }),
+          bar('GAPS', '2024-05-17', { volume: 0 }),
+          bar('GAPS', '2024-05-21'),
+          bar('BAD', OPEN[62] as string),
+          bar('SAT', '2024-05-11', { high: 1 }),
+        ]),
+      );
+      await same('the last day again');
+      const last = await fromSummaries.report('etf_daily', { code: 'GOOD' });
+      assert.deepEqual(
+        [last.rows[0]?.ohlc_violation_dates, last.rows[0]?.zero_volume_days],
+        [['2024-05-20'], 1],
+      );
+      await pushOk(batch('etf_daily', [bar('GOOD', '2024-05-20')]));
+      await same('the last day fixed');
+      await pushOk(
+        batch('etf_daily', [bar('GAPS', '2024-05-20')], {
+          snapshotType: 'full_snapshot',
+          businessDate: '2024-05-20',
+          source: 'test',
+        }),
+      );
+      await same('the last day deleted');
+      assert.equal(
+        (await fromSummaries.report('etf_daily', { code: 'GOOD' })).rows[0]?.last_date,
+        '2024-05-17',
+      );
+
       // A full snapshot of 2024-05-06 from "test" keeping GOOD only: GAPS, OLD, SAT lose the
       // day, ONE its only bar.
       await pushOk(
@@ -214,7 +247,7 @@ for (const backend of await backends()) {
       const good = await fromSummaries.report('etf_daily', { code: 'GOOD' });
       assert.equal(
         good.rows[0]?.expected,
-        OPEN.filter((d) => d >= '2024-04-29' && d <= '2024-05-20').length - 1,
+        OPEN.filter((d) => d >= '2024-04-29' && d <= '2024-05-17').length - 1,
       );
 
       // A revert puts back what the snapshot deleted.

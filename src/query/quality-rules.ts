@@ -31,6 +31,8 @@ export interface QualityCodeSummary {
   open_bars: number;
   /** null: the dataset has no volume. */
   zero_volume_days: number | null;
+  /** Its last date has a zero-volume bar (kept with a summary: what that day added). */
+  last_zero: boolean;
 }
 
 /** A code's row before staleness is judged: it depends on the other codes and on today. */
@@ -70,41 +72,82 @@ function openIn(open: readonly string[], from: string, to: string): [number, num
   return [lowerBound(open, from), lowerBound(open, `${to}\u0000`)];
 }
 
+/** A verdict as a summary keeps it: with what its last date's bars added (zero volume, a bad bar). */
+export interface KeptVerdict {
+  verdict: CodeVerdict;
+  lastZero: boolean;
+  lastBad: boolean;
+}
+
 /**
- * The open days a code's bars `c` span: [c.first_date, c.last_date]; or, when `c` are bars after
- * all of `prev`'s (an append), (prev.last_date, c.last_date].
+ * A verdict on a code's bars before day `from` (exclusive), to be extended by bars from `from` on
+ * (quality-summary.ts: a batch that changed only bars from the summary's last date on).
  */
-function span(c: QualityCodeSummary, open: readonly string[], prev: CodeVerdict | null): [number, number] {
-  return prev
-    ? openIn(open, `${prev.last_date}\u0000`, c.last_date)
-    : openIn(open, c.first_date, c.last_date);
+export interface Prior {
+  verdict: CodeVerdict;
+  from: string;
+}
+
+/**
+ * A summary's verdict without its last day (whose bars a batch may have changed): as judged on
+ * the bars before it, the span ending before that day. null when the day was the code's only one.
+ */
+export function priorToLastDay(
+  { verdict: v, lastZero, lastBad }: KeptVerdict,
+  open: readonly string[],
+): Prior | null {
+  if (v.bars <= 1) return null;
+  const day = v.last_date;
+  const isOpen = open[lowerBound(open, day)] === day ? 1 : 0;
+  const bad = lastBad ? 1 : 0;
+  return {
+    from: day,
+    verdict: {
+      ...v,
+      bars: v.bars - 1,
+      // The day had a bar: it was no gap, so the missing days stay as they were.
+      expected: v.expected - isOpen,
+      ohlc_violations: v.ohlc_violations - bad,
+      // The day is the latest: listed last, if at all.
+      ohlc_violation_dates: lastBad
+        ? v.ohlc_violation_dates.filter((d) => d !== day)
+        : v.ohlc_violation_dates,
+      zero_volume_days: v.zero_volume_days === null ? null : v.zero_volume_days - (lastZero ? 1 : 0),
+    },
+  };
+}
+
+/** The open days a code's bars `c` span: from its first date, or from `prior.from`, to its last. */
+function span(c: QualityCodeSummary, open: readonly string[], prior: Prior | null): [number, number] {
+  return openIn(open, prior?.from ?? c.first_date, c.last_date);
 }
 
 /** Open days of that span without a bar: when > 0, the code's dates in it are needed. */
 export function missingCount(
   c: QualityCodeSummary,
   open: readonly string[],
-  prev: CodeVerdict | null = null,
+  prior: Prior | null = null,
 ): number {
-  const [i0, i1] = span(c, open, prev);
+  const [i0, i1] = span(c, open, prior);
   return i1 - i0 - c.open_bars;
 }
 
 /**
  * A code's verdict: its open days from first to last date, the missing ones (listed from
  * `have`, the code's bar dates in the span, needed only when missingCount > 0) and its bad bars
- * (`violations`: dates, oldest first). With `prev`, the verdict of the code's earlier bars when
- * every bar of `c` comes after them: `prev` extended, exactly as if judged from all the bars
- * (its lists are complete below MAX_LISTED_DATES, and what `c` adds comes after them).
+ * (`violations`: dates, oldest first). With `prior`, `c` being the code's bars from
+ * `prior.from` on: the prior verdict extended, exactly as if judged from all the bars (its
+ * lists are complete below MAX_LISTED_DATES, and what `c` adds comes after them).
  */
 export function judgeCode(
   c: QualityCodeSummary,
   open: readonly string[],
   violations: readonly string[],
   have: ReadonlySet<string> | null,
-  prev: CodeVerdict | null = null,
+  prior: Prior | null = null,
 ): CodeVerdict {
-  const [i0, i1] = span(c, open, prev);
+  const prev = prior?.verdict ?? null;
+  const [i0, i1] = span(c, open, prior);
   const gaps = i1 - i0 - c.open_bars;
   const missingDates = [...(prev?.missing_dates ?? [])];
   for (let i = i0; gaps > 0 && i < i1 && missingDates.length < MAX_LISTED_DATES; i++) {

@@ -1,6 +1,6 @@
 import type { Catalog } from '../catalog/catalog.js';
 import type { Db, DbRow } from './db.js';
-import { TOTAL_COLUMN, ident, join, q, raw, renderSelect, sql } from './sql.js';
+import { TOTAL_COLUMN, ident, join, q, raw, renderSelect, sql, type Sql } from './sql.js';
 import { planCountSql, planSelectParts } from './bars-sql.js';
 import {
   calendarExchangesSql,
@@ -131,9 +131,10 @@ export class SqlDatasetStore implements DatasetStore {
     return { exchanges, latest: latest === null || latest === undefined ? null : String(latest) };
   }
 
-  qualityCodes(qq: QualityQuery): Promise<CodeVerdict[]> {
+  async qualityCodes(qq: QualityQuery): Promise<CodeVerdict[]> {
     // Read outside a transaction (SQLite: no write lock held while it runs).
-    return runAsync(qualityVerdicts({ rows: (s) => wait(this.db.rows(s)) }, qq, null));
+    const reader = { rows: (s: Sql) => wait(this.db.rows(s)) };
+    return (await runAsync(qualityVerdicts(reader, qq, null))).map((k) => k.verdict);
   }
 
   async qualitySummaryPage(

@@ -103,6 +103,10 @@ export const INTERNAL_TABLES: readonly TableSpec[] = [
       int('ohlc_violations'),
       text('ohlc_violation_dates'),
       int('zero_volume_days', false),
+      // What the last date's bars added (1: zero volume; a bad bar): a batch changing only bars
+      // from that day on takes them out and extends the rest (quality-summary.ts).
+      int('last_zero', false),
+      int('last_bad', false),
     ],
     ['dataset', 'exchange', 'code'],
   ),

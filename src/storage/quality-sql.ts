@@ -1,5 +1,5 @@
 import type { Dataset, DailySeries } from '../catalog/catalog.js';
-import type { CodeVerdict, QualitySort } from '../query/quality-rules.js';
+import type { KeptVerdict, QualitySort } from '../query/quality-rules.js';
 import { ident, join, q, raw, sql, type Sql } from './sql.js';
 import type { QualityQuery } from './store.js';
 
@@ -17,7 +17,7 @@ function daily(d: Dataset): DailySeries {
 
 /**
  * The rows of some codes only (those a batch touched): all their rows, or (`after`) only those
- * after the last date of the code's summary (an append). null: every code's.
+ * from the last date of the code's summary on. null: every code's.
  */
 export type RowScope = { codes: readonly string[]; after: boolean } | null;
 
@@ -34,7 +34,7 @@ function padded(xs: readonly string[]): Sql {
 
 /**
  * The relation a statement reads the daily rows from, under the dataset's name: the table, or,
- * for an append, only the rows after each code's summary (the key index finds them).
+ * only the rows from each code's summary's last date on (the key index finds them).
  */
 function source(qq: QualityQuery, scope: RowScope): Sql {
   if (!scope?.after) return ident(qq.dataset.name);
@@ -46,7 +46,7 @@ function source(qq: QualityQuery, scope: RowScope): Sql {
     ...(b ? [b.open, b.high, b.low, b.close, ...(b.volume ? [b.volume] : [])] : []),
   ];
   const list = raw(cols.map((f) => `t.${q(f.name)}`).join(', '));
-  return sql`(SELECT ${list} FROM ${ident(qq.dataset.name)} AS t JOIN mds_quality_codes AS s ON s.code = t.${ident(s.code.name)} AND t.${ident(s.date.name)} > s.last_date
+  return sql`(SELECT ${list} FROM ${ident(qq.dataset.name)} AS t JOIN mds_quality_codes AS s ON s.code = t.${ident(s.code.name)} AND t.${ident(s.date.name)} >= s.last_date
     WHERE s.dataset = ${qq.dataset.name} AND s.exchange = ${qq.exchange} AND s.code IN (${padded(scope.codes)})) AS ${ident(qq.dataset.name)}`;
 }
 
@@ -78,10 +78,11 @@ export function qualitySummarySql(qq: QualityQuery, scope: RowScope = null): Sql
   const code = ident(s.code.name);
   const date = ident(s.date.name);
   const volume = s.bar?.volume;
+  const zeroDate = `CASE WHEN ${q(volume?.name ?? '')} = 0 THEN ${q(s.date.name)} END`;
   const zero = volume
-    ? raw(`count(DISTINCT CASE WHEN ${q(volume.name)} = 0 THEN ${q(s.date.name)} END)`)
-    : raw('CAST(NULL AS INTEGER)');
-  return sql`SELECT ${code} AS code, min(${date}) AS first_date, max(${date}) AS last_date, count(DISTINCT ${date}) AS bars, count(DISTINCT CASE WHEN ${date} IN (${openDays(qq)}) THEN ${date} END) AS open_bars, ${zero} AS zero_volume_days FROM ${source(qq, scope)}${where(conditions(qq, scope))} GROUP BY ${code}`;
+    ? raw(`count(DISTINCT ${zeroDate}) AS zero_volume_days, max(${zeroDate}) AS last_zero_date`)
+    : raw('CAST(NULL AS INTEGER) AS zero_volume_days, CAST(NULL AS TEXT) AS last_zero_date');
+  return sql`SELECT ${code} AS code, min(${date}) AS first_date, max(${date}) AS last_date, count(DISTINCT ${date}) AS bars, count(DISTINCT CASE WHEN ${date} IN (${openDays(qq)}) THEN ${date} END) AS open_bars, ${zero} FROM ${source(qq, scope)}${where(conditions(qq, scope))} GROUP BY ${code}`;
 }
 
 /** Impossible bars: low > high, open or close outside [low, high], negative volume. */
@@ -162,7 +163,7 @@ export function setSummaryStateSql(qq: QualityQuery, rule: number): Sql {
 
 /** The summaries of these codes. */
 export function summariesOfSql(qq: QualityQuery, codes: readonly string[]): Sql {
-  return sql`SELECT ${raw(SUMMARY_COLUMNS.join(', '))} FROM mds_quality_codes
+  return sql`SELECT ${raw([...SUMMARY_COLUMNS, ...LAST_DAY_COLUMNS].join(', '))} FROM mds_quality_codes
     WHERE dataset = ${qq.dataset.name} AND exchange = ${qq.exchange} AND code IN (${padded(codes)})`;
 }
 
@@ -184,17 +185,20 @@ const SUMMARY_COLUMNS = [
   'ohlc_violation_dates',
   'zero_volume_days',
 ] as const;
+/** Besides the report's fields: what the last date's bars added (zero volume, a bad bar). */
+const LAST_DAY_COLUMNS = ['last_zero', 'last_bad'] as const;
 
-/** Inserts verdicts (the date lists as JSON arrays). */
-export function insertSummariesSql(qq: QualityQuery, verdicts: readonly CodeVerdict[]): Sql {
-  const values = verdicts.map((v) => {
+/** Inserts verdicts (the date lists as JSON arrays) with what their last date added. */
+export function insertSummariesSql(qq: QualityQuery, kept: readonly KeptVerdict[]): Sql {
+  const values = kept.map(({ verdict: v, lastZero, lastBad }) => {
     const cells = SUMMARY_COLUMNS.map((c) => {
       const x = v[c];
       return sql`${Array.isArray(x) ? JSON.stringify(x) : x}`;
     });
-    return sql`(${qq.dataset.name}, ${qq.exchange}, ${join(cells)})`;
+    return sql`(${qq.dataset.name}, ${qq.exchange}, ${join(cells)}, ${lastZero ? 1 : 0}, ${lastBad ? 1 : 0})`;
   });
-  return sql`INSERT INTO mds_quality_codes (dataset, exchange, ${raw(SUMMARY_COLUMNS.join(', '))}) VALUES ${join(values)}`;
+  const cols = [...SUMMARY_COLUMNS, ...LAST_DAY_COLUMNS].join(', ');
+  return sql`INSERT INTO mds_quality_codes (dataset, exchange, ${raw(cols)}) VALUES ${join(values)}`;
 }
 
 /** The summaries a report reads: the dataset's, of its exchange, of one code when asked. */

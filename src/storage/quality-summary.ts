@@ -2,6 +2,9 @@ import type { Catalog, Dataset } from '../catalog/catalog.js';
 import {
   judgeCode,
   missingCount,
+  priorToLastDay,
+  type KeptVerdict,
+  type Prior,
   type CodeVerdict,
   type QualityCodeSummary,
 } from '../query/quality-rules.js';
@@ -35,23 +38,25 @@ import type { QualityQuery } from './store.js';
  */
 
 /** The rules' version the summaries follow: a release that changes the rules bumps it (rebuild). */
-export const QUALITY_RULE = 1;
+export const QUALITY_RULE = 2;
 /** Codes per statement when refreshing (bounded parameter lists). */
 const CHUNK = 500;
 
 type Reader = Pick<Tx, 'rows'>;
 
 /**
- * The verdict of every code the report's filters (and `scope`) select. `prev`: for codes whose
- * selected bars all come after the bars a verdict was given on, that verdict, extended.
+ * The verdict of every code the report's filters (and `scope`) select, with what its last date
+ * added. `priors`: for codes whose selected bars are those from a prior's day on, the prior
+ * verdict on the bars before it, extended. `open`: the calendar's open days (read when absent).
  */
 export function* qualityVerdicts(
   r: Reader,
   qq: QualityQuery,
   scope: RowScope,
-  prev: ReadonlyMap<string, CodeVerdict> | null = null,
-): Step<CodeVerdict[]> {
-  const open = (yield* r.rows(qualityOpenDaysSql(qq))).map((x) => String(x.date));
+  priors: ReadonlyMap<string, Prior> | null = null,
+  openDays: readonly string[] | null = null,
+): Step<KeptVerdict[]> {
+  const open = openDays ?? (yield* readOpenDays(r, qq));
   const n = (v: unknown): number => Number(v ?? 0);
   const codes: QualityCodeSummary[] = (yield* r.rows(qualitySummarySql(qq, scope))).map((x) => ({
     code: String(x.code),
@@ -60,6 +65,7 @@ export function* qualityVerdicts(
     bars: n(x.bars),
     open_bars: n(x.open_bars),
     zero_volume_days: x.zero_volume_days === null ? null : n(x.zero_volume_days),
+    last_zero: x.last_zero_date !== null && String(x.last_zero_date) === String(x.last_date),
   }));
   const bad = new Map<string, string[]>();
   const violations = qualityViolationsSql(qq, scope);
@@ -67,21 +73,30 @@ export function* qualityVerdicts(
     const code = String(v.code);
     bad.set(code, [...(bad.get(code) ?? []), String(v.date)]);
   }
-  const out: CodeVerdict[] = [];
+  const out: KeptVerdict[] = [];
   for (const c of codes) {
-    const p = prev?.get(c.code) ?? null;
+    const prior = priors?.get(c.code) ?? null;
+    const dates = bad.get(c.code) ?? [];
     // Only a code with gaps has its dates read, to list the first missing ones.
     const have =
-      missingCount(c, open, p) > 0
+      missingCount(c, open, prior) > 0
         ? new Set(
             (yield* r.rows(codeDatesSql(qq.dataset, c.code, c.first_date, c.last_date))).map((x) =>
               String(x.date),
             ),
           )
         : null;
-    out.push(judgeCode(c, open, bad.get(c.code) ?? [], have, p));
+    out.push({
+      verdict: judgeCode(c, open, dates, have, prior),
+      lastZero: c.last_zero,
+      lastBad: dates[dates.length - 1] === c.last_date,
+    });
   }
   return out;
+}
+
+function* readOpenDays(r: Reader, qq: QualityQuery): Step<string[]> {
+  return (yield* r.rows(qualityOpenDaysSql(qq))).map((x) => String(x.date));
 }
 
 /** What the summaries of a daily dataset cover: every code, every date, its calendar. */
@@ -96,7 +111,7 @@ function summaryQuery(calendar: Dataset, d: Dataset): QualityQuery {
   };
 }
 
-function* insertVerdicts(tx: Tx, qq: QualityQuery, verdicts: readonly CodeVerdict[]): Step<void> {
+function* insertVerdicts(tx: Tx, qq: QualityQuery, verdicts: readonly KeptVerdict[]): Step<void> {
   for (let i = 0; i < verdicts.length; i += CHUNK) {
     yield* tx.run(insertSummariesSql(qq, verdicts.slice(i, i + CHUNK)));
   }
@@ -133,23 +148,39 @@ export function* refreshQuality(tx: Tx, catalog: Catalog, d: Dataset, changed: S
   // Not built for this exchange: the report is computed on demand until migrate builds them.
   if ((yield* tx.run(lockSummarySql(qq))) === 0) return;
   const touched = yield* tx.rows(touchedCodesSql(d, changed));
+  const open = touched.length > 0 ? yield* readOpenDays(tx, qq) : [];
   for (let i = 0; i < touched.length; i += CHUNK) {
     const chunk = touched.slice(i, i + CHUNK).map((r) => ({ code: String(r.code), since: String(r.since) }));
     const codes = chunk.map((c) => c.code);
     const stored = new Map(
-      (yield* tx.rows(summariesOfSql(qq, codes))).map((r) => [String(r.code), verdictFromRow(r)]),
+      (yield* tx.rows(summariesOfSql(qq, codes))).map((r) => [
+        String(r.code),
+        {
+          verdict: verdictFromRow(r),
+          lastZero: Number(r.last_zero) === 1,
+          lastBad: Number(r.last_bad) === 1,
+        },
+      ]),
     );
-    // A code whose changed bars all come after its last one (the daily append): its verdict is
-    // extended from those bars alone. Any other change: the code's bars are judged again.
-    const isAppend = (c: { code: string; since: string }): boolean =>
-      c.since > (stored.get(c.code)?.last_date ?? c.since);
-    const appended = chunk.filter(isAppend).map((c) => c.code);
-    const again = chunk.filter((c) => !isAppend(c)).map((c) => c.code);
+    // A code whose changed bars are all on or after its summary's last date (the daily append,
+    // or that day pushed again): its summary without that day, extended by its bars from that
+    // day on, read through the key index. Any other change: the code's bars are judged again.
+    const priors = new Map<string, Prior>();
+    for (const c of chunk) {
+      const kept = stored.get(c.code);
+      const prior = kept && c.since >= kept.verdict.last_date ? priorToLastDay(kept, open) : null;
+      if (prior) priors.set(c.code, prior);
+    }
+    const extended =
+      priors.size > 0
+        ? yield* qualityVerdicts(tx, qq, { codes: [...priors.keys()], after: true }, priors, open)
+        : [];
+    const done = new Set(extended.map((k) => k.verdict.code));
+    // Also a code with no bar left from that day on: its last date is now an earlier one.
+    const again = codes.filter((c) => !done.has(c));
     const verdicts = [
-      ...(again.length > 0 ? yield* qualityVerdicts(tx, qq, { codes: again, after: false }) : []),
-      ...(appended.length > 0
-        ? yield* qualityVerdicts(tx, qq, { codes: appended, after: true }, stored)
-        : []),
+      ...extended,
+      ...(again.length > 0 ? yield* qualityVerdicts(tx, qq, { codes: again, after: false }, null, open) : []),
     ];
     yield* tx.run(deleteSummariesSql(d, codes));
     yield* insertVerdicts(tx, qq, verdicts);
