@@ -13,8 +13,9 @@ import { backends, push, startApp, type Harness } from './helpers/harness.js';
 /**
  * The quality report read from the per-code summaries the batch transaction keeps must be the
  * report computed from the rows, on both backends, after every step of a sequence: bars before
- * any calendar, the calendar, appends, updates, a full snapshot deleting rows (and a code's
- * only one), a calendar change, a revert; and on a database upgraded from before the summaries.
+ * any calendar, the calendar, appends, updates, a code's last day pushed again and deleted, a
+ * full snapshot deleting rows (and a code's only one), a calendar change, a revert; and on a
+ * database upgraded from before the summaries.
  */
 
 const TODAY = '2024-07-01';
