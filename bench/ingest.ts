@@ -1,5 +1,5 @@
 import type { IngestBatch } from './data.js';
-import { rssMeter, type Server } from './proc.js';
+import { cpuSeconds, rssMeter, type Server } from './proc.js';
 import type { Row } from './table.js';
 
 /** Pushes one batch and checks it was accepted whole; returns records per second. */
@@ -47,7 +47,11 @@ export async function serviceIngestRow(
   goal: number,
 ): Promise<Row> {
   const meter = rssMeter(svc.pid);
+  const cpu0 = cpuSeconds(svc.pid);
   const rate = await pushBatches(svc.url, key, batches);
+  const records = batches.reduce((n, b) => n + b.rows.length, 0);
+  // Per record: steadier than the rate on a shared machine.
+  const cpuMs = ((cpuSeconds(svc.pid) - cpu0) * 1000) / records;
   const rssMb = meter.stop();
   return {
     phase,
@@ -55,6 +59,7 @@ export async function serviceIngestRow(
     rate,
     unit: 'rec/s',
     rssMb,
+    cpuMs,
     ratio: rate / ceiling,
     vs: 'raw ceiling',
     goal: `≥ ${goal}× raw ceiling`,

@@ -8,7 +8,7 @@ import { duringIngestPhase } from './phases/during-ingest.js';
 import { historyPhase } from './phases/history.js';
 import { ingestPhase } from './phases/ingest.js';
 import { createTestDatabase } from '../test/helpers/postgres.js';
-import { postgresPhase } from './phases/postgres.js';
+import { postgresIngest, postgresPhase } from './phases/postgres.js';
 import { queryPhase } from './phases/query.js';
 import { storagePhase } from './phases/storage.js';
 import { printTable, type Row } from './table.js';
@@ -50,6 +50,11 @@ const PHASES: Record<string, (rows: Row[], ctx: Ctx) => Promise<void> | void> = 
     if (pgUrl) return postgresPhase(rows, pgUrl);
     log('PostgreSQL: skipped (DATABASE_URL does not point at one)');
     rows.push({ phase: 'PostgreSQL', server: 'skipped: DATABASE_URL not set to postgres://…', rate: null });
+  },
+  // The ingest rows of `pg` alone.
+  pgingest: async (rows, { pgUrl }) => {
+    if (pgUrl) return postgresIngest(rows, pgUrl);
+    log('PostgreSQL ingest: skipped (DATABASE_URL does not point at one)');
   },
 };
 

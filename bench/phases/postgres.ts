@@ -55,7 +55,8 @@ export async function postgresPhase(rows: Row[], adminUrl: string): Promise<void
   await postgresIngest(rows, adminUrl);
 }
 
-async function postgresIngest(rows: Row[], adminUrl: string): Promise<void> {
+/** The PostgreSQL ingest rows alone (also `BENCH_PHASES=pgingest`): no query data set needed. */
+export async function postgresIngest(rows: Row[], adminUrl: string): Promise<void> {
   const phase = 'PostgreSQL ingest 10k-record batches';
   const batches = ingestBatches('6', CFG.batches, BATCH_SIZE);
   const rawDb = await createTestDatabase(adminUrl, 'mds_bench');
