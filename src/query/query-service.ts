@@ -296,17 +296,50 @@ export class QueryService {
    * is cut without its end, so a client never takes a mix of two versions for a whole export.
    */
   async *stream(plan: QueryPlan): AsyncIterable<Record<string, Value>[]> {
-    const name = plan.dataset.name;
     const extra = this.extraFields(plan);
     const select = extra.length > 0 ? [...plan.select, ...extra] : plan.select;
+    const keyOf = (r: Record<string, Value>): Value[] => plan.orderBy.map((o) => r[o.field.apiName] ?? null);
+    const read = async (p: QueryPlan): Promise<Record<string, Value>[]> =>
+      (await this.store.datasets.query({ ...p, select }, false)).rows;
+    for await (const rows of this.chunks(plan, read, keyOf)) {
+      if (extra.length > 0) for (const r of rows) for (const f of extra) delete r[f.apiName];
+      yield rows;
+    }
+  }
+
+  /**
+   * `stream` with each row as an array of `plan.select`'s values in that order (the sort fields
+   * a projection left out follow them, for the keyset, and are cut off): no object per row, for
+   * the columnar exports, which copy the values straight into typed columns.
+   */
+  async *streamArrays(plan: QueryPlan): AsyncIterable<Value[][]> {
+    const extra = this.extraFields(plan);
+    const select = extra.length > 0 ? [...plan.select, ...extra] : plan.select;
+    const at = plan.orderBy.map((o) => select.indexOf(o.field));
+    const keyOf = (r: Value[]): Value[] => at.map((i) => r[i] ?? null);
+    const n = plan.select.length;
+    for await (const rows of this.chunks(
+      plan,
+      (p) => this.store.datasets.queryArrays({ ...p, select }),
+      keyOf,
+    )) {
+      if (extra.length > 0) for (const r of rows) r.length = n;
+      yield rows;
+    }
+  }
+
+  /** The version-checked keyset loop of `stream` and `streamArrays`, over one way of reading a chunk. */
+  private async *chunks<R>(
+    plan: QueryPlan,
+    read: (chunk: QueryPlan) => Promise<R[]>,
+    keyOf: (row: R) => Value[],
+  ): AsyncIterable<R[]> {
+    const name = plan.dataset.name;
     let version = await this.versionOf(plan);
     let after = plan.after;
     let yielded = false;
     for (let restarts = 0; ;) {
-      const { rows } = await this.store.datasets.query(
-        { ...plan, select, limit: EXPORT_CHUNK, offset: 0, ...(after ? { after } : {}) },
-        false,
-      );
+      const rows = await read({ ...plan, limit: EXPORT_CHUNK, offset: 0, ...(after ? { after } : {}) });
       const now = await this.versionOf(plan);
       if (now !== version) {
         if (yielded || ++restarts > EXPORT_RESTARTS) throw new ExportChangedError(name);
@@ -316,8 +349,7 @@ export class QueryService {
       }
       const last = rows[rows.length - 1];
       if (last === undefined) return;
-      after = plan.orderBy.map((o) => last[o.field.apiName] ?? null);
-      if (extra.length > 0) for (const r of rows) for (const f of extra) delete r[f.apiName];
+      after = keyOf(last);
       yielded = true;
       yield rows;
       if (rows.length < EXPORT_CHUNK) return;

@@ -36,6 +36,11 @@ export class SqlDatasetStore implements DatasetStore {
     return { rows: rows as Record<string, Value>[], total };
   }
 
+  async queryArrays(plan: QueryPlan): Promise<Value[][]> {
+    const parts = planSelectParts(plan, this.db.dialect, true, false);
+    return (await this.db.arrays(renderSelect(parts), { prepared: true })) as Value[][];
+  }
+
   /** `query` for a plan selecting every row field, each row as its response JSON (plan.select ignored). */
   async queryJson(plan: QueryPlan, withTotal: boolean): Promise<QueryJsonResult> {
     const { rows, total } = await this.page(plan, withTotal, true);

@@ -20,6 +20,11 @@ export interface Db {
    * once per connection (PostgreSQL; SQLite prepares every statement once anyway).
    */
   rows(s: Sql, opts?: { prepared?: boolean }): Promise<DbRow[]>;
+  /**
+   * Rows as arrays of their column values in the statement's order: no object per row (the
+   * columnar exports copy the values straight into typed columns).
+   */
+  arrays(s: Sql, opts?: { prepared?: boolean }): Promise<unknown[][]>;
   /** The first column of each row. */
   values(s: Sql, opts?: { prepared?: boolean }): Promise<unknown[]>;
   /** Runs a statement; returns the number of rows it changed. */

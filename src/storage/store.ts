@@ -239,6 +239,11 @@ export class SchemaTooNewError extends Error {}
 /** Dataset rows and the queries over them (dataset-store.ts). */
 export interface DatasetStore {
   query(plan: QueryPlan, withTotal: boolean): Promise<QueryResult>;
+  /**
+   * `query` without a total, each row as an array of `plan.select`'s values in that order: no
+   * object per row, for the columnar exports (Arrow, Parquet) that copy values into typed columns.
+   */
+  queryArrays(plan: QueryPlan): Promise<Value[][]>;
   /** `query` for a plan selecting every row field, each row as its response JSON (plan.select ignored). */
   queryJson(plan: QueryPlan, withTotal: boolean): Promise<QueryJsonResult>;
   /** A number that changes whenever a batch changes the dataset's rows (ETag, caches). */

@@ -66,7 +66,7 @@ export interface PostgresOptions {
 }
 
 /** pg reads a per-statement `query_timeout` that its types do not declare. */
-type TimedQuery = pg.QueryConfig & { query_timeout?: number };
+type TimedQuery = pg.QueryConfig & { query_timeout?: number; rowMode?: 'array' };
 
 /** A timeout that never fires in practice (setTimeout's largest delay, about 24.8 days). */
 const UNBOUNDED_MS = 2 ** 31 - 1;
@@ -142,7 +142,12 @@ export class PostgresDb implements Db {
     return { total: this.pool.totalCount, idle: this.pool.idleCount, waiting: this.pool.waitingCount };
   }
 
-  private async query(s: Sql, prepared: boolean, timeoutMs = this.queryTimeoutMs): Promise<pg.QueryResult> {
+  private async query(
+    s: Sql,
+    prepared: boolean,
+    timeoutMs = this.queryTimeoutMs,
+    rowMode?: 'array',
+  ): Promise<pg.QueryResult> {
     const { sql: text, params } = compile(s, POSTGRES);
     try {
       // Read statements are prepared once per connection under a name derived from their text
@@ -154,6 +159,7 @@ export class PostgresDb implements Db {
         text,
         values: params,
         query_timeout: timeoutMs,
+        ...(rowMode ? { rowMode } : {}),
       };
       return await this.pool.query(config);
     } catch (err) {
@@ -163,6 +169,10 @@ export class PostgresDb implements Db {
 
   async rows(s: Sql, opts: { prepared?: boolean } = {}): Promise<DbRow[]> {
     return (await this.query(s, opts.prepared ?? false)).rows as DbRow[];
+  }
+
+  async arrays(s: Sql, opts: { prepared?: boolean } = {}): Promise<unknown[][]> {
+    return (await this.query(s, opts.prepared ?? false, this.queryTimeoutMs, 'array')).rows as unknown[][];
   }
 
   async values(s: Sql, opts: { prepared?: boolean } = {}): Promise<unknown[]> {

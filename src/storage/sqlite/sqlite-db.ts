@@ -201,6 +201,11 @@ export class SqliteDb implements Db {
     return this.busyRetry(() => this.rowsNow(s));
   }
 
+  async arrays(s: Sql): Promise<unknown[][]> {
+    const { sql, params } = compile(s, SQLITE);
+    return this.busyRetry(() => this.read(sql).stmt.all(...params) as unknown[][]);
+  }
+
   async values(s: Sql): Promise<unknown[]> {
     const { sql, params } = compile(s, SQLITE);
     return this.busyRetry(() =>
