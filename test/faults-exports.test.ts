@@ -20,7 +20,7 @@ import {
 import { sleep } from './helpers/server-process.js';
 
 /**
- * Exports (format=csv|ndjson) against clients that stop reading, on real sockets: they must
+ * Exports (format=csv|ndjson|arrow) against clients that stop reading, on real sockets: they must
  * hold no pooled connection, open transaction or SQLite snapshot while they wait for the
  * client, and a client that reads nothing is cut off after MDS_EXPORT_STALL_TIMEOUT_MS.
  * Before the fix, two stalled exports took both connections of a 2-connection pool (every
@@ -183,20 +183,27 @@ for (const backend of await backends()) {
       }
     }
 
-    test('a batch landing mid-export cuts the export: never a mix of two versions', async () => {
-      const port = (h.app.server.address() as net.AddressInfo | null)?.port ?? (await listen(h));
-      const s = await stalledExport(port);
-      const res = await push(
-        h.app,
-        batch('etf_daily', [etfBar('610000', '2020-01-01', { source: 'exp', close: 1 })]),
-      );
-      assert.equal(res.statusCode, 200, res.body);
-      assert.ok(!dechunk(await s.drain()).complete, 'the response is cut, without its last chunk');
-      // A new export sees the new version whole.
-      const again = await get(h.app, `${EXPORT}&code=610000`);
-      assert.equal(again.statusCode, 200);
-      assert.match(again.body, /"date":"2020-01-01"[^\n]*"close":1[,}]/);
-    });
+    // Arrow too: its writer once queued every batch without waiting for the client (the whole
+    // answer read ahead of a stalled client, in memory), so a batch never cut it.
+    for (const [format, date] of [
+      ['ndjson', '2020-01-01'],
+      ['arrow', '2020-01-02'],
+    ] as const) {
+      test(`a batch landing mid-export cuts the export: never a mix of two versions (format=${format})`, async () => {
+        const port = (h.app.server.address() as net.AddressInfo | null)?.port ?? (await listen(h));
+        const s = await stalledExport(port, EXPORT.replace('format=ndjson', `format=${format}`));
+        const res = await push(
+          h.app,
+          batch('etf_daily', [etfBar('610000', date, { source: 'exp', close: 1 })]),
+        );
+        assert.equal(res.statusCode, 200, res.body);
+        assert.ok(!dechunk(await s.drain()).complete, 'the response is cut, without its last chunk');
+        // A new export sees the new version whole.
+        const again = await get(h.app, `${EXPORT}&code=610000`);
+        assert.equal(again.statusCode, 200);
+        assert.match(again.body, new RegExp(`"date":"${date}"[^\\n]*"close":1[,}]`));
+      });
+    }
 
     test('a client that reads nothing is disconnected after the stall timeout', async () => {
       const cut = await startApp(

@@ -1,6 +1,6 @@
 import { Readable } from 'node:stream';
-import { pipeline } from 'node:stream';
 import {
+  AsyncByteQueue,
   type Data,
   type DataType,
   DateDay,
@@ -19,13 +19,20 @@ import {
 import type { Field } from '../catalog/catalog.js';
 import type { FieldType } from '../catalog/types.js';
 import type { Value } from '../storage/store.js';
-import { nullable, numericConverter, rechunk } from './column-values.js';
+import {
+  ColumnBatch,
+  columnBatches,
+  type Column,
+  type NumberColumn,
+  type TextColumn,
+} from './column-batch.js';
+import { nullable } from './column-values.js';
 
 /**
  * `format=arrow`: the Arrow IPC stream format (`application/vnd.apache.arrow.stream`), one
  * record batch per BATCH_ROWS rows, written as the rows are read: memory holds one batch.
- * Columns are built straight into typed arrays from the stored values, so a double is the
- * stored double bit for bit. Text columns are plain utf8, not dictionary-encoded: dictionaries
+ * Columns are the batch's typed arrays (column-batch.ts), filled from the stored values, so a
+ * double is the stored double bit for bit. Text columns are plain utf8, not dictionary-encoded: dictionaries
  * would have to be replaced or extended from batch to batch in a stream, which not every reader
  * accepts, and the stream is not compressed anyway (Parquet is the compact format).
  */
@@ -54,111 +61,99 @@ export function arrowSchema(fields: readonly Field[]): Schema {
   return new Schema(fields.map((f) => new ArrowField(f.apiName, arrowType(f.type), nullable(f))));
 }
 
-function validity(n: number): Uint8Array {
-  return new Uint8Array((n + 7) >> 3);
-}
-
-function textColumn(type: DataType, values: Value[]): Data {
-  const n = values.length;
+function textData(type: DataType, col: TextColumn, n: number): Data {
   const offsets = new Int32Array(n + 1);
-  const bitmap = validity(n);
-  let nulls = 0;
   let bytes = 0;
   for (let i = 0; i < n; i++) {
-    const v = values[i];
-    if (v === null || v === undefined) nulls++;
-    else bytes += Buffer.byteLength(String(v));
+    const v = col.values[i];
+    if (v !== null && v !== undefined) bytes += Buffer.byteLength(v);
   }
   const data = Buffer.allocUnsafe(bytes);
   let at = 0;
   for (let i = 0; i < n; i++) {
-    const v = values[i];
-    if (v !== null && v !== undefined) {
-      at += data.write(String(v), at);
-      bitmap[i >> 3] = (bitmap[i >> 3] as number) | (1 << (i & 7));
-    }
+    const v = col.values[i];
+    if (v !== null && v !== undefined) at += data.write(v, at);
     offsets[i + 1] = at;
   }
   return makeData({
     type: type as Utf8,
     length: n,
-    nullCount: nulls,
-    nullBitmap: nulls > 0 ? bitmap : null,
+    nullCount: col.nulls,
+    nullBitmap: col.nulls > 0 ? col.valid.subarray(0, (n + 7) >> 3) : null,
     valueOffsets: offsets,
     data: new Uint8Array(data.buffer, data.byteOffset, data.byteLength),
   });
 }
 
-function numberColumn(f: Field, type: DataType, values: Value[]): Data {
-  const n = values.length;
-  const convert = numericConverter(f);
-  if (!convert) throw new Error(`${f.apiName} is not a numeric field`);
-  const bitmap = validity(n);
-  let nulls = 0;
-  const big = f.type === 'integer' || f.type === 'timestamp';
-  const big64 = big ? new BigInt64Array(n) : null;
-  const small =
-    f.type === 'flag'
-      ? new Int8Array(n)
-      : f.type === 'date'
-        ? new Int32Array(n)
-        : big
-          ? null
-          : new Float64Array(n);
-  for (let i = 0; i < n; i++) {
-    const x = convert(values[i] as Value);
-    if (x === null) {
-      nulls++;
-      continue;
-    }
-    bitmap[i >> 3] = (bitmap[i >> 3] as number) | (1 << (i & 7));
-    if (big64) big64[i] = BigInt(x);
-    else (small as Float64Array)[i] = x;
+function numberData(f: Field, type: DataType, col: NumberColumn, n: number): Data {
+  let data: Float64Array | Int32Array | Int8Array | BigInt64Array = col.values.subarray(0, n);
+  if (f.type === 'integer' || f.type === 'timestamp') {
+    // int64 columns: the float64 values (safe integers) as BigInts; a null row stays 0.
+    const big = new BigInt64Array(n);
+    const values = data as Float64Array;
+    for (let i = 0; i < n; i++) if (values[i] !== 0) big[i] = BigInt(values[i] as number);
+    data = big;
   }
   return makeData({
     type: type as Float64,
     length: n,
-    nullCount: nulls,
-    nullBitmap: nulls > 0 ? bitmap : null,
-    data: (big64 ?? small) as Float64Array,
+    nullCount: col.nulls,
+    nullBitmap: col.nulls > 0 ? col.valid.subarray(0, (n + 7) >> 3) : null,
+    data: data as Float64Array,
   });
 }
 
-/** One record batch of rows (keyed by api name) under `schema`. */
-export function recordBatch(
-  schema: Schema,
-  fields: readonly Field[],
-  rows: Record<string, Value>[],
-): RecordBatch {
+/** One record batch of a batch's columns under `schema`. */
+export function recordBatch(schema: Schema, fields: readonly Field[], batch: ColumnBatch): RecordBatch {
+  const n = batch.length;
   const children = fields.map((f, i) => {
     const type = (schema.fields[i] as ArrowField).type;
-    const values = rows.map((r) => r[f.apiName] ?? null);
-    return f.type === 'string' ? textColumn(type, values) : numberColumn(f, type, values);
+    const col = batch.columns[i] as Column;
+    return col.kind === 'text' ? textData(type, col, n) : numberData(f, type, col, n);
   });
   return new RecordBatch(
     schema,
-    makeData({ type: new Struct(schema.fields), length: rows.length, nullCount: 0, children }),
+    makeData({ type: new Struct(schema.fields), length: n, nullCount: 0, children }),
   );
 }
 
-/** The answer as an Arrow IPC stream; an error while reading rows ends the stream with that error. */
-export function arrowStream(
-  fields: readonly Field[],
-  chunks: AsyncIterable<Record<string, Value>[]>,
-): Readable {
-  const schema = arrowSchema(fields);
-  async function* batches(): AsyncGenerator<RecordBatch> {
-    let any = false;
-    for await (const rows of rechunk(chunks, BATCH_ROWS)) {
-      any = true;
-      yield recordBatch(schema, fields, rows);
-    }
-    // No rows: still a valid stream with the schema (and no batch), so readers get the columns.
-    if (!any) yield recordBatch(schema, fields, []);
+/**
+ * The writer's output, taken after each batch. The library's own queue (and its Node duplex,
+ * which takes every batch at once) holds whatever the client has not read yet: a slow client
+ * made it keep the whole answer (bench: ~115 MB for 1M rows). Here each batch's bytes are
+ * handed on before the next batch is built, so back-pressure reaches the row reads.
+ */
+class TakenBytes extends AsyncByteQueue {
+  private parts: Uint8Array[] = [];
+
+  override write(value: Parameters<AsyncByteQueue['write']>[0]): void {
+    this.parts.push(value as Uint8Array);
   }
-  // One batch in flight: the rows of the next batch are not read before the client takes this one.
-  const through = RecordBatchStreamWriter.throughNode({ writableHighWaterMark: 1, autoDestroy: true });
-  return pipeline(Readable.from(batches(), { highWaterMark: 1 }), through, () => {
-    // Errors reach the consumer through `through` (pipeline destroys it with the error).
-  }) as unknown as Readable;
+
+  take(): Uint8Array {
+    const out = Buffer.concat(this.parts);
+    this.parts = [];
+    return out;
+  }
+}
+
+/** The answer as an Arrow IPC stream; an error while reading rows ends the stream with that error. */
+export function arrowStream(fields: readonly Field[], chunks: AsyncIterable<Value[][]>): Readable {
+  const schema = arrowSchema(fields);
+  async function* bytes(): AsyncGenerator<Uint8Array> {
+    const out = new TakenBytes();
+    const writer = new RecordBatchStreamWriter();
+    writer.reset(out, schema); // the schema message
+    let any = false;
+    for await (const batch of columnBatches(fields, chunks, BATCH_ROWS)) {
+      any = true;
+      writer.write(recordBatch(schema, fields, batch));
+      yield out.take();
+    }
+    // No rows: still a valid stream with the schema and an empty batch, so readers get the columns.
+    if (!any) writer.write(recordBatch(schema, fields, new ColumnBatch(fields, 0)));
+    writer.close(); // the end-of-stream marker
+    yield out.take();
+  }
+  return Readable.from(bytes(), { objectMode: false });
 }

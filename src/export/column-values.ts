@@ -50,18 +50,3 @@ export function numericConverter(f: Field): Converter | null {
 export function nullable(f: Field): boolean {
   return !f.required && !f.serverSet;
 }
-
-/** Regroups a stream of row chunks (whatever size the store reads) into chunks of `size` rows. */
-export async function* rechunk<T>(source: AsyncIterable<T[]>, size: number): AsyncGenerator<T[]> {
-  let buf: T[] = [];
-  for await (const chunk of source) {
-    for (const row of chunk) {
-      buf.push(row);
-      if (buf.length >= size) {
-        yield buf;
-        buf = [];
-      }
-    }
-  }
-  if (buf.length > 0) yield buf;
-}

@@ -4,6 +4,7 @@ import type { Field } from '../catalog/catalog.js';
 import type { Value } from '../storage/store.js';
 import { arrowStream } from './arrow-stream.js';
 import { parquetStream } from './parquet-stream.js';
+import { valueRows } from './column-batch.js';
 
 /**
  * The export formats of every query endpoint: the whole result of the filters (no pagination),
@@ -33,6 +34,21 @@ export type ExportFormat = keyof typeof EXPORT_FORMATS;
 
 type Rows = AsyncIterable<Record<string, Value>[]>;
 
+/**
+ * Where an export's rows come from, read one way only: as objects keyed by api name (CSV,
+ * NDJSON), or as arrays of the fields' values in order (Arrow, Parquet copy those straight into
+ * typed columns, without an object per row: QueryService.streamArrays).
+ */
+export interface ExportSource {
+  objects(): Rows;
+  arrays(): AsyncIterable<Value[][]>;
+}
+
+/** A source that reads objects: its arrays are made from them (e.g. the revision trail's items). */
+export function objectSource(fields: readonly Field[], rows: Rows): ExportSource {
+  return { objects: () => rows, arrays: () => valueRows(fields, rows) };
+}
+
 function textStream(fields: readonly Field[], chunks: Rows, format: 'csv' | 'ndjson'): Readable {
   const columns = fields.map((f) => f.apiName);
   async function* lines(): AsyncGenerator<string> {
@@ -48,14 +64,14 @@ function textStream(fields: readonly Field[], chunks: Rows, format: 'csv' | 'ndj
 }
 
 /** The body of an export: `fields` (in order) of every row `chunks` yields, in `format`. */
-export function exportStream(format: ExportFormat, fields: readonly Field[], chunks: Rows): Readable {
+export function exportStream(format: ExportFormat, fields: readonly Field[], source: ExportSource): Readable {
   switch (format) {
     case 'csv':
     case 'ndjson':
-      return textStream(fields, chunks, format);
+      return textStream(fields, source.objects(), format);
     case 'arrow':
-      return arrowStream(fields, chunks);
+      return arrowStream(fields, source.arrays());
     case 'parquet':
-      return parquetStream(fields, chunks);
+      return parquetStream(fields, source.arrays());
   }
 }

@@ -3,16 +3,17 @@ import { ByteWriter, ParquetWriter } from 'hyparquet-writer';
 import type { Field } from '../catalog/catalog.js';
 import type { Value } from '../storage/store.js';
 import { VERSION } from '../version.js';
-import { nullable, numericConverter, type Converter } from './column-values.js';
+import { columnBatches, type Column } from './column-batch.js';
+import { nullable } from './column-values.js';
 
 /**
  * `format=parquet` (`application/vnd.apache.parquet`): one row group per ROW_GROUP_ROWS rows,
  * each sent as soon as it is encoded, then the footer. Memory holds one row group's columns
- * (not the file). Every column chunk is dictionary-encoded when that at least halves it (the
+ * (typed, column-batch.ts) and its encoded bytes, not the file. Every column chunk is dictionary-encoded when that at least halves it (the
  * writer decides per chunk: codes, sources, dates, repeated prices) and Snappy-compressed.
  */
 
-export const ROW_GROUP_ROWS = 65_536;
+export const ROW_GROUP_ROWS = 16_384;
 
 type SchemaElement = ConstructorParameters<typeof ParquetWriter>[0]['schema'][number];
 
@@ -57,34 +58,23 @@ export function parquetSchema(fields: readonly Field[]): SchemaElement[] {
 type Cell = string | number | bigint | null;
 
 /**
- * Appends rows to the row group's columns, converted to what the writer takes (numbers, BigInt
- * for int64, text, null): the row objects can be freed chunk by chunk, only columns are held.
+ * A batch's column as the writer takes it: numbers (BigInt for int64 integers; timestamps go as
+ * numbers, the writer makes them int64), text, null where the batch has no value.
  */
-function appendColumns(
-  fields: readonly Field[],
-  converters: readonly (Converter | null)[],
-  columns: Cell[][],
-  rows: readonly Record<string, Value>[],
-): void {
-  fields.forEach((f, j) => {
-    const col = columns[j] as Cell[];
-    const convert = converters[j];
-    const name = f.apiName;
-    if (!convert) for (const r of rows) col.push((r[name] ?? null) as string | null);
-    else if (f.type === 'integer')
-      for (const r of rows) {
-        const x = convert(r[name] ?? null);
-        col.push(x === null ? null : BigInt(x));
-      }
-    else for (const r of rows) col.push(convert(r[name] ?? null));
-  });
+function columnData(f: Field, col: Column, n: number): Cell[] {
+  const out = new Array<Cell>(n);
+  const valid = col.valid;
+  const values = col.values;
+  const big = f.type === 'integer';
+  for (let i = 0; i < n; i++) {
+    if (((valid[i >> 3] as number) & (1 << (i & 7))) === 0) out[i] = null;
+    else out[i] = big ? BigInt(values[i] as number) : (values[i] as string | number);
+  }
+  return out;
 }
 
 /** The answer as a Parquet file, streamed row group by row group. */
-export function parquetStream(
-  fields: readonly Field[],
-  chunks: AsyncIterable<Record<string, Value>[]>,
-): Readable {
+export function parquetStream(fields: readonly Field[], chunks: AsyncIterable<Value[][]>): Readable {
   async function* bytes(): AsyncGenerator<Uint8Array> {
     const writer = new ByteWriter();
     const file = new ParquetWriter({
@@ -99,28 +89,19 @@ export function parquetStream(
       writer.index = 0;
       return out;
     };
-    const converters = fields.map(numericConverter);
-    let columns: Cell[][] = fields.map(() => []);
-    const group = async (): Promise<void> => {
+    yield take();
+    for await (const batch of columnBatches(fields, chunks, ROW_GROUP_ROWS)) {
+      const n = batch.length;
       await file.write({
         columnData: fields.map((f, j) => ({
           name: f.apiName,
-          data: columns[j] as Cell[],
+          data: columnData(f, batch.columns[j] as Column, n),
           nullable: nullable(f),
         })),
-        rowGroupSize: (columns[0] as Cell[]).length,
+        rowGroupSize: n,
       });
-      columns = fields.map(() => []);
-    };
-    yield take();
-    for await (const rows of chunks) {
-      appendColumns(fields, converters, columns, rows);
-      if ((columns[0] as Cell[]).length >= ROW_GROUP_ROWS) {
-        await group();
-        yield take();
-      }
+      yield take();
     }
-    if ((columns[0] as Cell[]).length > 0) await group();
     await file.finish();
     yield take();
   }

@@ -1,11 +1,11 @@
 import { createHash } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest, FastifySchema } from 'fastify';
-import type { Catalog, Dataset } from '../catalog/catalog.js';
+import type { Catalog, Dataset, Field } from '../catalog/catalog.js';
 import type { QueryService } from '../query/query-service.js';
 import type { ParsedQuery } from '../query/parse.js';
 import { revisionExport, revisionItem, revisionsPath } from '../query/revision-query.js';
 import type { QueryPlan, Value } from '../storage/store.js';
-import { EXPORT_FORMATS, exportStream } from '../export/export-formats.js';
+import { EXPORT_FORMATS, exportStream, objectSource, type ExportSource } from '../export/export-formats.js';
 import { envelopeSchema } from '../contract/envelope.js';
 import { rowSchema } from '../contract/rows.js';
 import { revisionItemSchema } from '../contract/revisions.js';
@@ -107,12 +107,17 @@ async function servePage(
   if (parsed.format !== 'json') {
     // Before the first byte: an ambiguous factor source is a 400, not a broken export.
     await query.checkAdjust(plan);
-    const rows = query.stream(plan);
-    const body = item ? revisionExport(d, parsed.format, rows) : { fields: plan.select, rows };
+    let fields: readonly Field[] = plan.select;
+    let source: ExportSource = { objects: () => query.stream(plan), arrays: () => query.streamArrays(plan) };
+    if (item) {
+      const trail = revisionExport(d, parsed.format, query.stream(plan));
+      fields = trail.fields;
+      source = objectSource(fields, trail.rows);
+    }
     // Every format through exportBody: the stall timeout, and nothing read ahead of the client.
     return reply
       .type(EXPORT_FORMATS[parsed.format].contentType)
-      .send(exportBody(exportStream(parsed.format, body.fields, body.rows), opts.exportStallTimeoutMs));
+      .send(exportBody(exportStream(parsed.format, fields, source), opts.exportStallTimeoutMs));
   }
   const page = await query.page(plan, version);
   const meta = {
