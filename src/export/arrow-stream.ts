@@ -1,4 +1,3 @@
-import { Readable } from 'node:stream';
 import {
   AsyncByteQueue,
   type Data,
@@ -138,22 +137,22 @@ class TakenBytes extends AsyncByteQueue {
 }
 
 /** The answer as an Arrow IPC stream; an error while reading rows ends the stream with that error. */
-export function arrowStream(fields: readonly Field[], chunks: AsyncIterable<Value[][]>): Readable {
+export async function* arrowStream(
+  fields: readonly Field[],
+  chunks: AsyncIterable<Value[][]>,
+): AsyncGenerator<Uint8Array> {
   const schema = arrowSchema(fields);
-  async function* bytes(): AsyncGenerator<Uint8Array> {
-    const out = new TakenBytes();
-    const writer = new RecordBatchStreamWriter();
-    writer.reset(out, schema); // the schema message
-    let any = false;
-    for await (const batch of columnBatches(fields, chunks, BATCH_ROWS)) {
-      any = true;
-      writer.write(recordBatch(schema, fields, batch));
-      yield out.take();
-    }
-    // No rows: still a valid stream with the schema and an empty batch, so readers get the columns.
-    if (!any) writer.write(recordBatch(schema, fields, new ColumnBatch(fields, 0)));
-    writer.close(); // the end-of-stream marker
+  const out = new TakenBytes();
+  const writer = new RecordBatchStreamWriter();
+  writer.reset(out, schema); // the schema message
+  let any = false;
+  for await (const batch of columnBatches(fields, chunks, BATCH_ROWS)) {
+    any = true;
+    writer.write(recordBatch(schema, fields, batch));
     yield out.take();
   }
-  return Readable.from(bytes(), { objectMode: false });
+  // No rows: still a valid stream with the schema and an empty batch, so readers get the columns.
+  if (!any) writer.write(recordBatch(schema, fields, new ColumnBatch(fields, 0)));
+  writer.close(); // the end-of-stream marker
+  yield out.take();
 }

@@ -1,4 +1,3 @@
-import { Readable } from 'node:stream';
 import { stringify } from 'csv-stringify/sync';
 import type { Field } from '../catalog/catalog.js';
 import type { Value } from '../storage/store.js';
@@ -49,22 +48,30 @@ export function objectSource(fields: readonly Field[], rows: Rows): ExportSource
   return { objects: () => rows, arrays: () => valueRows(fields, rows) };
 }
 
-function textStream(fields: readonly Field[], chunks: Rows, format: 'csv' | 'ndjson'): Readable {
+async function* textStream(
+  fields: readonly Field[],
+  chunks: Rows,
+  format: 'csv' | 'ndjson',
+): AsyncGenerator<string> {
   const columns = fields.map((f) => f.apiName);
-  async function* lines(): AsyncGenerator<string> {
-    if (format === 'csv') yield stringify([columns]);
-    for await (const rows of chunks) {
-      yield format === 'csv'
-        ? stringify(rows, { columns, cast: { number: (n) => String(n) } })
-        : rows.map((r) => JSON.stringify(r)).join('\n') + '\n';
-    }
+  if (format === 'csv') yield stringify([columns]);
+  for await (const rows of chunks) {
+    yield format === 'csv'
+      ? stringify(rows, { columns, cast: { number: (n) => String(n) } })
+      : rows.map((r) => JSON.stringify(r)).join('\n') + '\n';
   }
-  // Bytes, not objects: a Readable of objects would read 16 chunks of rows ahead of the client.
-  return Readable.from(lines(), { objectMode: false });
 }
 
-/** The body of an export: `fields` (in order) of every row `chunks` yields, in `format`. */
-export function exportStream(format: ExportFormat, fields: readonly Field[], source: ExportSource): Readable {
+/**
+ * The body of an export: `fields` (in order) of every row `source` yields, in `format`, as
+ * pieces of text or bytes made one at a time, only when the consumer asks for the next
+ * (exportBody pulls them as fast as the client reads: nothing is read or encoded ahead).
+ */
+export function exportStream(
+  format: ExportFormat,
+  fields: readonly Field[],
+  source: ExportSource,
+): AsyncIterable<string | Uint8Array> {
   switch (format) {
     case 'csv':
     case 'ndjson':

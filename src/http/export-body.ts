@@ -1,7 +1,11 @@
 import { Readable } from 'node:stream';
 
-/** Largest piece handed to the response at once: the stall clock restarts every time one is taken. */
-const PIECE_BYTES = 16 * 1024;
+/**
+ * Largest piece handed to the response at once: the stall clock restarts every time one is taken.
+ * 64 KB rather than 16: a 1M-row Arrow export (119 MB) is 4× fewer socket writes and chunks,
+ * about 0.4 s less service CPU (bench, columnar phase).
+ */
+const PIECE_BYTES = 64 * 1024;
 
 /** Raised (and logged) when a client stopped taking an export in: the connection is closed. */
 export class ExportStalledError extends Error {}
