@@ -1,9 +1,14 @@
-"""Times one pull of the same rows into a pandas DataFrame with mds_client, three ways:
-paging the JSON API (cursor), one Arrow download, one Parquet download. Used by
-bench/phases/columnar.ts; prints JSON {"json": seconds, "arrow": …, "parquet": …, "rows": n}.
-Usage: python3 columnar_pull.py BASE_URL KEY DATE_FROM
+"""Times a pull of the same rows into a pandas DataFrame with mds_client, three ways:
+paging the JSON API (cursor), one Arrow download, one Parquet download, in ROUNDS rounds that
+alternate the three (the machine may be shared: a slow spell hits every way alike), keeping each
+way's best. With the service's pid, the CPU seconds the service and this client spent on the
+best round too (the machine's load changes wall times; CPU shows the work each way costs).
+Used by bench/phases/columnar.ts; prints JSON {"json": seconds, "arrow": …, "parquet": …,
+"rows_json": n, "cpu_service_json": s, "cpu_client_json": s, …}.
+Usage: python3 columnar_pull.py BASE_URL KEY DATE_FROM [ROUNDS [SERVICE_PID]]
 """
 import json
+import resource
 import sys
 import time
 from pathlib import Path
@@ -12,13 +17,38 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "clients" / "python
 from mds_client import Client  # noqa: E402
 
 base, key, date_from = sys.argv[1:4]
+rounds = int(sys.argv[4]) if len(sys.argv) > 4 else 1
+pid = sys.argv[5] if len(sys.argv) > 5 else None
+
+
+def service_cpu():
+    """utime + stime of the service process (all its threads), seconds; 0 without a pid."""
+    if pid is None:
+        return 0.0
+    with open("/proc/%s/stat" % pid) as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / 100.0
+
+
+def client_cpu():
+    r = resource.getrusage(resource.RUSAGE_SELF)
+    return r.ru_utime + r.ru_stime
+
 client = Client(base, key)
 client.datasets()  # the OpenAPI document once, outside the timings
 out = {}
-for via in ("arrow", "parquet", "json"):
-    start = time.perf_counter()
-    df = client.get("etf/kline", via=via, date_from=date_from)
-    out[via] = time.perf_counter() - start
-    out["rows_" + via] = len(df)
-    del df
+for r in range(rounds):
+    # Each round in a different order, so no way always follows the same one.
+    order = ("arrow", "json", "parquet") if r % 2 == 0 else ("parquet", "json", "arrow")
+    for via in order:
+        cpu0 = (service_cpu(), client_cpu())
+        start = time.perf_counter()
+        df = client.get("etf/kline", via=via, date_from=date_from)
+        sec = time.perf_counter() - start
+        if sec <= out.get(via, sec):
+            out[via] = sec
+            out["cpu_service_" + via] = service_cpu() - cpu0[0]
+            out["cpu_client_" + via] = client_cpu() - cpu0[1]
+        out["rows_" + via] = len(df)
+        del df
 print(json.dumps(out))

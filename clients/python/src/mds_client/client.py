@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import datetime as _dt
-import io
 import json
 from typing import Any, Dict, Iterable, List, Optional, Tuple, Union
 
@@ -191,7 +190,8 @@ class Client:
                 res.raw.close()
         import pyarrow.parquet as pq
 
-        return pq.read_table(io.BytesIO(res.read()))
+        # A Parquet file is read from its footer: the body once into memory, read in place.
+        return pq.read_table(pa.BufferReader(res.read()))
 
     @staticmethod
     def _records_from_arrow(table: Any) -> List[Dict[str, Any]]:
