@@ -370,6 +370,16 @@ export class PostgresDb implements Db {
     const args = [batch.now, batch.batchId, at];
     let written = (await c.query(s.insertNew, args)).rowCount ?? 0;
     if (written === batch.rows.length) return written;
+    // The lookup probes the key index only if the planner knows the table's size: statistics
+    // taken before a fifth of its rows changed let it pick the (source, date) index and scan a
+    // whole day per key. Such a table is analysed first (what autovacuum would soon do anyway).
+    const [stats] = (
+      await c.query(
+        'SELECT n_mod_since_analyze > 0.2 * greatest(n_live_tup, 1000) AS stale FROM pg_stat_user_tables WHERE relid = $1::regclass',
+        [q(d.name)],
+      )
+    ).rows as DbRow[];
+    if (stats?.stale === true) await c.query(`ANALYZE ${q(d.name)}`);
     const differs = raw(rowDiffers(d, POSTGRES, 't', 's', `s.${q(GIVEN)}`));
     const { sql: copyOld, params } = compile(replacedSql(d, at, differs, storedOfStaged(d)), POSTGRES);
     await c.query(copyOld, params);
