@@ -111,9 +111,16 @@ function summaryQuery(calendar: Dataset, d: Dataset): QualityQuery {
   };
 }
 
+/**
+ * Inserted in statements of power-of-two row counts (at most 256): any number of verdicts takes
+ * few statement shapes, each prepared once by SQLite.
+ */
 function* insertVerdicts(tx: Tx, qq: QualityQuery, verdicts: readonly KeptVerdict[]): Step<void> {
-  for (let i = 0; i < verdicts.length; i += CHUNK) {
-    yield* tx.run(insertSummariesSql(qq, verdicts.slice(i, i + CHUNK)));
+  for (let i = 0; i < verdicts.length;) {
+    let n = 256;
+    while (n > verdicts.length - i) n /= 2;
+    yield* tx.run(insertSummariesSql(qq, verdicts.slice(i, i + n)));
+    i += n;
   }
 }
 
