@@ -1,4 +1,5 @@
 import type { Dataset, Field } from '../catalog/catalog.js';
+import { REV_BATCH, REV_FROM, REV_OP, REV_TO } from './revision-columns.js';
 import { datasetTable, type TableSpec } from './schema.js';
 
 /**
@@ -9,20 +10,16 @@ import { datasetTable, type TableSpec } from './schema.js';
  * the whole history (historySource in sql.ts): an `as_of` read is the current statement over it
  * with the validity predicate. The `mds_` prefix is one no dataset or field may take.
  */
-export const REV_OP = 'mds_op';
-export const REV_BATCH = 'mds_batch_id';
-export const REV_FROM = 'mds_valid_from';
-export const REV_TO = 'mds_valid_to';
-
-export type RevisionOp = 'insert' | 'update' | 'delete';
-
-/** batch_id of the revisions the upgrade writes for rows stored before history existed. */
-export const BASELINE_BATCH = 'baseline';
-/** batch_id of the revisions a revert writes. */
-export const revertBatchId = (batchId: string): string => `revert:${batchId}`;
-/** Ids the service writes revisions under itself: a pushed batch may not take one. */
-export const isReservedBatchId = (batchId: string): boolean =>
-  batchId === BASELINE_BATCH || batchId.startsWith('revert:');
+export {
+  REV_OP,
+  REV_BATCH,
+  REV_FROM,
+  REV_TO,
+  BASELINE_BATCH,
+  revertBatchId,
+  isReservedBatchId,
+  type RevisionOp,
+} from './revision-columns.js';
 
 export function revisionTableName(d: Dataset): string {
   return `mds_rev_${d.name}`;
