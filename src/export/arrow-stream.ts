@@ -36,7 +36,12 @@ import { nullable } from './column-values.js';
  * accepts, and the stream is not compressed anyway (Parquet is the compact format).
  */
 
-export const BATCH_ROWS = 16_384;
+/**
+ * 8,192 rows: a batch's columns are 64 KB typed arrays (16,384 rows: 128 KB each). Measured on a
+ * 1M-row export (fresh service each, alternating): peak RSS 195–200 MB against 270–291 MB, CPU
+ * no higher; readers see the same table.
+ */
+export const BATCH_ROWS = 8_192;
 
 function arrowType(t: FieldType): DataType {
   switch (t) {
