@@ -6,8 +6,8 @@ import { numericConverter, type Converter } from './column-values.js';
  * The columnar formats' unit of work: rows (arrays of the fields' values, as the store reads
  * them for exports) copied straight into one typed array per column, a batch at a time. No
  * object per row is made, and a batch is a handful of typed arrays and one array of strings per
- * text column, so a batch costs little to build and little to keep (bench: a 1M-row export made
- * of per-row objects took about twice the CPU, and its garbage drove the heap, hence RSS, up).
+ * text column, so a batch costs little to build and little to keep (the per-row objects were
+ * garbage by the million, which kept the heap, hence RSS, high: docs/performance.md, issue 18).
  */
 
 /** A text column: the strings as read (null where null). */
