@@ -7,7 +7,7 @@ import { QUALITY_SORTS } from '../src/query/quality-rules.js';
 import { QualityService } from '../src/query/quality-service.js';
 import { createStore } from '../src/storage/create-store.js';
 import type { QualityQuery } from '../src/storage/store.js';
-import { batch } from './helpers/batches.js';
+import { batch, plainBar } from './helpers/batches.js';
 import { backends, push, startApp, type Harness } from './helpers/harness.js';
 
 /**
@@ -43,18 +43,7 @@ function calendar(exchange: string, closed: ReadonlySet<string> = HOLIDAYS): Rec
   }));
 }
 
-const bar = (symbol: string, date: string, extra: Record<string, unknown> = {}) => ({
-  symbol,
-  date,
-  open: 10,
-  high: 11,
-  low: 9,
-  close: 10,
-  volume: 100,
-  source: 'test',
-  updated_at: `${date}T08:30:00Z`,
-  ...extra,
-});
+const bar = plainBar;
 
 /** Codes of every kind the report tells apart. */
 function firstBars(): Record<string, unknown>[] {

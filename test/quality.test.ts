@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { backends, get, json, push, startApp, type Harness } from './helpers/harness.js';
-import { batch } from './helpers/batches.js';
+import { batch, plainBar } from './helpers/batches.js';
 
 /**
  * GET /api/v1/quality/{dataset} on every backend, against a hand-made SSE calendar: Mon
@@ -30,18 +30,7 @@ function calendar(exchange: string): Record<string, unknown>[] {
   return rows;
 }
 
-const bar = (symbol: string, date: string, extra: Record<string, unknown> = {}) => ({
-  symbol,
-  date,
-  open: 10,
-  high: 11,
-  low: 9,
-  close: 10,
-  volume: 100,
-  source: 'test',
-  updated_at: `${date}T08:30:00Z`,
-  ...extra,
-});
+const bar = plainBar;
 
 type QRow = Record<string, unknown>;
 

@@ -77,6 +77,22 @@ export function etfBar(symbol: string, date: string, extra: Data = {}): Data {
   };
 }
 
+/** A plain etf_daily bar in whole numbers (the quality tests' good bar); `extra` spoils it. */
+export function plainBar(symbol: string, date: string, extra: Data = {}): Data {
+  return {
+    symbol,
+    date,
+    open: 10,
+    high: 11,
+    low: 9,
+    close: 10,
+    volume: 100,
+    source: 'test',
+    updated_at: `${date}T08:30:00Z`,
+    ...extra,
+  };
+}
+
 /** `count` consecutive calendar days from `start` (YYYY-MM-DD). */
 export function days(start: string, count: number): string[] {
   const out: string[] = [];
