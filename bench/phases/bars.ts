@@ -53,18 +53,30 @@ export async function barsPhase(rows: Row[], file: string): Promise<void> {
     };
     const first = await time();
     const second = await time();
+    // The report is cached per dataset version: its first request after a batch (a new
+    // version, the route already used) is what each version's first reader waits for. The
+    // process's very first request also pays the route's one-time start (code compiled on
+    // first use, statements prepared); both are reported, the goal is judged on each.
+    await pushOneBar(svc);
+    const afterBatch = await time();
     log(
-      `bars: quality report first ${first.toFixed(1)} ms, cached ${second.toFixed(1)} ms, raw page ${page.ms.toFixed(2)} ms`,
+      `bars: quality report first ${first.toFixed(1)} ms, cached ${second.toFixed(1)} ms, first after a batch ${afterBatch.toFixed(1)} ms, raw page ${page.ms.toFixed(2)} ms`,
     );
-    rows.push({
-      phase: `bars: quality report of etf_daily (${(CFG.codes * CFG.days).toLocaleString('en')} rows)`,
-      server: `first request ${first.toFixed(0)} ms; raw page median ${page.ms.toFixed(2)} ms`,
-      rate: null,
-      ratio: first / page.ms,
-      vs: 'time ÷ raw page',
-      goal: '≤ 10× a raw page',
-      met: first <= 10 * page.ms,
-    });
+    const phase = `bars: quality report of etf_daily (${(CFG.codes * CFG.days).toLocaleString('en')} rows)`;
+    for (const [what, ms] of [
+      ['first request of the process', first],
+      ['first request after a batch (new dataset version)', afterBatch],
+    ] as const) {
+      rows.push({
+        phase,
+        server: `${what} ${ms.toFixed(1)} ms; raw page median ${page.ms.toFixed(2)} ms`,
+        rate: null,
+        ratio: ms / page.ms,
+        vs: 'time ÷ raw page',
+        goal: '≤ 10× a raw page',
+        met: ms <= 10 * page.ms,
+      });
+    }
     rows.push({
       phase: `bars: quality report of etf_daily (${(CFG.codes * CFG.days).toLocaleString('en')} rows)`,
       server: `second request (cached per dataset version) ${second.toFixed(1)} ms`,
@@ -74,6 +86,42 @@ export async function barsPhase(rows: Row[], file: string): Promise<void> {
     });
   } finally {
     await svc.stop();
+  }
+}
+
+/** One etf_daily bar after the bench's last day, for code 0: a new dataset version. */
+async function pushOneBar(svc: Server): Promise<void> {
+  const days = tradingDays(CFG.days + 1);
+  const date = days[days.length - 1] as string;
+  const d = CATALOG.byName.get('etf_daily') as Dataset;
+  // Content of this run's own (a volume from the clock): a repeat would be a duplicate batch.
+  const volume = 100 + (Date.now() % 1_000_000);
+  const bar = { symbol: code(0), date, open: 1, high: 1.1, low: 0.9, close: 1, volume, source: 'bench' };
+  await postBatches(svc, d, [{ ...bar, updated_at: `${date}T08:00:00Z` }], `bench-quality-${Date.now()}`);
+}
+
+async function postBatches(
+  svc: Server,
+  d: Dataset,
+  data: Record<string, string | number>[],
+  idPrefix: string,
+): Promise<void> {
+  const days = tradingDays(CFG.days);
+  const batches = buildBatches(d, data, 10_000, {
+    source: 'bench',
+    businessDate: days[days.length - 1] as string,
+    snapshotType: 'incremental',
+    runId: idPrefix,
+    idPrefix,
+  });
+  for (const b of batches) {
+    const r = await fetch(`${svc.url}/api/v1/upstream/ingest/batches`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'UP-API-KEY': INGEST_KEY },
+      body: JSON.stringify(b),
+    });
+    if (r.status !== 200)
+      throw new Error(`bars: ${d.name} batch ${r.status} ${(await r.text()).slice(0, 300)}`);
   }
 }
 
@@ -102,23 +150,7 @@ export async function loadReference(svc: Server): Promise<void> {
     ['adj_factor', factors],
     ['trade_calendar', calendar],
   ] as const) {
-    const d = CATALOG.byName.get(name) as Dataset;
-    const batches = buildBatches(d, data, 10_000, {
-      source: 'bench',
-      businessDate: days[days.length - 1] as string,
-      snapshotType: 'incremental',
-      runId: 'bench-bars',
-      idPrefix: 'bench-bars',
-    });
-    for (const b of batches) {
-      const r = await fetch(`${svc.url}/api/v1/upstream/ingest/batches`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', 'UP-API-KEY': INGEST_KEY },
-        body: JSON.stringify(b),
-      });
-      if (r.status !== 200)
-        throw new Error(`bars: ${name} batch ${r.status} ${(await r.text()).slice(0, 300)}`);
-    }
+    await postBatches(svc, CATALOG.byName.get(name) as Dataset, data, 'bench-bars');
   }
   log(`bars: ${factors.length} factors, ${calendar.length} calendar days loaded`);
 }
