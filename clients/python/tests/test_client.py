@@ -300,6 +300,22 @@ class PandasTests(unittest.TestCase):
         self.assertEqual(str(trades["line_no"].dtype), "Int64")
         self.assertTrue(trades["is_officer"].isna().any())
 
+    def test_timestamps_with_and_without_milliseconds_in_one_column(self) -> None:
+        # pandas 3 holds text as its string dtype, not object: the ISO format must still apply
+        # (a column inferred from its first value refused the second).
+        import pandas as pd
+
+        from mds_client.frames import pandas_dtypes
+        from mds_client.schema import Field
+
+        df = pd.DataFrame(
+            {"t": ["2024-01-02T08:30:00.000Z", "2026-01-01T00:00:00Z"], "d": ["2024-01-02", "2024-01-03"]}
+        )
+        out = pandas_dtypes(df, [Field("t", "timestamp", True), Field("d", "date", True)])
+        self.assertEqual(str(out["t"].dtype), "datetime64[ns, UTC]")
+        self.assertEqual(out["t"].iloc[1], pd.Timestamp("2026-01-01T00:00:00Z"))
+        self.assertEqual(str(out["d"].dtype), "datetime64[ns]")
+
     @unittest.skipUnless(HAS_PYARROW, SKIP_PYARROW)
     def test_arrow_and_parquet_downloads_equal_json_paging(self) -> None:
         import pandas.testing as pdt

@@ -30,6 +30,17 @@ def pandas_frame(records: List[Dict[str, Any]], fields: Sequence[Field]) -> Any:
     return pandas_dtypes(df, fields)
 
 
+def _is_text(pd: Any, col: Any) -> bool:
+    """Strings, as object (pandas < 3) or as pandas 3's own string dtype."""
+    return bool(col.dtype == object or pd.api.types.is_string_dtype(col.dtype))
+
+
+def _iso_format(pd: Any) -> Any:
+    """'ISO8601' (pandas >= 2): every ISO form in one column, with or without milliseconds.
+    pandas 1.x has no such format, and its inference already takes them all."""
+    return "ISO8601" if int(pd.__version__.split(".")[0]) >= 2 else None
+
+
 def pandas_dtypes(df: Any, fields: Sequence[Field]) -> Any:
     """Casts the columns of ``df`` that are fields to their dtypes."""
     pd = _need("pandas", "pandas")
@@ -38,11 +49,11 @@ def pandas_dtypes(df: Any, fields: Sequence[Field]) -> Any:
             continue
         col = df[f.name]
         if f.kind == "date":
-            df[f.name] = pd.to_datetime(col, format="%Y-%m-%d" if col.dtype == object else None).astype(
+            df[f.name] = pd.to_datetime(col, format="%Y-%m-%d" if _is_text(pd, col) else None).astype(
                 "datetime64[ns]"
             )
         elif f.kind == "timestamp":
-            df[f.name] = pd.to_datetime(col, utc=True, format="ISO8601" if col.dtype == object else None).astype(
+            df[f.name] = pd.to_datetime(col, utc=True, format=_iso_format(pd) if _is_text(pd, col) else None).astype(
                 "datetime64[ns, UTC]"
             )
         elif f.kind == "number":
