@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import type { TSchema } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyReply, FastifyRequest, FastifySchema } from 'fastify';
 import type { Catalog, Dataset, Field } from '../catalog/catalog.js';
 import type { QueryService } from '../query/query-service.js';
@@ -32,32 +33,33 @@ export function registerQueryRoutes(
 ): void {
   const cache = new ResponseCache();
   for (const d of catalog.datasets) {
-    // A response schema gives fast-json-stringify serialisation of the rows.
-    const rows: FastifySchema = { response: { 200: envelopeSchema(rowSchema(d)) } };
-    app.get(d.endpoint, { schema: rows }, (req, reply) =>
-      servePage(
-        req,
-        reply,
-        d,
-        query,
-        cache,
-        opts,
-        () => query.parse(d, req.query as Record<string, unknown>),
-        null,
-      ),
-    );
-    const trail: FastifySchema = { response: { 200: envelopeSchema(revisionItemSchema(d)) } };
-    app.get(revisionsPath(d), { schema: trail }, (req, reply) =>
-      servePage(
-        req,
-        reply,
-        d,
-        query,
-        cache,
-        opts,
-        () => query.parseTrail(d, req.query as Record<string, unknown>),
-        (r) => revisionItem(d, r),
-      ),
+    // A response schema gives fast-json-stringify serialisation of the rows (or trail items).
+    const route = (
+      url: string,
+      item: TSchema,
+      parse: (q: Record<string, unknown>) => { parsed: ParsedQuery; plan: QueryPlan },
+      shape: ((r: Record<string, Value>) => unknown) | null,
+    ): void => {
+      const schema: FastifySchema = { response: { 200: envelopeSchema(item) } };
+      app.get(url, { schema }, (req, reply) =>
+        servePage(
+          req,
+          reply,
+          d,
+          query,
+          cache,
+          opts,
+          () => parse(req.query as Record<string, unknown>),
+          shape,
+        ),
+      );
+    };
+    route(d.endpoint, rowSchema(d), (q) => query.parse(d, q), null);
+    route(
+      revisionsPath(d),
+      revisionItemSchema(d),
+      (q) => query.parseTrail(d, q),
+      (r) => revisionItem(d, r),
     );
   }
 }

@@ -121,9 +121,14 @@ export class QueryService {
     factors: Dataset | null,
     own?: number,
   ): Promise<{ own: number; key: string }> {
+    if (!factors) {
+      // Every cached page's path: one read, no Promise.all.
+      const v = own ?? (await this.version(d));
+      return { own: v, key: String(v) };
+    }
     // Read side by side: on PostgreSQL the factors' version costs no second round trip in a row.
-    const [v, f] = await Promise.all([own ?? this.version(d), factors ? this.version(factors) : null]);
-    return { own: v, key: f === null ? String(v) : `${v}:${f}` };
+    const [v, f] = await Promise.all([own ?? this.version(d), this.version(factors)]);
+    return { own: v, key: `${v}:${f}` };
   }
 
   /**
