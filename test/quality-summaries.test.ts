@@ -45,6 +45,10 @@ function calendar(exchange: string, closed: ReadonlySet<string> = HOLIDAYS): Rec
 
 const bar = plainBar;
 
+/** A full snapshot of source "test" on `day` holding only `code`'s bar: the day's other bars go. */
+const fullSnapshot = (code: string, day: string) =>
+  batch('etf_daily', [bar(code, day)], { snapshotType: 'full_snapshot', businessDate: day, source: 'test' });
+
 /** Codes of every kind the report tells apart. */
 function firstBars(): Record<string, unknown>[] {
   const may = OPEN.filter((d) => d >= '2024-04-29' && d <= '2024-05-10');
@@ -205,13 +209,7 @@ for (const backend of await backends()) {
       );
       await pushOk(batch('etf_daily', [bar('GOOD', '2024-05-20')]));
       await same('the last day fixed');
-      await pushOk(
-        batch('etf_daily', [bar('GAPS', '2024-05-20')], {
-          snapshotType: 'full_snapshot',
-          businessDate: '2024-05-20',
-          source: 'test',
-        }),
-      );
+      await pushOk(fullSnapshot('GAPS', '2024-05-20'));
       await same('the last day deleted');
       assert.equal(
         (await fromSummaries.report('etf_daily', { code: 'GOOD' })).rows[0]?.last_date,
@@ -220,13 +218,7 @@ for (const backend of await backends()) {
 
       // A full snapshot of 2024-05-06 from "test" keeping GOOD only: GAPS, OLD, SAT lose the
       // day, ONE its only bar.
-      await pushOk(
-        batch('etf_daily', [bar('GOOD', '2024-05-06')], {
-          snapshotType: 'full_snapshot',
-          businessDate: '2024-05-06',
-          source: 'test',
-        }),
-      );
+      await pushOk(fullSnapshot('GOOD', '2024-05-06'));
       await same('a full snapshot');
       const one = await fromSummaries.report('etf_daily', { code: 'ONE' });
       assert.equal(one.total, 0);
