@@ -44,6 +44,9 @@ const CHUNK = 500;
 
 type Reader = Pick<Tx, 'rows'>;
 
+/** A count column (NULL as 0; PostgreSQL's bigint counts come back as text). */
+const num = (v: unknown): number => Number(v ?? 0);
+
 /**
  * The verdict of every code the report's filters (and `scope`) select, with what its last date
  * added. `priors`: for codes whose selected bars are those from a prior's day on, the prior
@@ -57,21 +60,23 @@ export function* qualityVerdicts(
   openDays: readonly string[] | null = null,
 ): Step<KeptVerdict[]> {
   const open = openDays ?? (yield* readOpenDays(r, qq));
-  const n = (v: unknown): number => Number(v ?? 0);
   const codes: QualityCodeSummary[] = (yield* r.rows(qualitySummarySql(qq, scope))).map((x) => ({
     code: String(x.code),
     first_date: String(x.first_date),
     last_date: String(x.last_date),
-    bars: n(x.bars),
-    open_bars: n(x.open_bars),
-    zero_volume_days: x.zero_volume_days === null ? null : n(x.zero_volume_days),
+    bars: num(x.bars),
+    open_bars: num(x.open_bars),
+    zero_volume_days: x.zero_volume_days === null ? null : num(x.zero_volume_days),
     last_zero: x.last_zero_date !== null && String(x.last_zero_date) === String(x.last_date),
   }));
   const bad = new Map<string, string[]>();
   const violations = qualityViolationsSql(qq, scope);
   for (const v of violations ? yield* r.rows(violations) : []) {
     const code = String(v.code);
-    bad.set(code, [...(bad.get(code) ?? []), String(v.date)]);
+    const dates = bad.get(code);
+    // Appended in place: a code may have thousands of bad bars.
+    if (dates) dates.push(String(v.date));
+    else bad.set(code, [String(v.date)]);
   }
   const out: KeptVerdict[] = [];
   for (const c of codes) {
@@ -196,19 +201,18 @@ export function* refreshQuality(tx: Tx, catalog: Catalog, d: Dataset, changed: S
 
 /** A summary row as the verdict it keeps. */
 export function verdictFromRow(r: DbRow): CodeVerdict {
-  const n = (v: unknown): number => Number(v ?? 0);
   const dates = (v: unknown): string[] => JSON.parse(String(v)) as string[];
   return {
     code: String(r.code),
     first_date: String(r.first_date),
     last_date: String(r.last_date),
-    bars: n(r.bars),
-    expected: n(r.expected),
-    missing: n(r.missing),
+    bars: num(r.bars),
+    expected: num(r.expected),
+    missing: num(r.missing),
     missing_dates: dates(r.missing_dates),
-    ohlc_violations: n(r.ohlc_violations),
+    ohlc_violations: num(r.ohlc_violations),
     ohlc_violation_dates: dates(r.ohlc_violation_dates),
-    zero_volume_days: r.zero_volume_days === null ? null : n(r.zero_volume_days),
+    zero_volume_days: r.zero_volume_days === null ? null : num(r.zero_volume_days),
   };
 }
 
