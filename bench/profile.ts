@@ -4,11 +4,15 @@ import path from 'node:path';
 import { buildQueryDatabase, code, ingestBatches, tradingDays, yearAfter } from './data.js';
 import { pushBatches } from './ingest.js';
 import { runLoad } from './load.js';
+import { randomPaths } from './measure.js';
+import { loadReference } from './phases/bars.js';
 import { cpuSeconds, freePort, startServer, tsxArgs } from './proc.js';
 
 /**
  * CPU profile of the service under one load, and its top functions by self time:
- *   tsx bench/profile.ts <random|repeated|ingest> [seconds]
+ *   tsx bench/profile.ts <random|repeated|ingest|qfq|1M> [seconds]
+ * qfq / 1M: the bars phase's random one-year pages with `adjust=qfq` / `interval=1M` (its
+ * factors and calendar are pushed first; set BENCH_CODES/BENCH_DAYS to the data set's sizes).
  * The service runs with `node --cpu-prof`; the .cpuprofile is kept (path printed) for
  * Chrome DevTools. Uses the quick data set unless BENCH_CODES / BENCH_DAYS say otherwise.
  */
@@ -66,6 +70,7 @@ const svc = await startServer(
     MDS_INGEST_KEYS: IKEY,
     MDS_STATIC_RATE_PER_MINUTE: '1000000000',
     LOG_LEVEL: 'warn',
+    MDS_WORKERS: '1',
   },
   port,
   naive ? '/api/v1/etf/kline' : '/health',
@@ -75,14 +80,20 @@ try {
     await pushBatches(svc.url, IKEY, ingestBatches('7', 10, 10_000));
   } else {
     const dayList = tradingDays(days);
+    if (kind === 'qfq' || kind === '1M') await loadReference(svc);
+    const bars = randomPaths(100_000, 17);
     const paths =
-      kind === 'repeated'
-        ? [`/api/v1/etf/kline?code=${code(7)}&date_from=2017-03-01&date_to=2018-02-28&limit=100`]
-        : Array.from({ length: 100_000 }, (_, i) => {
-            const from = dayList[(i * 7919) % (dayList.length - 260)] as string;
-            const to = yearAfter(from);
-            return `/api/v1/etf/kline?code=${code((i * 104729) % codes)}&date_from=${from}&date_to=${to}&limit=100&offset=${(i % 2) * 100}`;
-          });
+      kind === 'qfq'
+        ? bars.map((p) => `${p}&adjust=qfq`)
+        : kind === '1M'
+          ? bars.map((p) => `${p.replace(/&offset=\d+/, '')}&interval=1M`)
+          : kind === 'repeated'
+            ? [`/api/v1/etf/kline?code=${code(7)}&date_from=2017-03-01&date_to=2018-02-28&limit=100`]
+            : Array.from({ length: 100_000 }, (_, i) => {
+                const from = dayList[(i * 7919) % (dayList.length - 260)] as string;
+                const to = yearAfter(from);
+                return `/api/v1/etf/kline?code=${code((i * 104729) % codes)}&date_from=${from}&date_to=${to}&limit=100&offset=${(i % 2) * 100}`;
+              });
     const cpu0 = cpuSeconds(svc.pid);
     const r = await runLoad({
       url: svc.url,

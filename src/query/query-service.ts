@@ -1,6 +1,7 @@
 import { CATALOG, type Catalog, type Dataset, type Field } from '../catalog/catalog.js';
 import { invalid } from '../errors.js';
-import type { QueryPlan, Store, Value } from '../storage/store.js';
+import type { Condition, QueryPlan, Store, Value } from '../storage/store.js';
+import { pagesBeforeAdjusting } from '../storage/bars-sql.js';
 import { parseQuery, type ParsedQuery } from './parse.js';
 import { filterKey, planQuery } from './plan.js';
 import { decodeCursor, encodeCursor } from './cursor.js';
@@ -12,6 +13,11 @@ export interface QueryOptions {
   revisionsKeepDays?: number | undefined;
   /** Clock (ms), injectable for tests. */
   now?: () => number;
+  /**
+   * false: every adjusted page is adjusted by the database (bars-sql.ts); the tests compare
+   * both ways. Default true: see `adjustsInProcess`.
+   */
+  adjustInProcess?: boolean;
 }
 
 /**
@@ -43,6 +49,15 @@ export interface AdjustMeta {
 /** The codes that have factors, per factor source. */
 type FactorCodes = Map<string, Set<string>>;
 
+/** One code's factors (of one source, or its only one), dates ascending. */
+interface FactorSeries {
+  dates: string[];
+  values: number[];
+}
+
+/** Codes whose factors are kept in memory (each a few dozen numbers); cleared when full. */
+const FACTOR_SERIES_SIZE = 20_000;
+
 const TOTAL_CACHE_SIZE = 10_000;
 /** Rows per export query: large enough that a 250,000-row export is 250 short queries. */
 const EXPORT_CHUNK = 1000;
@@ -63,12 +78,17 @@ export class ExportChangedError extends Error {
 export class QueryService {
   private readonly totals = new Map<string, { version: number; total: number }>();
   private readonly factorCodes = new Map<string, { version: number; codes: FactorCodes }>();
+  private readonly factorSeries = new Map<string, { version: number; series: FactorSeries }>();
 
   constructor(
     private readonly store: Pick<Store, 'datasets'>,
     private readonly catalog: Catalog = CATALOG,
     private readonly opts: QueryOptions = {},
-  ) {}
+  ) {
+    this.adjustInProcess = opts.adjustInProcess ?? true;
+  }
+
+  private readonly adjustInProcess: boolean;
 
   parse(d: Dataset, raw: Record<string, unknown>): { parsed: ParsedQuery; plan: QueryPlan } {
     const parsed = parseQuery(d, raw);
@@ -137,13 +157,19 @@ export class QueryService {
    * code with factors from several sources is 400 / 4001 naming them.
    */
   async checkAdjust(plan: QueryPlan): Promise<FactorCodes | null> {
+    return (await this.factorState(plan))?.codes ?? null;
+  }
+
+  /** `checkAdjust`, with the factor dataset's version the codes were read at. */
+  private async factorState(plan: QueryPlan): Promise<{ codes: FactorCodes; version: number } | null> {
     const adjust = plan.bars?.adjust;
     const daily = plan.dataset.daily;
     if (!adjust || !daily) return null;
     const codeFilter = plan.where.find((c) => c.field === daily.code && c.op === 'eq');
     const code = typeof codeFilter?.value === 'string' ? codeFilter.value : null;
-    const sources = await this.factorSources(adjust.factors, code);
-    if (adjust.source !== null) return sources;
+    const state = await this.factorSources(adjust.factors, code);
+    const sources = state.codes;
+    if (adjust.source !== null) return state;
     const byCode = new Map<string, string[]>();
     for (const [source, codes] of sources) {
       for (const c of codes) byCode.set(c, [...(byCode.get(c) ?? []), source]);
@@ -157,17 +183,20 @@ export class QueryService {
         { parameter: 'adjust_source', allowed: names },
       );
     }
-    return sources;
+    return state;
   }
 
-  private async factorSources(factors: Dataset, code: string | null): Promise<FactorCodes> {
+  private async factorSources(
+    factors: Dataset,
+    code: string | null,
+  ): Promise<{ codes: FactorCodes; version: number }> {
     const fs = factors.factors;
     const src = factors.sourceField;
     if (!fs) throw new Error(`${factors.name} declares no factors`);
     const version = await this.store.datasets.datasetVersion(factors.name);
     const key = `${factors.name}|${code ?? ''}`;
     const cached = this.factorCodes.get(key);
-    if (cached && cached.version === version) return cached.codes;
+    if (cached && cached.version === version) return cached;
     const select = src ? [fs.code, src] : [fs.code];
     const r = await this.store.datasets.query(
       {
@@ -189,8 +218,9 @@ export class QueryService {
       set.add(String(row[fs.code.apiName]));
     }
     if (this.factorCodes.size >= TOTAL_CACHE_SIZE) this.factorCodes.clear();
-    this.factorCodes.set(key, { version, codes });
-    return codes;
+    const state = { version, codes };
+    this.factorCodes.set(key, state);
+    return state;
   }
 
   /** The version and the time of the dataset's last change. */
@@ -199,18 +229,20 @@ export class QueryService {
   }
 
   async page(plan: QueryPlan, version: number): Promise<QueryPage> {
-    const factorCodes = await this.checkAdjust(plan);
+    const factorState = await this.factorState(plan);
+    const factorCodes = factorState?.codes ?? null;
+    const factorVersion = factorState?.version ?? 0;
     const key = filterKey(plan);
     const cached = this.totals.get(key);
     let hit = cached !== undefined && cached.version === version;
     const keyset = plan.after !== undefined;
     // After a cursor, one row more than the page tells whether another page follows.
     const query = { ...plan, limit: keyset ? plan.limit + 1 : plan.limit };
-    let result = await this.fetch(query, !hit);
+    let result = await this.fetch(query, !hit, factorVersion);
     // A batch committed between reading `version` and the rows: the cached total is of the old
     // rows (a full snapshot showed 300 rows with total 500). Count again, in the rows' statement.
     if (hit && (await this.store.datasets.datasetVersion(plan.dataset.name)) !== version) {
-      result = await this.fetch(query, true);
+      result = await this.fetch(query, true, factorVersion);
       hit = false;
     }
     const total = hit && cached ? cached.total : result.total;
@@ -272,7 +304,26 @@ export class QueryService {
    * Whole rows as stored JSON; a projection (or a row stored without its JSON) as objects, with
    * the sort fields the next cursor needs.
    */
-  private async fetch(plan: QueryPlan, withTotal: boolean): Promise<{ rows: PageRows; total: number }> {
+  private async fetch(
+    plan: QueryPlan,
+    withTotal: boolean,
+    factorVersion: number,
+  ): Promise<{ rows: PageRows; total: number }> {
+    if (this.adjustsInProcess(plan)) {
+      // The stored rows' page (the same rows, order, cursor and total as the adjusted page's),
+      // adjusted here with the codes' factors kept in memory per factor version.
+      const { bars: _bars, ...stored } = plan;
+      const extra = this.extraFields(plan);
+      // What adjusting reads but a projection may leave out: cut off again below.
+      const needed = this.adjustInputs(plan).filter((f) => !plan.select.includes(f) && !extra.includes(f));
+      const r = await this.store.datasets.query(
+        { ...stored, select: [...plan.select, ...extra, ...needed] },
+        withTotal,
+      );
+      await this.adjustRows(plan, r.rows, factorVersion);
+      if (needed.length > 0) for (const row of r.rows) for (const f of needed) delete row[f.apiName];
+      return { rows: { kind: 'objects', rows: r.rows }, total: r.total };
+    }
     // Adjusted or resampled rows are computed: never the stored row JSON.
     if (plan.select === plan.dataset.rowFields && !plan.bars) {
       const r = await this.store.datasets.queryJson(plan, withTotal);
@@ -283,6 +334,151 @@ export class QueryService {
       withTotal,
     );
     return { rows: { kind: 'objects', rows: r.rows }, total: r.total };
+  }
+
+  /**
+   * Whether a page is adjusted here rather than by its SQL (bars-sql.ts): an adjusted page that
+   * resamples nothing, sorts by no adjusted value (its page is then a page of the stored rows)
+   * and reads the current rows (under as_of the factors known at that instant would be needed).
+   * The same IEEE double operations in the same order as the SQL (price × f(d) ÷ f(anchor)), so
+   * the same values: test/bars-adjust.test.ts compares both ways on both backends. The SQL
+   * version's cost was the statement (the stored rows wrapped in two levels and an as-of
+   * subquery per row): docs/performance.md.
+   */
+  private adjustsInProcess(plan: QueryPlan): boolean {
+    const bars = plan.bars;
+    return (
+      this.adjustInProcess &&
+      bars !== undefined &&
+      bars.adjust !== null &&
+      bars.interval === null &&
+      plan.asOf === undefined &&
+      plan.trail !== true &&
+      plan.dataset.daily?.adjust !== undefined &&
+      pagesBeforeAdjusting(plan)
+    );
+  }
+
+  /** The fields adjusting a row reads: its code and date, and the close and pre-close behind the change. */
+  private adjustInputs(plan: QueryPlan): Field[] {
+    const daily = plan.dataset.daily;
+    if (!daily) return [];
+    const out: Field[] = [daily.code, daily.date];
+    const bar = daily.bar;
+    if (bar?.change && plan.select.includes(bar.change)) {
+      out.push(bar.close);
+      if (bar.preClose) out.push(bar.preClose);
+    }
+    return out;
+  }
+
+  /**
+   * The adjusted values of stored rows, in place, as bars-sql.ts's adjustedColumns computes
+   * them: each price × f(d) [÷ f(anchor) for qfq], where f(d) is the code's latest factor on or
+   * before the bar's date (else its first); the change as adjusted close − adjusted pre-close
+   * (the stored change adjusted when there is no pre-close). A code without factors, or a null
+   * value, stays as stored.
+   */
+  private async adjustRows(plan: QueryPlan, rows: Record<string, Value>[], version: number): Promise<void> {
+    const adjust = plan.bars?.adjust;
+    const daily = plan.dataset.daily;
+    if (!adjust || !daily?.adjust) throw new Error('adjustRows without adjust');
+    const prices = daily.adjust.prices
+      .map((f) => f.apiName)
+      .filter((n) => plan.select.some((f) => f.apiName === n));
+    const bar = daily.bar;
+    const change =
+      bar?.change &&
+      plan.select.includes(bar.change) &&
+      bar.preClose &&
+      daily.adjust.prices.includes(bar.close) &&
+      daily.adjust.prices.includes(bar.preClose)
+        ? { change: bar.change.apiName, close: bar.close.apiName, pre: bar.preClose.apiName }
+        : null;
+    const codeName = daily.code.apiName;
+    const dateName = daily.date.apiName;
+    const hfq = adjust.method === 'hfq';
+    const num = (v: Value | undefined): number | null => (typeof v === 'number' ? v : null);
+    let lastCode: string | null = null;
+    let series: FactorSeries | null = null;
+    let anchor = 1;
+    for (const row of rows) {
+      const code = String(row[codeName]);
+      if (code !== lastCode) {
+        lastCode = code;
+        series = await this.seriesOf(adjust, code, version);
+        if (series && !hfq) {
+          anchor =
+            adjust.anchor === null
+              ? (series.values[series.values.length - 1] as number)
+              : factorAt(series, adjust.anchor);
+        }
+      }
+      if (!series) continue;
+      const f = factorAt(series, String(row[dateName]));
+      // The SQL's `price * f / a` (qfq) or `price * f` (hfq), evaluated left to right.
+      const times = hfq ? (v: number): number => v * f : (v: number): number => (v * f) / anchor;
+      // The change is read before the prices are overwritten.
+      if (change) {
+        const stored = num(row[change.change]);
+        const close = num(row[change.close]);
+        const pre = num(row[change.pre]);
+        row[change.change] =
+          row[change.pre] === null
+            ? stored === null
+              ? null
+              : times(stored)
+            : close === null || pre === null
+              ? null
+              : times(close) - times(pre);
+      }
+      for (const p of prices) {
+        const v = num(row[p]);
+        row[p] = v === null ? (row[p] ?? null) : times(v);
+      }
+    }
+  }
+
+  /** A code's factors (null: none), cached per version of the factor dataset. */
+  private async seriesOf(
+    adjust: NonNullable<NonNullable<QueryPlan['bars']>['adjust']>,
+    code: string,
+    version: number,
+  ): Promise<FactorSeries | null> {
+    const factors = adjust.factors;
+    const fs = factors.factors;
+    if (!fs) throw new Error(`${factors.name} declares no factors`);
+    const key = `${factors.name}|${adjust.source ?? ''}|${code}`;
+    const cached = this.factorSeries.get(key);
+    if (cached && cached.version === version) return cached.series.dates.length > 0 ? cached.series : null;
+    const src = factors.sourceField;
+    const where: Condition[] = [{ field: fs.code, op: 'eq', value: code }];
+    if (adjust.source !== null && src) where.push({ field: src, op: 'eq', value: adjust.source });
+    const r = await this.store.datasets.query(
+      {
+        dataset: factors,
+        select: [fs.date, fs.value],
+        where,
+        orderBy: [{ field: fs.date, dir: 'asc' }],
+        limit: Number.MAX_SAFE_INTEGER,
+        offset: 0,
+      },
+      false,
+    );
+    const series: FactorSeries = { dates: [], values: [] };
+    for (const row of r.rows) {
+      const v = row[fs.value.apiName];
+      if (typeof v !== 'number') continue;
+      series.dates.push(String(row[fs.date.apiName]));
+      series.values.push(v);
+    }
+    // Kept only when no batch changed the factors while they were read: a page of the version
+    // after would otherwise be cached under this one.
+    if ((await this.store.datasets.datasetVersion(factors.name)) === version) {
+      if (this.factorSeries.size >= FACTOR_SERIES_SIZE) this.factorSeries.clear();
+      this.factorSeries.set(key, { version, series });
+    }
+    return series.dates.length > 0 ? series : null;
   }
 
   private async versionOf(plan: QueryPlan): Promise<string> {
@@ -360,4 +556,18 @@ export class QueryService {
       if (rows.length < EXPORT_CHUNK) return;
     }
   }
+}
+
+/** The factor in force on `date`: the latest on or before it, else the first (as the SQL's as-of join). */
+function factorAt(s: FactorSeries, date: string): number {
+  const d = s.dates;
+  let lo = 0;
+  let hi = d.length;
+  // The number of factor dates ≤ date.
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if ((d[mid] as string) <= date) lo = mid + 1;
+    else hi = mid;
+  }
+  return s.values[lo === 0 ? 0 : lo - 1] as number;
 }
