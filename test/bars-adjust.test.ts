@@ -124,7 +124,7 @@ for (const backend of await backends()) {
           adjust === 'qfq' ? [null, '2023-06-01', DAYS[10], '2024-03-03', '2025-01-01'] : [null];
         for (const anchor of anchors) {
           for (const code of [...CODES.filter((c) => c !== 'TWO'), null]) {
-            for (const extra of [
+            const extras: Record<string, string>[] = [
               {},
               { date_from: DAYS[5] as string, date_to: DAYS[70] as string, limit: '25', offset: '10' },
               { sort: 'date', order: 'asc', limit: '30' },
@@ -132,9 +132,10 @@ for (const backend of await backends()) {
               { fields: 'date,change', limit: '40' },
               { fields: 'close,open', sort: 'date', order: 'asc', limit: '50', offset: '60' },
               { date_from: '2030-01-01' },
-            ]) {
+            ];
+            for (const extra of extras) {
               const params: Record<string, string> = { adjust, ...extra };
-              if (anchor !== null) params.adjust_anchor = anchor;
+              if (anchor !== null && anchor !== undefined) params.adjust_anchor = anchor;
               if (code !== null) params.code = code;
               else params.source = 'test';
               if (code === null) {

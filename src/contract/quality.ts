@@ -1,6 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import { MAX_LISTED_DATES, QUALITY_SORTS } from '../query/quality-rules.js';
-import { PageMetaSchema } from './envelope.js';
+import { PageMetaSchema, nullable } from './envelope.js';
 
 /** A row of the data-quality report (GET /api/v1/quality/{dataset}): one per code. */
 export const QualityRowSchema = Type.Object(
@@ -23,9 +23,9 @@ export const QualityRowSchema = Type.Object(
     ohlc_violation_dates: Type.Array(Type.String({ format: 'date' }), {
       description: `their dates (the first ${MAX_LISTED_DATES})`,
     }),
-    zero_volume_days: Type.Union([Type.Integer(), Type.Null()], {
-      description: 'days with volume 0 (null: the dataset has no volume)',
-    }),
+    zero_volume_days: nullable(
+      Type.Integer({ description: 'days with volume 0 (null: the dataset has no volume)' }),
+    ),
   },
   { title: 'QualityRow' },
 );
