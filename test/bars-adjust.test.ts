@@ -2,6 +2,8 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { CATALOG, type Dataset } from '../src/catalog/catalog.js';
 import { QueryService } from '../src/query/query-service.js';
+import { rowJson } from '../src/storage/row-json.js';
+import type { Value } from '../src/storage/store.js';
 import { backends, push, startApp, type Harness } from './helpers/harness.js';
 import { batch } from './helpers/batches.js';
 
@@ -91,11 +93,20 @@ for (const backend of await backends()) {
       const version = await inSql.version(etf);
       const a = await inProcess.page(inProcess.parse(etf, params).plan, version);
       const b = await inSql.page(inSql.parse(etf, params).plan, version);
-      assert.equal(a.rows.kind, 'objects');
       assert.equal(b.rows.kind, 'objects');
-      const ra = a.rows.rows as Record<string, unknown>[];
       const rb = b.rows.rows as Record<string, unknown>[];
       const what = JSON.stringify(params);
+      // Whole rows come as row JSON: the same text as the stored format gives the SQL's values.
+      assert.equal(a.rows.kind, params.fields === undefined ? 'json' : 'objects', what);
+      const ra =
+        a.rows.kind === 'json'
+          ? a.rows.rows.map((text, i) => {
+              const o = rb[i] as Record<string, Value>;
+              const columns = Object.fromEntries(etf.rowFields.map((f) => [f.name, o[f.apiName] ?? null]));
+              assert.equal(text, `${rowJson(etf)(columns)},"created_at":"${String(o.created_at)}"}`, what);
+              return JSON.parse(text) as Record<string, unknown>;
+            })
+          : (a.rows.rows as Record<string, unknown>[]);
       assert.equal(ra.length, rb.length, what);
       if (params.date_from !== '2030-01-01' && params.cursor === undefined)
         assert.ok(ra.length > 0, `${what}: no rows`);
@@ -103,6 +114,8 @@ for (const backend of await backends()) {
         const other = rb[i] as Record<string, unknown>;
         assert.deepEqual(Object.keys(row), Object.keys(other), what);
         for (const k of Object.keys(row)) {
+          // JSON text has no -0: compared as text above.
+          if (a.rows.kind === 'json' && row[k] === 0) continue;
           assert.ok(
             Object.is(row[k], other[k]),
             `${what} row ${i} ${k}: ${String(row[k])} vs ${String(other[k])}`,

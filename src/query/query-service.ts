@@ -1,7 +1,7 @@
 import { CATALOG, type Catalog, type Dataset, type Field } from '../catalog/catalog.js';
 import { invalid } from '../errors.js';
 import type { Condition, QueryPlan, Store, Value } from '../storage/store.js';
-import { pagesBeforeAdjusting } from '../storage/bars-sql.js';
+import { adjustedFields, pagesBeforeAdjusting } from '../storage/bars-sql.js';
 import { parseQuery, type ParsedQuery } from './parse.js';
 import { filterKey, planQuery } from './plan.js';
 import { decodeCursor, encodeCursor } from './cursor.js';
@@ -266,12 +266,16 @@ export class QueryService {
     let adjust: AdjustMeta | undefined;
     const a = plan.bars?.adjust;
     const codeField = plan.dataset.daily?.code;
-    if (a && factorCodes && codeField && rows.kind === 'objects') {
+    const pageCodes =
+      rows.kind === 'objects' && codeField
+        ? rows.rows.map((r) => String(r[codeField.apiName]))
+        : result.codes?.slice(0, rows.rows.length);
+    if (a && factorCodes && pageCodes) {
       const have = (c: string): boolean =>
         a.source === null
           ? [...factorCodes.values()].some((s) => s.has(c))
           : !!factorCodes.get(a.source)?.has(c);
-      const codes = new Set(rows.rows.map((r) => String(r[codeField.apiName])));
+      const codes = new Set(pageCodes);
       adjust = {
         method: a.method,
         anchor: a.anchor,
@@ -308,11 +312,27 @@ export class QueryService {
     plan: QueryPlan,
     withTotal: boolean,
     factorVersion: number,
-  ): Promise<{ rows: PageRows; total: number }> {
+  ): Promise<{ rows: PageRows; total: number; codes?: string[] }> {
     if (this.adjustsInProcess(plan)) {
       // The stored rows' page (the same rows, order, cursor and total as the adjusted page's),
       // adjusted here with the codes' factors kept in memory per factor version.
       const { bars: _bars, ...stored } = plan;
+      if (plan.select === plan.dataset.rowFields) {
+        // Whole rows: each row's stored JSON with the adjusted values written over the stored
+        // ones (a few fields), instead of every field read and serialised again.
+        const r = await this.store.datasets.queryJson(stored, withTotal, this.adjustInputs(plan));
+        const values = r.values;
+        if (values && !r.rows.includes(null)) {
+          const adjusted = await this.adjustRows(plan, values, factorVersion);
+          const daily = plan.dataset.daily as NonNullable<Dataset['daily']>;
+          const write = spliceValues(plan.dataset, this.adjustedNames(plan));
+          const rows = (r.rows as string[]).map((j, i) =>
+            adjusted[i] ? write(j, values[i] as Record<string, Value>) : j,
+          );
+          const codes = values.map((v) => String(v[daily.code.apiName]));
+          return { rows: { kind: 'json', rows }, total: r.total, codes };
+        }
+      }
       const extra = this.extraFields(plan);
       // What adjusting reads but a projection may leave out: cut off again below.
       const needed = this.adjustInputs(plan).filter((f) => !plan.select.includes(f) && !extra.includes(f));
@@ -359,17 +379,30 @@ export class QueryService {
     );
   }
 
-  /** The fields adjusting a row reads: its code and date, and the close and pre-close behind the change. */
+  /**
+   * The fields adjusting a row reads: its code and date, the selected prices and change, and
+   * the close and pre-close behind the change.
+   */
   private adjustInputs(plan: QueryPlan): Field[] {
     const daily = plan.dataset.daily;
-    if (!daily) return [];
-    const out: Field[] = [daily.code, daily.date];
+    if (!daily?.adjust) return [];
+    const out = new Set<Field>([daily.code, daily.date]);
+    for (const f of daily.adjust.prices) if (plan.select.includes(f)) out.add(f);
     const bar = daily.bar;
     if (bar?.change && plan.select.includes(bar.change)) {
-      out.push(bar.close);
-      if (bar.preClose) out.push(bar.preClose);
+      out.add(bar.change);
+      out.add(bar.close);
+      if (bar.preClose) out.add(bar.preClose);
     }
-    return out;
+    return [...out];
+  }
+
+  /** The api names of the fields adjusting changes in a plan's rows, in row order. */
+  private adjustedNames(plan: QueryPlan): string[] {
+    const adjusted = adjustedFields(plan);
+    return plan.dataset.rowFields
+      .filter((f) => adjusted.has(f) && plan.select.includes(f))
+      .map((f) => f.apiName);
   }
 
   /**
@@ -379,7 +412,11 @@ export class QueryService {
    * (the stored change adjusted when there is no pre-close). A code without factors, or a null
    * value, stays as stored.
    */
-  private async adjustRows(plan: QueryPlan, rows: Record<string, Value>[], version: number): Promise<void> {
+  private async adjustRows(
+    plan: QueryPlan,
+    rows: Record<string, Value>[],
+    version: number,
+  ): Promise<boolean[]> {
     const adjust = plan.bars?.adjust;
     const daily = plan.dataset.daily;
     if (!adjust || !daily?.adjust) throw new Error('adjustRows without adjust');
@@ -402,6 +439,7 @@ export class QueryService {
     let lastCode: string | null = null;
     let series: FactorSeries | null = null;
     let anchor = 1;
+    const adjusted: boolean[] = [];
     for (const row of rows) {
       const code = String(row[codeName]);
       if (code !== lastCode) {
@@ -414,6 +452,7 @@ export class QueryService {
               : factorAt(series, adjust.anchor);
         }
       }
+      adjusted.push(series !== null);
       if (!series) continue;
       const f = factorAt(series, String(row[dateName]));
       // The SQL's `price * f / a` (qfq) or `price * f` (hfq), evaluated left to right.
@@ -437,6 +476,7 @@ export class QueryService {
         row[p] = v === null ? (row[p] ?? null) : times(v);
       }
     }
+    return adjusted;
   }
 
   /** A code's factors (null: none), cached per version of the factor dataset. */
@@ -570,4 +610,47 @@ function factorAt(s: FactorSeries, date: string): number {
     else hi = mid;
   }
   return s.values[lo === 0 ? 0 : lo - 1] as number;
+}
+
+/** A number field's JSON as the response serialiser writes it (fast-json-stringify): null when not finite. */
+const numberJson = (v: Value | undefined): string =>
+  typeof v === 'number'
+    ? Number.isFinite(v)
+      ? `${v}`
+      : 'null'
+    : v === null || v === undefined
+      ? 'null'
+      : JSON.stringify(v);
+
+const splicers = new Map<string, (json: string, values: Record<string, Value>) => string>();
+
+/**
+ * Writes `values` of the number fields `names` (in the row JSON's order) over a stored row
+ * JSON's. A key is found as `,"name":` (or `{"name":` first): inside a JSON string every `"` is
+ * escaped, so that text only occurs where the key is; a number's or null's text ends at the
+ * next `,` or `}`.
+ */
+function spliceValues(d: Dataset, names: string[]): (json: string, values: Record<string, Value>) => string {
+  const id = `${d.name}|${names.join(',')}`;
+  let fn = splicers.get(id);
+  if (fn) return fn;
+  const first = d.rowFields[0]?.apiName;
+  const keys = names.map((n) => (n === first ? `{"${n}":` : `,"${n}":`));
+  fn = (json, values) => {
+    let out = '';
+    let pos = 0;
+    for (let k = 0; k < keys.length; k++) {
+      const key = keys[k] as string;
+      const at = json.indexOf(key, pos);
+      if (at < 0) throw new Error(`stored row JSON of ${d.name} without ${key}`);
+      const start = at + key.length;
+      let end = start;
+      while (end < json.length && json.charCodeAt(end) !== 44 && json.charCodeAt(end) !== 125) end++;
+      out += json.slice(pos, start) + numberJson(values[names[k] as string]);
+      pos = end;
+    }
+    return out + json.slice(pos);
+  };
+  splicers.set(id, fn);
+  return fn;
 }
