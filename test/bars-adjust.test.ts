@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { CATALOG, type Dataset } from '../src/catalog/catalog.js';
 import { QueryService } from '../src/query/query-service.js';
-import { rowJson } from '../src/storage/row-json.js';
+import { rowJson, rowJsonFields } from '../src/storage/row-json.js';
 import type { Value } from '../src/storage/store.js';
 import { backends, push, startApp, type Harness } from './helpers/harness.js';
 import { batch } from './helpers/batches.js';
@@ -190,3 +190,43 @@ for (const backend of await backends()) {
     });
   });
 }
+
+describe('stored row JSON read back and written over (row-json.ts)', () => {
+  test('escaped strings, keys inside strings, nulls, exponents', () => {
+    const etf = CATALOG.byName.get('etf_daily') as Dataset;
+    const row: Record<string, Value> = {
+      symbol: 'a"b\\c,"open":1,"x\u00e9\n',
+      date: '2024-01-02',
+      open: null,
+      high: 1e21,
+      low: 5e-7,
+      close: 0.1,
+      pre_close: 3,
+      change: -2.9,
+      pct_chg: null,
+      volume: 7,
+      amount: null,
+      turnover_rate: 1.5,
+      source: 's,"close":9}',
+      updated_at: '2024-01-02T00:00:00Z',
+    };
+    const json = `${rowJson(etf)(row)},"created_at":"2024-01-03T00:00:00Z"}`;
+    const fields = etf.fields.filter((f) =>
+      ['symbol', 'date', 'open', 'high', 'close', 'change'].includes(f.name),
+    );
+    const io = rowJsonFields(etf, fields);
+    const { values, at } = io.read(json);
+    for (const f of fields) assert.ok(Object.is(values[f.apiName], row[f.name]), f.name);
+    const out = io.write(json, at, { ...values, open: 2.5, close: 1 / 3, change: null }, [2, 4, 5]);
+    const parsed = JSON.parse(out) as Record<string, unknown>;
+    const expected = JSON.parse(json) as Record<string, unknown>;
+    assert.deepEqual(parsed, { ...expected, open: 2.5, close: 1 / 3, change: null });
+    assert.equal(
+      out
+        .replace('"open":2.5', '"open":null')
+        .replace(`"close":${1 / 3}`, '"close":0.1')
+        .replace('"change":null', '"change":-2.9'),
+      json,
+    );
+  });
+});

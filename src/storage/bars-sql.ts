@@ -216,14 +216,8 @@ function barsSelectParts(plan: QueryPlan, dialect: Dialect, paged: boolean): Sel
 }
 
 /** Any plan's SELECT: the dataset's own (sql.ts) or, for `adjust`/`interval`, the bars one. */
-export function planSelectParts(
-  plan: QueryPlan,
-  dialect: Dialect,
-  paged = true,
-  json = false,
-  also: readonly Field[] = [],
-): SelectParts {
-  return plan.bars ? barsSelectParts(plan, dialect, paged) : selectParts(plan, dialect, paged, json, also);
+export function planSelectParts(plan: QueryPlan, dialect: Dialect, paged = true, json = false): SelectParts {
+  return plan.bars ? barsSelectParts(plan, dialect, paged) : selectParts(plan, dialect, paged, json);
 }
 
 /**

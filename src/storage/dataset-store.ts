@@ -1,4 +1,4 @@
-import type { Catalog, Field } from '../catalog/catalog.js';
+import type { Catalog } from '../catalog/catalog.js';
 import type { Db, DbRow } from './db.js';
 import { TOTAL_COLUMN, ident, join, q, raw, renderSelect, sql, type Sql } from './sql.js';
 import { planCountSql, planSelectParts } from './bars-sql.js';
@@ -42,16 +42,9 @@ export class SqlDatasetStore implements DatasetStore {
   }
 
   /** `query` for a plan selecting every row field, each row as its response JSON (plan.select ignored). */
-  async queryJson(
-    plan: QueryPlan,
-    withTotal: boolean,
-    values: readonly Field[] = [],
-  ): Promise<QueryJsonResult> {
-    const { rows, total } = await this.page(plan, withTotal, true, values);
-    const json = rows.map((r) => (typeof r.j === 'string' ? r.j : null));
-    return values.length > 0
-      ? { rows: json, total, values: rows as Record<string, Value>[] }
-      : { rows: json, total };
+  async queryJson(plan: QueryPlan, withTotal: boolean): Promise<QueryJsonResult> {
+    const { rows, total } = await this.page(plan, withTotal, true);
+    return { rows: rows.map((r) => (typeof r.j === 'string' ? r.j : null)), total };
   }
 
   /** A page and, when wanted, its total (-1 when not). */
@@ -59,10 +52,9 @@ export class SqlDatasetStore implements DatasetStore {
     plan: QueryPlan,
     withTotal: boolean,
     json: boolean,
-    also: readonly Field[] = [],
   ): Promise<{ rows: DbRow[]; total: number }> {
     const dialect = this.db.dialect;
-    const parts = planSelectParts(plan, dialect, true, json, also);
+    const parts = planSelectParts(plan, dialect, true, json);
     if (withTotal && dialect.pageWithTotal) {
       const rows = await this.db.rows(dialect.pageWithTotal(parts, planCountSql(plan, dialect)), {
         prepared: true,

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { Dataset } from '../catalog/catalog.js';
+import type { Dataset, Field } from '../catalog/catalog.js';
 import type { Row, Value } from './store.js';
 
 /**
@@ -64,4 +64,84 @@ export function rowShape(d: Dataset): string {
   return createHash('sha256')
     .update(JSON.stringify([ROW_JSON_FORMAT, fields]))
     .digest('hex');
+}
+
+/**
+ * Some fields read back from stored row JSON, and numbers written over some of them (adjusted
+ * pages: query-service.ts), without parsing or writing the whole row.
+ */
+export interface RowJsonFields {
+  /** The fields' values (api names), and where each one's text is: [start, end) pairs. */
+  read(json: string): { values: Record<string, Value>; at: number[] };
+  /** `json` with `values` of the fields at `which` (indexes into the fields) written over theirs. */
+  write(json: string, at: readonly number[], values: Record<string, Value>, which: readonly number[]): string;
+}
+
+/** A number's JSON as the response serialiser writes it (fast-json-stringify): null when not finite. */
+const numberText = (v: Value | undefined): string =>
+  typeof v === 'number' ? (Number.isFinite(v) ? `${v}` : 'null') : jsonValue(v);
+
+/**
+ * `fields` (each a field of `d` other than created_at, given in `d.fields` order) of the JSON
+ * `rowJson` writes. A key is found as `,"name":` (`{"name":` for the first field): inside a JSON
+ * string every `"` is escaped, so that text occurs only where the key is. A string value ends
+ * at its first unescaped `"`; a number's or null's text at the next `,` or `}`. Numbers read
+ * back are the stored doubles (the text is their shortest round-trip form).
+ */
+export function rowJsonFields(d: Dataset, fields: readonly Field[]): RowJsonFields {
+  const first = d.fields[0];
+  const keys = fields.map((f) => `${f === first ? '{' : ','}"${f.apiName}":`);
+  const text = fields.map((f) => f.type === 'string' || f.type === 'date' || f.type === 'timestamp');
+  const fail = (what: string): never => {
+    throw new Error(`stored row JSON of ${d.name}: ${what}`);
+  };
+  return {
+    read(json) {
+      const values: Record<string, Value> = {};
+      const at: number[] = [];
+      let pos = 0;
+      for (let k = 0; k < keys.length; k++) {
+        const key = keys[k] as string;
+        const i = json.indexOf(key, pos);
+        if (i < 0) fail(`no ${key}`);
+        const start = i + key.length;
+        let end: number;
+        let value: Value;
+        if (text[k] && json.charCodeAt(start) === 34) {
+          let q = start + 1;
+          for (;;) {
+            q = json.indexOf('"', q);
+            if (q < 0) fail(`${key} unterminated`);
+            let slashes = 0;
+            while (json.charCodeAt(q - 1 - slashes) === 92) slashes++;
+            if (slashes % 2 === 0) break;
+            q++;
+          }
+          end = q + 1;
+          const token = json.slice(start, end);
+          value = token.includes('\\') ? (JSON.parse(token) as string) : token.slice(1, -1);
+        } else {
+          end = start;
+          for (let c = json.charCodeAt(end); c !== 44 && c !== 125; c = json.charCodeAt(++end)) {
+            if (end >= json.length) fail(`${key} cut`);
+          }
+          const t = json.slice(start, end);
+          value = t === 'null' ? null : Number(t);
+        }
+        values[(fields[k] as Field).apiName] = value;
+        at.push(start, end);
+        pos = end;
+      }
+      return { values, at };
+    },
+    write(json, at, values, which) {
+      let out = '';
+      let pos = 0;
+      for (const k of which) {
+        out += json.slice(pos, at[2 * k]) + numberText(values[(fields[k] as Field).apiName]);
+        pos = at[2 * k + 1] as number;
+      }
+      return out + json.slice(pos);
+    },
+  };
 }

@@ -1,5 +1,5 @@
 import type { FieldType } from '../catalog/types.js';
-import type { Dataset, Field } from '../catalog/catalog.js';
+import type { Dataset } from '../catalog/catalog.js';
 import type { QueryPlan, Value } from './store.js';
 import type { TableSpec } from './schema.js';
 import { ROW_JSON_COLUMN } from './row-json.js';
@@ -275,19 +275,11 @@ export function keysetPredicate(plan: QueryPlan): Sql | null {
  */
 export const ROW_JSON_SELECT = `${q(ROW_JSON_COLUMN)} || ',"created_at":"' || ${q('created_at')} || '"}' AS "j"`;
 
-/**
- * A plan's SELECT; `json`: one column "j", each whole row's response JSON (plan.select ignored),
- * followed by the `also` fields' values (under their api names).
- */
-export function selectParts(
-  plan: QueryPlan,
-  dialect: Dialect,
-  paged = true,
-  json = false,
-  also: readonly Field[] = [],
-): SelectParts {
-  const column = (f: Field): Sql => raw(f.name === f.apiName ? q(f.name) : `${q(f.name)} AS ${q(f.apiName)}`);
-  const columns = json ? [raw(ROW_JSON_SELECT), ...also.map(column)] : plan.select.map(column);
+/** A plan's SELECT; `json`: one column "j", each whole row's response JSON (plan.select ignored). */
+export function selectParts(plan: QueryPlan, dialect: Dialect, paged = true, json = false): SelectParts {
+  const columns = json
+    ? [raw(ROW_JSON_SELECT)]
+    : plan.select.map((f) => raw(f.name === f.apiName ? q(f.name) : `${q(f.name)} AS ${q(f.apiName)}`));
   const conditions = whereConditions(plan, dialect);
   const keyset = keysetPredicate(plan);
   return {

@@ -176,8 +176,6 @@ export interface QueryResult {
 export interface QueryJsonResult {
   rows: (string | null)[];
   total: number;
-  /** The values of the fields asked for besides the JSON, per row (api names). */
-  values?: Record<string, Value>[];
 }
 
 export interface DatasetCoverage {
@@ -247,7 +245,7 @@ export interface DatasetStore {
    */
   queryArrays(plan: QueryPlan): Promise<Value[][]>;
   /** `query` for a plan selecting every row field, each row as its response JSON (plan.select ignored). */
-  queryJson(plan: QueryPlan, withTotal: boolean, values?: readonly Field[]): Promise<QueryJsonResult>;
+  queryJson(plan: QueryPlan, withTotal: boolean): Promise<QueryJsonResult>;
   /** A number that changes whenever a batch changes the dataset's rows (ETag, caches). */
   datasetVersion(dataset: string): Promise<number>;
   /** The version and the processed_at of the dataset's last change (null: never changed). */
