@@ -1,6 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { parquetReadObjects } from 'hyparquet';
+import { tableFromIPC } from 'apache-arrow';
+import { arrowStream } from '../src/export/arrow-stream.js';
 import { CATALOG } from '../src/catalog/catalog.js';
 import { parquetStream, ROW_GROUP_ROWS } from '../src/export/parquet-stream.js';
 import type { Value } from '../src/storage/store.js';
@@ -63,7 +65,7 @@ async function collect(stream: AsyncIterable<Uint8Array>): Promise<{ bytes: Uint
 const MAGIC = 'PAR1';
 const endsWithFooter = (b: Uint8Array): boolean => Buffer.from(b.subarray(b.length - 4)).toString() === MAGIC;
 
-describe('format=parquet writer (parquet-wasm)', () => {
+describe('format=parquet writer (parquet-wasm), and the column batches both formats share', () => {
   test('a whole answer: every row, values as given, read by hyparquet', async () => {
     const total = ROW_GROUP_ROWS + 2_500; // two row groups, the last one short
     const { chunks } = source(total);
@@ -72,14 +74,34 @@ describe('format=parquet writer (parquet-wasm)', () => {
     assert.ok(endsWithFooter(bytes));
     const rows = await parquetReadObjects({ file: new Uint8Array(bytes).buffer });
     assert.equal(rows.length, total);
-    for (const i of [0, 7, 1234, ROW_GROUP_ROWS, total - 1]) {
+    // Every row: the column batches are refilled in place (column-batch.ts), so a null after a
+    // value in the same slot of the previous batch must still read as null.
+    const open = FIELDS.findIndex((f) => f.apiName === 'open');
+    const close = FIELDS.findIndex((f) => f.apiName === 'close');
+    for (let i = 0; i < total; i++) {
       const want = row(i);
       const got = rows[i] as Record<string, unknown>;
-      assert.equal(got.code, want[0]);
-      assert.equal((got.date as Date).toISOString().slice(0, 10), want[1]);
-      assert.equal(got.close, want[FIELDS.findIndex((f) => f.apiName === 'close')]);
-      assert.equal(got.open, want[FIELDS.findIndex((f) => f.apiName === 'open')]);
-      assert.equal((got.updated_at as Date).toISOString(), '2026-01-02T03:04:05.678Z');
+      assert.equal(got.code, want[0], `row ${i}`);
+      assert.equal((got.date as Date).toISOString().slice(0, 10), want[1], `row ${i}`);
+      assert.equal(got.close, want[close], `row ${i}`);
+      assert.equal(got.open, want[open], `row ${i}`);
+    }
+    assert.equal((rows[total - 1]?.updated_at as Date).toISOString(), '2026-01-02T03:04:05.678Z');
+  });
+
+  test('format=arrow from the same refilled batches: every row, nulls included', async () => {
+    const total = 3 * 8_192 + 100;
+    const { bytes, error } = await collect(arrowStream(FIELDS, source(total).chunks));
+    assert.equal(error, undefined);
+    const table = tableFromIPC(bytes);
+    assert.equal(table.numRows, total);
+    const open = FIELDS.findIndex((f) => f.apiName === 'open');
+    const code = table.getChild('code');
+    const opens = table.getChild('open');
+    for (let i = 0; i < total; i++) {
+      const want = row(i);
+      assert.equal(code?.get(i), want[0], `row ${i}`);
+      assert.equal(opens?.get(i), want[open], `row ${i}`);
     }
   });
 
