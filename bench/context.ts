@@ -36,8 +36,10 @@ export const BATCH_SIZE = 10_000;
 export const QUERY_KEY = 'bench-query-key-0123456789abcdef';
 export const INGEST_KEY = 'bench-ingest-key-0123456789abcdef';
 export const DATA_DIR = process.env.BENCH_DATA_DIR ?? path.join(os.tmpdir(), 'mds-bench-data');
-export const WORKERS = Math.max(2, os.cpus().length);
-export const ONLY_ONE_WORKER = process.env.BENCH_WORKERS === '1';
+/** What MDS_WORKERS's default (0) gives on this machine: one worker per core. */
+export const DEFAULT_WORKERS = os.availableParallelism();
+/** Skip the one-process run beside the defaults (BENCH_WORKERS=1, or a one-core machine). */
+export const ONLY_ONE_WORKER = process.env.BENCH_WORKERS === '1' || DEFAULT_WORKERS < 2;
 
 const started = Date.now();
 export const log = (s: string): void => {
@@ -78,7 +80,11 @@ export async function startService(
 ): Promise<Server> {
   const port = await freePort();
   return startServer(
-    workers === undefined ? 'service (defaults)' : workers > 1 ? `service (${workers} workers)` : 'service',
+    workers === undefined
+      ? `service (defaults${DEFAULT_WORKERS > 1 ? `: ${DEFAULT_WORKERS} workers` : ''})`
+      : workers > 1
+        ? `service (${workers} workers)`
+        : 'service (one process, MDS_WORKERS=1)',
     main === undefined ? entry() : [main],
     {
       PORT: String(port),

@@ -30,7 +30,10 @@ export const AUTH = { 'Q-API-KEY': QUERY_KEY };
 
 export interface Measured {
   load: LoadResult;
+  /** Peak RSS of all the server's processes. */
   rssMb: number;
+  /** Peak RSS of its largest process (a cluster worker; the per-process goal). */
+  largestMb: number;
   /** CPU time of the server (all its processes) per request, ms: robust to a busy machine. */
   cpuMs: number;
 }
@@ -95,6 +98,7 @@ export async function measureTogether(loads: Load[]): Promise<Measured[]> {
       generatorCpu: Math.max(...rs.map((r) => r.generatorCpu)),
     };
     const rssMb = meters[i]!.stop();
+    const largestMb = meters[i]!.largest();
     const cpuMs = (cpu[i]! * 1000) / Math.max(1, requests);
     const ok = (statuses['2xx'] ?? 0) + (statuses['3xx'] ?? 0);
     if (ok < requests * 0.99 || load.errors > 0) {
@@ -105,7 +109,7 @@ export async function measureTogether(loads: Load[]): Promise<Measured[]> {
     log(
       `${l.server.name}: ${load.rps.toFixed(0)} req/s p50 ${load.p50.toFixed(1)} ms p99 ${load.p99.toFixed(1)} ms rss ${rssMb.toFixed(0)} MB cpu ${cpuMs.toFixed(3)} ms/req; ${load.generator} ${load.generatorCpu.toFixed(2)} cores`,
     );
-    return { load, rssMb, cpuMs };
+    return { load, rssMb, largestMb, cpuMs };
   });
 }
 

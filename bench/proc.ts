@@ -138,9 +138,11 @@ function statusKb(pid: number, field: string): number {
 /**
  * Peak RSS per phase: resets each process's high-water mark (clear_refs 5, Linux ≥ 4.0) and also
  * samples VmRSS every 200 ms in case the reset is not allowed; `stop()` returns the
- * larger figure, in MB, summed over the process tree.
+ * larger figure, in MB, summed over the process tree; `largest()`, after it, the largest single
+ * process's peak (the per-process goals; a cluster's primary and idle workers are not the
+ * process doing the work).
  */
-export function rssMeter(root: number): { stop(): number } {
+export function rssMeter(root: number): { stop(): number; largest(): number } {
   // The process list is read once (a /proc scan costs CPU the servers should have); a cluster
   // forks its workers before it answers, so the list is complete by the time a phase starts.
   const pids = processTree(root);
@@ -152,11 +154,15 @@ export function rssMeter(root: number): { stop(): number } {
     }
   }
   let sampled = 0;
+  const each = new Map<number, number>();
   const sample = (): void => {
-    sampled = Math.max(
-      sampled,
-      pids.reduce((s, p) => s + statusKb(p, 'VmRSS'), 0),
-    );
+    let sum = 0;
+    for (const p of pids) {
+      const kb = statusKb(p, 'VmRSS');
+      sum += kb;
+      each.set(p, Math.max(each.get(p) ?? 0, kb));
+    }
+    sampled = Math.max(sampled, sum);
   };
   sample();
   const timer = setInterval(sample, 200);
@@ -164,9 +170,15 @@ export function rssMeter(root: number): { stop(): number } {
     stop: () => {
       clearInterval(timer);
       sample();
-      const hwm = pids.reduce((s, p) => s + statusKb(p, 'VmHWM'), 0);
+      let hwm = 0;
+      for (const p of pids) {
+        const kb = statusKb(p, 'VmHWM');
+        hwm += kb;
+        each.set(p, Math.max(each.get(p) ?? 0, kb));
+      }
       return Math.max(hwm, sampled) / 1024;
     },
+    largest: () => Math.max(0, ...each.values()) / 1024,
   };
 }
 

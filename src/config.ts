@@ -54,8 +54,8 @@ const ConfigSchema = Type.Object({
   MDS_PG_CONNECT_TIMEOUT_MS: Type.Integer({ minimum: 1, default: 5000 }),
   /** Client-side limit on one statement's answer outside batch transactions, ms (postgres-db.ts). */
   MDS_PG_QUERY_TIMEOUT_MS: Type.Integer({ minimum: 1, default: 10_000 }),
-  /** Worker processes sharing the port (1 = no cluster; 0 = one per core). */
-  MDS_WORKERS: Type.Integer({ minimum: 0, default: 1 }),
+  /** Worker processes sharing the port (0 = one per core, the default; 1 = no cluster). */
+  MDS_WORKERS: Type.Integer({ minimum: 0, default: 0 }),
   /** Proxies whose X-Forwarded-For is believed: addresses / CIDRs, comma separated. See parseTrustProxy. */
   MDS_TRUST_PROXY: Type.String({ default: '' }),
   /**

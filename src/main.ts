@@ -2,106 +2,18 @@
 import cluster from 'node:cluster';
 import os from 'node:os';
 import { loadConfig } from './config.js';
-import { CATALOG } from './catalog/catalog.js';
-import { createStore } from './storage/create-store.js';
-import { SchemaTooNewError } from './storage/store.js';
-import { createServices } from './services.js';
-import { requestThreadCheckpoints } from './ingest/ingest-pool.js';
-import { createApp } from './app.js';
-
-/** Exit status of a process that cannot run against this database (sysexits' EX_CONFIG): not restarted. */
-const EXIT_CONFIG = 78;
-
-/** config → store → services → app → listen; migrations retried with backoff; graceful shutdown on signals. */
-async function main(): Promise<void> {
-  const config = loadConfig();
-  const store = await createStore(config.DATABASE_URL, CATALOG, {
-    ...config,
-    sqliteCheckpoints: requestThreadCheckpoints(config),
-  });
-  // Not ready (503) until the migration below succeeds.
-  const services = await createServices({ config, store, ready: () => false });
-  const app = await createApp(services);
-  await app.listen({ port: config.PORT, host: config.HOST });
-
-  let stopping = false;
-  const connect = async (): Promise<boolean> => {
-    for (let attempt = 0, delay = 250; !stopping; attempt++, delay = Math.min(delay * 2, 10_000)) {
-      try {
-        await services.migrate();
-        services.readiness.markReady();
-        app.log.info({ storage: store.backend }, 'database ready');
-        return true;
-      } catch (err) {
-        if (err instanceof SchemaTooNewError) {
-          // Another release's database: waiting does not change it.
-          app.log.fatal({ err }, 'database schema is newer than this release; exiting');
-          process.exitCode = EXIT_CONFIG;
-          stopping = true;
-          await app.close();
-          await store.close();
-          return false;
-        }
-        app.log.error({ err, attempt, retryInMs: delay }, 'database not reachable; retrying');
-        await new Promise((r) => setTimeout(r, delay));
-      }
-    }
-    return false;
-  };
-  if (!(await connect())) return;
-
-  // Batch status records are kept MDS_BATCH_RETENTION_DAYS, then purged hourly.
-  const purge = async (): Promise<void> => {
-    const before = new Date(Date.now() - config.MDS_BATCH_RETENTION_DAYS * 86_400_000).toISOString();
-    try {
-      const n = await store.batches.purgeBatches(before);
-      if (n > 0) app.log.info({ purged: n }, 'purged old batch status records');
-    } catch (err) {
-      app.log.warn({ err }, 'batch purge failed');
-    }
-  };
-  await purge();
-  // Revisions that stopped being current more than MDS_REVISIONS_KEEP_DAYS ago: removed in the
-  // background (bounded steps), never on a request.
-  const keepDays = config.MDS_REVISIONS_KEEP_DAYS;
-  const purgeRevisions = async (): Promise<void> => {
-    if (keepDays === undefined) return;
-    const before = new Date(Date.now() - keepDays * 86_400_000).toISOString();
-    try {
-      const n = await store.revisions.purgeRevisions(before);
-      if (n > 0) app.log.info({ removed: n, before }, 'removed revisions past MDS_REVISIONS_KEEP_DAYS');
-    } catch (err) {
-      app.log.warn({ err }, 'revision retention failed');
-    }
-  };
-  void purgeRevisions();
-  const timer = setInterval(() => void purge().then(purgeRevisions), 3_600_000);
-  timer.unref();
-
-  const shutdown = async (signal: string): Promise<void> => {
-    if (stopping) return;
-    stopping = true;
-    app.log.info({ signal }, 'shutting down');
-    const force = setTimeout(() => process.exit(1), config.MDS_SHUTDOWN_GRACE_MS);
-    force.unref();
-    try {
-      await app.close();
-      await store.close();
-    } finally {
-      process.exit(0);
-    }
-  };
-  process.on('SIGTERM', () => void shutdown('SIGTERM'));
-  process.on('SIGINT', () => void shutdown('SIGINT'));
-}
+import { EXIT_CONFIG } from './exit-codes.js';
+import { serveWorkers } from './cluster/worker-hub.js';
 
 /**
- * MDS_WORKERS > 1 (0 = one per core): this process forks the workers, which share the port
- * (node:cluster), restarts one that dies, and passes SIGTERM/SIGINT on. Workers are stateless,
- * so this is N instances on one machine; limits need REDIS_URL to be shared between them.
+ * MDS_WORKERS > 1, or 0 (the default) on a machine of several cores: this process forks the
+ * workers, which share the port (node:cluster), restarts one that dies, and passes
+ * SIGTERM/SIGINT on. Workers are stateless; what they share without Redis (rate-limit counters,
+ * batch events, metrics) goes through this process (cluster/worker-hub.ts).
  */
 function primary(workers: number): void {
   let stopping = false;
+  serveWorkers();
   const fork = (): void => void cluster.fork();
   cluster.on('exit', (worker, code, signal) => {
     if (code === EXIT_CONFIG && !stopping) {
@@ -133,8 +45,11 @@ const workers = requested === 0 ? os.availableParallelism() : requested;
 if (cluster.isPrimary && workers > 1) {
   primary(workers);
 } else {
-  main().catch((err: unknown) => {
-    console.error(err);
-    process.exit(1);
-  });
+  // Imported here, not above: a cluster primary never loads the service (about 50 MB less).
+  import('./serve.js')
+    .then(({ serve }) => serve())
+    .catch((err: unknown) => {
+      console.error(err);
+      process.exit(1);
+    });
 }

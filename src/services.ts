@@ -1,3 +1,4 @@
+import type { EventEmitter } from 'node:events';
 import type { Logger } from 'pino';
 import type { Config } from './config.js';
 import { CATALOG, type Catalog } from './catalog/catalog.js';
@@ -16,6 +17,7 @@ import { KeyService, keyDefaults } from './access/key-service.js';
 import { UsageRecorder, metered } from './access/usage-recorder.js';
 import { Readiness } from './readiness.js';
 import { createLogger } from './logger.js';
+import { primaryLink } from './cluster/primary-link.js';
 
 export interface ServiceDeps {
   config: Config;
@@ -36,6 +38,11 @@ export interface Services {
   readonly store: Store;
   /** Batches, on worker threads (IngestPool) unless MDS_INGEST_THREADS=0 or a test catalog. */
   readonly ingest: BatchIngest;
+  /**
+   * `batch` and `revert` events of every process of this instance: the ingest service's own,
+   * or, in a cluster worker, those of all workers as the primary passes them on.
+   */
+  readonly batchEvents: EventEmitter;
   /** Creates or upgrades the tables: on an ingest thread when there are some. */
   migrate(): Promise<void>;
   readonly query: QueryService;
@@ -66,12 +73,16 @@ export async function createServices(deps: ServiceDeps): Promise<Services> {
     threads > 0 && catalog === CATALOG && !config.DATABASE_URL.endsWith(':memory:')
       ? new IngestPool(config, catalog, store, log, threads)
       : null;
+  const ingest = pool ?? new IngestService(catalog, store, { maxRecords: config.MDS_MAX_RECORDS });
+  const link = primaryLink();
+  link?.relay(ingest.events, ['batch', 'revert']);
   return {
     config,
     log,
     catalog,
     store,
-    ingest: pool ?? new IngestService(catalog, store, { maxRecords: config.MDS_MAX_RECORDS }),
+    ingest,
+    batchEvents: link ? link.events : ingest.events,
     migrate: () => (pool ? pool.migrate() : store.migrate()),
     query: new QueryService(store, catalog, { revisionsKeepDays: config.MDS_REVISIONS_KEEP_DAYS }),
     coverage: new CoverageCache(store, catalog, pool ? () => pool.coverage() : undefined),

@@ -79,6 +79,7 @@ describe('PostgreSQL resilience', { skip: !pgUp && 'PostgreSQL unreachable' }, (
         DATABASE_URL: viaPort(db.url, proxy.port),
         MDS_INGEST_KEYS: INGEST_KEY,
         MDS_QUERY_KEYS: QUERY_KEY,
+        MDS_WORKERS: '1',
       },
       stdio: ['ignore', 'pipe', 'pipe'],
     });

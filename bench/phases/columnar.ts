@@ -37,7 +37,9 @@ export async function columnarPhase(rows: Row[], file: string): Promise<void> {
       for await (const chunk of res.body as AsyncIterable<Uint8Array>) size += chunk.byteLength;
       const sec = (performance.now() - started) / 1000;
       const cpu = cpuSeconds(svc.pid) - cpu0;
-      const rss = meter.stop();
+      // The per-process goal: the worker that streams the answer (a cluster's others idle).
+      meter.stop();
+      const rss = meter.largest();
       bytes[format] = size;
       log(
         `${phase}: format=${format} ${(size / 1e6).toFixed(1)} MB in ${sec.toFixed(1)} s, service CPU ${cpu.toFixed(1)} s, RSS ${rss.toFixed(0)} MB`,

@@ -3,10 +3,12 @@ import type { Store } from '../storage/store.js';
 import type { Limiter } from './limiter.js';
 import { MemoryLimiter, type DaySeed } from './memory-limiter.js';
 import { RedisLimiter, type LimiterLog } from './redis-limiter.js';
+import { ClusterLimiter } from './cluster-limiter.js';
+import { primaryLink } from '../cluster/primary-link.js';
 
 /**
- * The limiter the configuration asks for: counters in this process, or in Redis when
- * REDIS_URL is set (shared by every instance). An unreachable Redis does not stop the start:
+ * The limiter the configuration asks for: counters in this process (in the cluster primary for
+ * the workers of one instance), or in Redis when REDIS_URL is set (shared by every instance). An unreachable Redis does not stop the start:
  * the limiter counts in memory until Redis answers (see RedisLimiter).
  */
 export async function createLimiter(
@@ -24,7 +26,10 @@ export async function createLimiter(
             .reduce((n, u) => n + u.count, 0),
       }
     : {};
-  if (!config.REDIS_URL) return new MemoryLimiter(seed);
+  if (!config.REDIS_URL) {
+    const link = primaryLink();
+    return link ? new ClusterLimiter(link, seed) : new MemoryLimiter(seed);
+  }
   const limiter = new RedisLimiter({ url: config.REDIS_URL, log, ...seed });
   try {
     await limiter.ready(2000);

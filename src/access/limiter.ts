@@ -71,7 +71,11 @@ export function windowsAt(now: number): Windows {
 }
 
 /** Which limit refuses the next request, given the counts before it: the quota first (it lasts longer). */
-export function refusal(p: Principal, minuteCount: number, dayCount: number): 4030 | 4031 | null {
+export function refusal(
+  p: Pick<Principal, 'ratePerMinute' | 'dailyQuota'>,
+  minuteCount: number,
+  dayCount: number,
+): 4030 | 4031 | null {
   if (p.dailyQuota !== null && dayCount >= p.dailyQuota) return 4031;
   if (p.ratePerMinute !== null && minuteCount >= p.ratePerMinute) return 4030;
   return null;

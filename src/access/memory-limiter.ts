@@ -1,4 +1,5 @@
 import { isStaticKey, type Principal } from './keyring.js';
+import type { LimitTally } from '../cluster/messages.js';
 import {
   noLimit,
   decision,
@@ -83,13 +84,23 @@ export class MemoryLimiter implements Limiter {
 
   /** Checks and counts one request on this instance's counters. */
   count(p: Principal, w = windowsAt(this.now())): LimitDecision {
-    const c = this.current(p.id, w.minute, w.day);
-    const code = refusal(p, c.minuteCount, c.dayCount);
+    const [code, minuteCount, dayCount] = this.tally(p.id, p, w);
+    return decision(p, code, minuteCount, dayCount, w);
+  }
+
+  /** The check and count of `count`, without the headers: `[refusal, minute count, day count]`. */
+  tally(
+    id: string,
+    limits: Pick<Principal, 'ratePerMinute' | 'dailyQuota'>,
+    w = windowsAt(this.now()),
+  ): LimitTally {
+    const c = this.current(id, w.minute, w.day);
+    const code = refusal(limits, c.minuteCount, c.dayCount);
     if (code === null) {
       c.minuteCount++;
       c.dayCount++;
     }
-    return decision(p, code, c.minuteCount, c.dayCount, w);
+    return [code, c.minuteCount, c.dayCount];
   }
 
   /** A key's requests today and this minute, as far as this instance knows. */

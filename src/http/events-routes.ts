@@ -1,13 +1,14 @@
 import type { FastifyInstance } from 'fastify';
 import type { Catalog } from '../catalog/catalog.js';
 import { invalid } from '../errors.js';
-import type { BatchIngest, RevertEvent } from '../ingest/ingest-service.js';
+import type { EventEmitter } from 'node:events';
+import type { RevertEvent } from '../ingest/ingest-service.js';
 import type { BatchRecord } from '../storage/store.js';
 import type { Gauge } from 'prom-client';
 
 /**
- * GET /api/v1/upstream/ingest/events: a server-sent-event stream of the batches this process
- * processes (`event: batch`), so downstream jobs react to new data instead of polling. Needs
+ * GET /api/v1/upstream/ingest/events: a server-sent-event stream of the batches this instance
+ * processes (`event: batch`; every cluster worker's, Services.batchEvents), so downstream jobs react to new data instead of polling. Needs
  * an ingest key. Comment lines every `heartbeatMs` keep proxies from closing an idle stream
  * and reveal a dead client; a closed connection removes its listener at once.
  */
@@ -28,7 +29,7 @@ export function batchEvent(rec: BatchRecord): Record<string, unknown> {
 export function registerEventsRoutes(
   app: FastifyInstance,
   catalog: Catalog,
-  ingest: BatchIngest,
+  events: EventEmitter,
   opts: EventsOptions = {},
 ): void {
   const heartbeatMs = opts.heartbeatMs ?? 15_000;
@@ -92,14 +93,14 @@ export function registerEventsRoutes(
         if (ended) return;
         ended = true;
         clearInterval(timer);
-        ingest.events.off('batch', onBatch);
-        ingest.events.off('revert', onRevert);
+        events.off('batch', onBatch);
+        events.off('revert', onRevert);
         open.delete(end);
         opts.gauge?.dec();
         if (!res.writableEnded) res.end();
       }
-      ingest.events.on('batch', onBatch);
-      ingest.events.on('revert', onRevert);
+      events.on('batch', onBatch);
+      events.on('revert', onRevert);
       open.add(end);
       opts.gauge?.inc();
       req.raw.on('close', end);

@@ -18,5 +18,5 @@ export async function ingestPlugin(app: FastifyInstance, opts: IngestPluginOptio
   const { keyring, authFailures: guard } = services;
   app.addHook('onRequest', authHook('ingest', { keyring, guard, limiter: null }));
   registerIngestRoutes(app, services.ingest, services.config.MDS_BODY_LIMIT);
-  registerEventsRoutes(app, services.catalog, services.ingest, opts.events);
+  registerEventsRoutes(app, services.catalog, services.batchEvents, opts.events);
 }

@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import { AppError } from '../errors.js';
+import { primaryLink } from '../cluster/primary-link.js';
 import type { BatchIngest, RevertEvent } from '../ingest/ingest-service.js';
 import type { BatchRecord } from '../storage/store.js';
 
@@ -166,8 +167,17 @@ export function registerMetricsRoutes(app: FastifyInstance, ingest: BatchIngest)
   });
   for (const code of ['4030', '4031', '4290']) refusals.inc({ code }, 0);
 
+  // In a cluster worker, the primary sums every worker's metrics (cluster/worker-hub.ts): a
+  // scrape through the shared port sees the instance, whichever worker answers it.
+  const link = primaryLink();
+  link?.provideMetrics(async () => [
+    ...(await registry.getMetricsAsJSON()),
+    ...(await processMetrics().getMetricsAsJSON()),
+  ]);
   app.get('/metrics', { schema: { hide: true } }, async (_req, reply) => {
-    const text = (await registry.metrics()) + (await processMetrics().metrics());
+    const text = link
+      ? await link.ask<string>({ mds: 'metrics' })
+      : (await registry.metrics()) + (await processMetrics().metrics());
     return reply.type(registry.contentType).send(text);
   });
   return { registry, sseClients };

@@ -51,6 +51,9 @@ export async function startServer(opts: StartOptions): Promise<ServerProcess> {
     MDS_QUERY_KEYS: QUERY_KEY,
     MDS_ADMIN_TOKEN: ADMIN_TOKEN,
     MDS_SHUTDOWN_GRACE_MS: '10000',
+    // One process (the default is one per core): these tests signal and inspect the server
+    // itself. Cluster mode is tested with MDS_WORKERS set (cluster-workers.test.ts).
+    MDS_WORKERS: '1',
     ...opts.env,
   };
   const hooks = opts.hooks ? ['--import', './test/helpers/ingest-hooks.mjs'] : [];
