@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-import cluster from 'node:cluster';
+import cluster, { type Worker } from 'node:cluster';
 import os from 'node:os';
 import { loadConfig } from './config.js';
 import { EXIT_CONFIG } from './exit-codes.js';
@@ -13,16 +13,20 @@ import { serveWorkers } from './cluster/worker-hub.js';
  */
 function primary(workers: number): void {
   let stopping = false;
+  // A worker stays in cluster.workers until its channel closes, which may come after its
+  // 'exit': the dead are left out by state.
+  const alive = (): Worker[] =>
+    Object.values(cluster.workers ?? {}).filter((w): w is Worker => !!w && !w.isDead());
   serveWorkers();
   const fork = (): void => void cluster.fork();
   cluster.on('exit', (worker, code, signal) => {
     if (code === EXIT_CONFIG && !stopping) {
       console.error(`worker ${worker.process.pid} cannot run against this database; stopping`);
-      stop('SIGTERM');
       process.exitCode = EXIT_CONFIG;
+      stop('SIGTERM');
     }
     if (stopping) {
-      if (Object.keys(cluster.workers ?? {}).length === 0) process.exit(process.exitCode ?? 0);
+      if (alive().length === 0) process.exit(process.exitCode ?? 0);
       return;
     }
     console.error(`worker ${worker.process.pid} exited (${signal ?? code}); starting another in 1 s`);
@@ -31,9 +35,9 @@ function primary(workers: number): void {
   const stop = (signal: NodeJS.Signals): void => {
     if (stopping) return;
     stopping = true;
-    const live = Object.values(cluster.workers ?? {});
-    if (live.length === 0) process.exit(0);
-    for (const w of live) w?.process.kill(signal);
+    const live = alive();
+    if (live.length === 0) process.exit(process.exitCode ?? 0);
+    for (const w of live) w.process.kill(signal);
   };
   process.on('SIGTERM', () => stop('SIGTERM'));
   process.on('SIGINT', () => stop('SIGINT'));
