@@ -35,7 +35,8 @@ export async function serve(): Promise<void> {
           stopping = true;
           await app.close();
           await store.close();
-          return false;
+          // Explicitly: a cluster worker's channel to its primary would keep it alive.
+          process.exit(EXIT_CONFIG);
         }
         app.log.error({ err, attempt, retryInMs: delay }, 'database not reachable; retrying');
         await new Promise((r) => setTimeout(r, delay));
