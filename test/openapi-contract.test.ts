@@ -43,7 +43,14 @@ type Op = {
   operationId: string;
   description?: string;
   security?: unknown[];
-  parameters?: { name: string; in: string; schema: Json; description?: string; 'x-mds-filter'?: string }[];
+  parameters?: {
+    name: string;
+    in: string;
+    schema: Json;
+    description?: string;
+    'x-mds-filter'?: string;
+    'x-mds-field'?: string;
+  }[];
   requestBody?: { content: Record<string, { schema: Json }> };
   responses: Record<string, { content?: Record<string, { schema?: Json }> }>;
   'x-mds-event-schema'?: Json;
@@ -193,6 +200,8 @@ describe('the document', () => {
     assert.equal(param('/api/v1/etf/basic', 'name')?.['x-mds-filter'], 'like');
     assert.equal(param('/api/v1/etf/basic', 'code')?.['x-mds-filter'], 'exact');
     assert.equal(param('/api/v1/etf/kline', 'date_from')?.['x-mds-filter'], 'range');
+    assert.equal(param('/api/v1/etf/kline', 'date_to')?.['x-mds-field'], 'date');
+    assert.equal(param('/api/v1/us/insider-trades', 'date_from')?.['x-mds-field'], 'transaction_date');
     assert.ok(param('/api/v1/upstream/ingest/events', 'dataset'), 'events dataset parameter');
   });
 

@@ -42,6 +42,8 @@ export interface ApiParameter {
   schema: TSchema | Record<string, unknown>;
   /** Query filters: which kind (exact, like, range), as data for generated clients. */
   'x-mds-filter'?: 'exact' | 'like' | 'range';
+  /** Range filters: the row field they bound (a client splits a large pull by it). */
+  'x-mds-field'?: string;
 }
 
 export interface ApiResponse {

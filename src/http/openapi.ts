@@ -164,7 +164,7 @@ export function openApiDocument(catalog: Catalog, version: string): Obj {
       description:
         'Batch ingest and read-only query interface for market data. Every query endpoint is generated ' +
         'from the dataset catalog; x-mds-filter on a query parameter names its filter kind ' +
-        '(exact, like, range). Answers that belong to no operation, in the Error shape (the envelope ' +
+        '(exact, like, range), and x-mds-field the row field a range filter bounds. Answers that belong to no operation, in the Error shape (the envelope ' +
         `under /api/v1/ but the ingest interface): ${PROTOCOL_ERRORS.map((c) => `${ERRORS[c].status} / ${c} ${ERRORS[c].message}`).join('; ')}.`,
     },
     servers: [{ url: '/' }],

@@ -121,6 +121,7 @@ function parameter(d: Dataset, name: string): ApiParameter {
       description: `inclusive ${name === 'date_from' ? 'lower' : 'upper'} bound on ${d.range.apiName}`,
       schema: Type.String({ format: 'date' }),
       'x-mds-filter': 'range',
+      'x-mds-field': d.range.apiName,
     };
   }
   const doc = PARAMETER_DOCS[name];
