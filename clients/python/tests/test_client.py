@@ -326,6 +326,147 @@ class PandasTests(unittest.TestCase):
                 pdt.assert_frame_equal(self.client.get(path, via=via), by_json, check_exact=True, obj=via)
 
 
+class EtagVersionTests(unittest.TestCase):
+    def test_the_version_part_of_a_query_etag(self) -> None:
+        from mds_client.client import _etag_version
+
+        self.assertEqual(_etag_version('W/"12-abcdefghijklmnop"'), "12")
+        self.assertEqual(_etag_version('W/"12:3-ab-defgh_jklmnop"'), "12:3")  # base64url has "-"
+        for bad in (None, "", '"12-abcdefghijklmnop"', 'W/"12"', 'W/"-abcdefghijklmnop"', 'W/"12xabcdefghijklmnop"'):
+            self.assertIsNone(_etag_version(bad), bad)
+
+
+@unittest.skipUnless(HAS_PANDAS and HAS_PYARROW, SKIP_PANDAS if not HAS_PANDAS else SKIP_PYARROW)
+class ParallelPullTests(unittest.TestCase):
+    """A columnar pull split into date ranges fetched at once equals one download: same rows,
+    order, dtypes; and falls back to one download where that could not be guaranteed."""
+
+    def client(self, parallel: int = 3) -> Client:
+        # Every pull here is large enough to split (the default needs 100,000 rows a part).
+        c = Client(BASE, QUERY_KEY, parallel=parallel, parallel_min_rows=1)
+        c.datasets()  # the OpenAPI document, before the requests counted
+        c.sent = []  # type: ignore[attr-defined]
+        request = c._http.request
+
+        def record(method, path, headers, params=None, body=None):  # type: ignore[no-untyped-def]
+            c.sent.append(dict(params or []))  # type: ignore[attr-defined]
+            return request(method, path, headers, params, body)
+
+        c._http.request = record  # type: ignore[method-assign]
+        return c
+
+    def exports(self, c: Client):  # type: ignore[no-untyped-def]
+        return [q for q in c.sent if "format" in q]  # type: ignore[attr-defined]
+
+    def assert_split_equal(self, parts: int, **params) -> None:  # type: ignore[no-untyped-def]
+        import pandas.testing as pdt
+
+        one = Client(BASE, QUERY_KEY)
+        for via in ("arrow", "parquet"):
+            c = self.client(parts)
+            split = c.get("etf/kline", via=via, **params)
+            whole = one.get("etf/kline", via=via, parallel=1, **params)
+            self.assertGreater(len(whole), 0)
+            pdt.assert_frame_equal(split, whole, check_exact=True, obj="%s %s" % (via, params))
+            ranges = [(q.get("date_from"), q.get("date_to")) for q in self.exports(c)]
+            self.assertEqual(len(ranges), parts, ranges)
+            self.assertEqual(len(set(ranges)), parts, ranges)
+
+    def test_default_order_date_desc(self) -> None:
+        self.assert_split_equal(3, source="pytest")
+
+    def test_every_date_its_own_part_and_repeated_boundaries(self) -> None:
+        # 40 parts asked for 23 dates: boundaries repeat (100 rows a date) and are merged. The
+        # last boundary is the earliest date, so the last range (before it) is empty: an empty
+        # Arrow stream / Parquet file joined like the others.
+        import pandas.testing as pdt
+
+        for via in ("arrow", "parquet"):
+            c = self.client(40)
+            split = c.get("etf/kline", via=via, source="pytest")
+            whole = Client(BASE, QUERY_KEY).get("etf/kline", via=via, parallel=1, source="pytest")
+            pdt.assert_frame_equal(split, whole, check_exact=True, obj=via)
+            exports = self.exports(c)
+            self.assertEqual(len(exports), len(DAYS) + 1)
+            self.assertEqual(exports[-1].get("date_to"), "2023-12-31")
+
+    def test_ascending_within_the_users_range_and_fields_without_the_date(self) -> None:
+        self.assert_split_equal(
+            3, sort="date", order="asc", date_from=DAYS[3], date_to=DAYS[19], fields=["code", "close", "open"]
+        )
+
+    def test_explicit_date_sort_and_other_filters(self) -> None:
+        self.assert_split_equal(2, sort="date", code=CODES[:1][0], date_from=DAYS[0])
+        self.assert_split_equal(2, sort="date", order="desc", date_to=DAYS[10])
+
+    def test_arrow_table_and_polars_equal_too(self) -> None:
+        one = Client(BASE, QUERY_KEY)
+        self.assertTrue(self.client(3).get("etf/kline", as_="arrow", source="pytest").equals(
+            one.get("etf/kline", as_="arrow", parallel=1, source="pytest")))
+        if HAS_POLARS:
+            self.assertTrue(self.client(3).get("etf/kline", as_="polars", via="parquet", source="pytest").equals(
+                one.get("etf/kline", as_="polars", via="parquet", parallel=1, source="pytest")))
+
+    def test_falls_back_to_one_download(self) -> None:
+        cases = [
+            ("etf/kline", {"sort": "close"}),  # another field's order: a date range is not contiguous
+            ("etf/kline", {"sort": "code", "order": "asc"}),
+            ("etf/kline", {"interval": "1M"}),  # a bar spans dates
+            ("etf/kline", {"adjust": "hfq"}),  # not a row filter
+            ("etf/kline", {"as_of": "2030-01-01T00:00:00Z"}),
+            ("us/13f-holdings", {}),  # default sort value_usd desc
+            ("etf/basic", {}),  # no date range filter
+        ]
+        for path, params in cases:
+            c = self.client(3)
+            try:
+                c.get(path, via="arrow", **params)
+            except BadRequest:
+                pass  # adjust without factors may be refused: still one request, unsplit
+            # One request: the download, not even a probe.
+            self.assertEqual(len(c.sent), 1, params)  # type: ignore[attr-defined]
+            self.assertEqual(len(self.exports(c)), 1, params)
+        # A service that does not name the range field (x-mds-field): no split.
+        c = self.client(3)
+        c.dataset("etf/kline").range_field = None
+        self.assertEqual(len(c.get("etf/kline", via="arrow", source="pytest")), 2300)
+        self.assertEqual(len(c.sent), 1)  # type: ignore[attr-defined]
+
+    def test_small_pulls_and_parallel_1_are_one_download(self) -> None:
+        small = self.client(2)
+        small.parallel_min_rows = 100_000  # the default
+        self.assertEqual(len(small.get("etf/kline", source="pytest")), 2300)
+        self.assertEqual([q.get("limit") for q in small.sent], ["1", None])  # type: ignore[attr-defined]
+        c = self.client(3)
+        c.get("etf/kline", source="pytest", parallel=1)
+        self.assertEqual(len(c.sent), 1)  # type: ignore[attr-defined]
+
+    def test_a_batch_between_the_parts_means_one_download_again(self) -> None:
+        import pandas.testing as pdt
+
+        c = self.client(2)
+        download = c._download_one
+        pushed = []
+
+        def racing(info, query, fmt):  # type: ignore[no-untyped-def]
+            if not pushed:  # a batch lands after the plan, before the first part is read
+                pushed.append(1)
+                Client(BASE, ingest_key=INGEST_KEY).push(
+                    "etf_daily",
+                    [{"symbol": "577777", "date": DAYS[5], "close": 1.0, "volume": 1.0,
+                      "updated_at": "2024-02-01T08:00:00Z"}],
+                    source="race",
+                )
+            return download(info, query, fmt)
+
+        c._download_one = racing  # type: ignore[method-assign]
+        got = c.get("etf/kline", via="arrow", date_from=DAYS[0])
+        self.assertIn("577777", set(got["code"]))
+        self.assertEqual(len(self.exports(c)), 3)  # two parts, then the whole again
+        self.assertNotIn("date_to", self.exports(c)[-1])
+        pdt.assert_frame_equal(got, Client(BASE, QUERY_KEY).get("etf/kline", via="arrow", parallel=1, date_from=DAYS[0]))
+
+
 @unittest.skipUnless(HAS_POLARS, SKIP_POLARS)
 class PolarsTests(unittest.TestCase):
     def test_polars_dtypes(self) -> None:

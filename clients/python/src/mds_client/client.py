@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import json
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Dict, Iterable, List, Optional, Tuple, Union
 
 from . import batches as _batches
@@ -34,6 +35,18 @@ def _param(v: Any) -> str:
     return str(v)
 
 
+def _etag_version(etag: Optional[str]) -> Optional[str]:
+    """The dataset version part of a query answer's ETag, ``W/"<version>-<16 characters>"``
+    (the version key, then a hash of the request): equal for two requests exactly when they
+    read the same state of the dataset. None for any other form."""
+    if not etag or not etag.startswith('W/"') or not etag.endswith('"'):
+        return None
+    inner = etag[3:-1]
+    if len(inner) < 18 or inner[-17] != "-":
+        return None
+    return inner[:-17]
+
+
 class Client:
     """A client for one market-data-service.
 
@@ -54,6 +67,10 @@ class Client:
             429) and batches in progress (409/4091).
         max_wait: the longest single wait (``Retry-After``) the client accepts before raising
             :class:`~mds_client.RateLimited` instead.
+        parallel: how many requests an Arrow/Parquet pull may be split into, fetched at once
+            (the default for :meth:`get`); 1: always one download. See docs/python-client.md.
+        parallel_min_rows: the fewest rows worth a request of their own: a pull is split into
+            at most ``total // parallel_min_rows`` parts, so smaller pulls stay one download.
     """
 
     def __init__(
@@ -65,8 +82,12 @@ class Client:
         timeout: float = 300.0,
         max_retries: int = 5,
         max_wait: float = 120.0,
+        parallel: int = 2,
+        parallel_min_rows: int = 100_000,
     ) -> None:
         self.key = key
+        self.parallel = parallel
+        self.parallel_min_rows = parallel_min_rows
         self.ingest_key = ingest_key
         self._http = Transport(base_url, timeout=timeout, max_retries=max_retries, max_wait=max_wait)
         self._datasets: Optional[Dict[str, DatasetInfo]] = None
@@ -103,7 +124,9 @@ class Client:
             raise MdsError("a query key is needed: Client(base_url, key)", code=4010)
         return {"Q-API-KEY": self.key}
 
-    def get(self, path: str, as_: str = "pandas", via: str = "auto", **params: Any) -> Any:
+    def get(
+        self, path: str, as_: str = "pandas", via: str = "auto", parallel: Optional[int] = None, **params: Any
+    ) -> Any:
         """Every row of a query, as a DataFrame (or records, or an Arrow table).
 
         Args:
@@ -114,6 +137,9 @@ class Client:
                 ``"arrow"`` or ``"parquet"`` download the whole result in one request (needs
                 pyarrow); ``"auto"`` (default) downloads Arrow when pyarrow is installed and
                 a DataFrame or table is asked for, and pages JSON otherwise.
+            parallel: for Arrow/Parquet, split a large pull into up to this many date ranges
+                fetched at once and joined in order (default: the client's ``parallel``, 2);
+                the result is the same as one download's. 1: one download.
             **params: the endpoint's filters and common parameters (``code="510300"``,
                 ``date_from="2024-01-01"``, ``fields=["date", "close"]``, ``sort``, ``order``).
                 With ``limit``, ``offset`` or ``cursor`` only that one page is fetched.
@@ -131,7 +157,7 @@ class Client:
         if via in ("arrow", "parquet"):
             if single_page:
                 raise BadRequest("limit/offset/cursor page the JSON answer; use via='json'", code=4001)
-            table = self._download(info, query, via)
+            table = self._download(info, query, via, self.parallel if parallel is None else parallel)
             if as_ == "arrow":
                 return table
             if as_ == "polars":
@@ -177,21 +203,117 @@ class Client:
             out.extend(page)
         return out
 
-    def _download(self, info: DatasetInfo, query: List[Tuple[str, str]], fmt: str) -> Any:
+    def _download(self, info: DatasetInfo, query: List[Tuple[str, str]], fmt: str, parallel: int) -> Any:
+        parts = self._split(info, query, parallel) if parallel > 1 else None
+        if parts is None:
+            return self._download_one(info, query, fmt)[0]
+        version, queries = parts
+        import pyarrow as pa
+
+        with ThreadPoolExecutor(max_workers=len(queries)) as pool:
+            done = [f.result() for f in [pool.submit(self._download_one, info, q, fmt) for q in queries]]
+        if any(_etag_version(etag) != version for _, etag in done):
+            # A batch changed the dataset between the parts: they are not one state of it.
+            return self._download_one(info, query, fmt)[0]
+        return pa.concat_tables([table for table, _ in done])
+
+    def _split(
+        self, info: DatasetInfo, query: List[Tuple[str, str]], parallel: int
+    ) -> Optional[Tuple[str, List[List[Tuple[str, str]]]]]:
+        """The query as contiguous ranges of its range field, in answer order (with the dataset
+        version they were planned at), or None when splitting cannot give the same answer.
+
+        An export is the filters' whole result sorted by ``sort``/``order``, ties broken by the
+        unique key. When that sort is the range field, the rows of disjoint, adjacent date
+        ranges follow one another in the answer, each range in the same order as in the whole:
+        the ranges' answers, concatenated in sort order, are the whole answer. The range field
+        must be a non-null date (a null date is in no range), and every parameter a row filter
+        or ``fields``/``sort``/``order`` (``adjust``, ``interval``, ``as_of`` answers are not
+        split). The boundaries are the dates at ``total * i / k`` rows (JSON, ``limit=1``).
+        """
+        field = info.range_field
+        f = info.row_field(field) if field else None
+        if f is None or f.kind != "date" or f.nullable:
+            return None
+        given = dict(query)
+        allowed = set(info.filters) | {"fields", "sort", "order"}
+        if any(k not in allowed for k in given):
+            return None
+        # The order the service applies (src/query/parse.ts): the default order for the
+        # default field, ascending for another field without ``order``.
+        sort = given.get("sort", info.sort)
+        if sort != field:
+            return None
+        order = given.get("order") or (info.order if "sort" not in given or sort == info.sort else "asc")
+        if order not in ("asc", "desc"):
+            return None
+        probe = [(k, v) for k, v in query if k not in ("fields", "sort", "order")]
+        probe += [("sort", field), ("order", order), ("fields", field), ("limit", "1")]
+        version, total, _ = self._probe(info, probe)
+        k = min(parallel, total // max(1, self.parallel_min_rows))
+        if version is None or k < 2:
+            return None
+        bounds: List[str] = []
+        for i in range(1, k):
+            v, _, date = self._probe(info, probe + [("offset", str(total * i // k))])
+            if v != version or date is None:
+                return None
+            if not bounds or bounds[-1] != date:
+                bounds.append(date)
+        # Desc (b1 > b2 > …): [b1, ∞), [b2, b1 - 1], …, (-∞, bm - 1]. Asc (b1 < b2 < …):
+        # (-∞, b1], [b1 + 1, b2], …, [bm + 1, ∞). A part's bound comes from a row of the result,
+        # so it lies within the user's own date_from/date_to, which it replaces: each part is
+        # the user's range cut, never widened.
+        try:
+            days = [_dt.date.fromisoformat(b) for b in bounds]
+            step = _dt.timedelta(days=1 if order == "asc" else -1)
+            ranges: List[Tuple[Optional[_dt.date], Optional[_dt.date]]] = []
+            prev: Optional[_dt.date] = None
+            for d in [*days, None]:
+                if order == "desc":
+                    ranges.append((d, prev + step if prev else None))
+                else:
+                    ranges.append((prev + step if prev else None, d))
+                prev = d
+        except (ValueError, OverflowError):
+            return None
+        rest = [(k_, v) for k_, v in query if k_ not in ("date_from", "date_to")]
+        queries = []
+        for lo, hi in ranges:
+            q = dict(given)
+            if lo is not None:
+                q["date_from"] = lo.isoformat()
+            if hi is not None:
+                q["date_to"] = hi.isoformat()
+            queries.append(rest + [(k_, q[k_]) for k_ in ("date_from", "date_to") if k_ in q])
+        return version, queries
+
+    def _probe(self, info: DatasetInfo, query: List[Tuple[str, str]]) -> Tuple[Optional[str], int, Optional[str]]:
+        """(dataset version from the ETag, meta.total, the one row's range field) of a JSON page."""
+        res = self._http.request("GET", info.path, self._query_headers(), query)
+        body = res.json()
+        rows = body.get("data") or []
+        field = dict(query).get("fields")
+        value = rows[0].get(field) if rows and field else None
+        return _etag_version(res.headers.get("etag")), int(body.get("meta", {}).get("total", 0)), value
+
+    def _download_one(self, info: DatasetInfo, query: List[Tuple[str, str]], fmt: str) -> Tuple[Any, Optional[str]]:
+        """One export, read into a pyarrow Table; with the answer's ETag."""
         import pyarrow as pa
 
         res = self._http.request("GET", info.path, self._query_headers(), query + [("format", fmt)])
+        etag = res.headers.get("etag")
         if fmt == "arrow":
             # Read batch by batch from the socket: no second copy of the bytes.
             try:
                 with pa.ipc.open_stream(res.raw) as reader:
-                    return reader.read_all()
+                    return reader.read_all(), etag
             finally:
                 res.raw.close()
         import pyarrow.parquet as pq
 
         # A Parquet file is read from its footer: the body once into memory, read in place.
-        return pq.read_table(pa.BufferReader(res.read()))
+        return pq.read_table(pa.BufferReader(res.read())), etag
 
     @staticmethod
     def _records_from_arrow(table: Any) -> List[Dict[str, Any]]:

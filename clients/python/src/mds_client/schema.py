@@ -48,6 +48,14 @@ class DatasetInfo:
     row_fields: List[Field] = field(default_factory=list)
     ingest_fields: List[Field] = field(default_factory=list)
     key: List[str] = field(default_factory=list)
+    #: The query parameters that are row filters (``x-mds-filter``: exact, like, range).
+    filters: List[str] = field(default_factory=list)
+    #: The row field ``date_from`` / ``date_to`` bound (``x-mds-field``); None: no range filter,
+    #: or a service too old to say.
+    range_field: Optional[str] = None
+    #: The default sort field and order (the ``sort`` / ``order`` parameters' defaults).
+    sort: Optional[str] = None
+    order: Optional[str] = None
 
     def row_field(self, name: str) -> Optional[Field]:
         return next((f for f in self.row_fields if f.name == name), None)
@@ -90,6 +98,15 @@ def datasets_from_openapi(doc: Dict[str, Any]) -> Dict[str, DatasetInfo]:
         envelope = _resolve(doc, content.get("schema", {}))
         data = _resolve(doc, envelope.get("properties", {}).get("data", {}))
         info.row_fields = _fields(doc, data.get("items", {}))
+        for p in op.get("parameters", []):
+            p = _resolve(doc, p)
+            pname = p.get("name")
+            if p.get("x-mds-filter"):
+                info.filters.append(pname)
+            if p.get("x-mds-filter") == "range" and isinstance(p.get("x-mds-field"), str):
+                info.range_field = p["x-mds-field"]
+            if pname in ("sort", "order"):
+                setattr(info, pname, _resolve(doc, p.get("schema", {})).get("default"))
         batch = schemas.get("%s_batch" % name)
         if batch:
             records = _resolve(doc, batch["properties"]["records"])
