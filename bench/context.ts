@@ -79,7 +79,7 @@ export async function startService(
   main?: string,
 ): Promise<Server> {
   const port = await freePort();
-  return startServer(
+  const server = await startServer(
     workers === undefined
       ? `service (defaults${DEFAULT_WORKERS > 1 ? `: ${DEFAULT_WORKERS} workers` : ''})`
       : workers > 1
@@ -102,6 +102,25 @@ export async function startService(
     port,
     '/health',
   );
+  await allServing(server, workers ?? DEFAULT_WORKERS);
+  return server;
+}
+
+/**
+ * A cluster's first worker answers /health before the others have joined the port: measure
+ * only once every worker serves (the instance's `mds_cluster_workers_serving`; builds without
+ * it are taken as they come).
+ */
+async function allServing(server: Server, workers: number): Promise<void> {
+  if (workers < 2) return;
+  const deadline = Date.now() + 120_000;
+  while (Date.now() < deadline) {
+    const text = await (await fetch(server.url + '/metrics')).text();
+    const m = /^mds_cluster_workers_serving (\d+)$/m.exec(text);
+    if (!m || Number(m[1]) >= workers) return;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`${server.name}: not all ${workers} workers serving after 120 s`);
 }
 
 /** A reference server of bench/baseline-server.ts on the minimal table (see minimal.ts). */

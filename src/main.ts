@@ -4,6 +4,8 @@ import os from 'node:os';
 import { loadConfig } from './config.js';
 import { EXIT_CONFIG } from './exit-codes.js';
 import { serveWorkers } from './cluster/worker-hub.js';
+import { JOIN_WHEN_READY } from './cluster/primary-link.js';
+import { isMdsMessage, type ToPrimary } from './cluster/messages.js';
 
 /**
  * MDS_WORKERS > 1, or 0 (the default) on a machine of several cores: this process forks the
@@ -18,7 +20,15 @@ function primary(workers: number): void {
   const alive = (): Worker[] =>
     Object.values(cluster.workers ?? {}).filter((w): w is Worker => !!w && !w.isDead());
   serveWorkers();
-  const fork = (): void => void cluster.fork();
+  // The first worker starts alone (it runs any migration and answers 503 meanwhile); once it
+  // serves, the others join, each listening only when its own database is ready.
+  let serving = false;
+  const fork = (): void => void cluster.fork(serving && alive().length > 0 ? { [JOIN_WHEN_READY]: '1' } : {});
+  cluster.on('message', (_worker, m: unknown) => {
+    if (serving || !isMdsMessage<ToPrimary>(m) || m.mds !== 'ready') return;
+    serving = true;
+    for (let i = 1; i < workers; i++) fork();
+  });
   cluster.on('exit', (worker, code, signal) => {
     if (code === EXIT_CONFIG && !stopping) {
       console.error(`worker ${worker.process.pid} cannot run against this database; stopping`);
@@ -41,7 +51,7 @@ function primary(workers: number): void {
   };
   process.on('SIGTERM', () => stop('SIGTERM'));
   process.on('SIGINT', () => stop('SIGINT'));
-  for (let i = 0; i < workers; i++) fork();
+  fork();
 }
 
 const requested = cluster.isPrimary ? loadConfig().MDS_WORKERS : 1;

@@ -6,6 +6,7 @@ import { SchemaTooNewError } from './storage/store.js';
 import { createServices } from './services.js';
 import { requestThreadCheckpoints } from './ingest/ingest-pool.js';
 import { createApp } from './app.js';
+import { JOIN_WHEN_READY, primaryLink } from './cluster/primary-link.js';
 
 /** config → store → services → app → listen; migrations retried with backoff; graceful shutdown on signals. */
 export async function serve(): Promise<void> {
@@ -17,7 +18,12 @@ export async function serve(): Promise<void> {
   // Not ready (503) until the migration below succeeds.
   const services = await createServices({ config, store, ready: () => false });
   const app = await createApp(services);
-  await app.listen({ port: config.PORT, host: config.HOST });
+  // A worker joining a cluster whose first worker is serving listens once its database is
+  // ready, so the port never hands a connection to a worker that would answer 503; anyone
+  // else listens at once, and /health says 503 while the database is not ready.
+  const joining = process.env[JOIN_WHEN_READY] === '1';
+  const listen = (): Promise<string> => app.listen({ port: config.PORT, host: config.HOST });
+  if (!joining) await listen();
 
   let stopping = false;
   const connect = async (): Promise<boolean> => {
@@ -45,6 +51,8 @@ export async function serve(): Promise<void> {
     return false;
   };
   if (!(await connect())) return;
+  if (joining) await listen();
+  primaryLink()?.ready();
 
   // Batch status records are kept MDS_BATCH_RETENTION_DAYS, then purged hourly.
   const purge = async (): Promise<void> => {

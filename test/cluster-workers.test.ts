@@ -49,8 +49,10 @@ async function startCluster(databaseUrl: string, workers: string | null): Promis
   const server = await startServer({ databaseUrl, env: { ...env, MDS_WORKERS: workers ?? '0' } });
   const expected = workers === null ? os.availableParallelism() : Number(workers);
   await until(
-    `${expected} workers ready`,
-    () => (server.output().match(/database ready/g) ?? []).length >= expected,
+    `${expected} workers serving`,
+    () =>
+      (server.output().match(/database ready/g) ?? []).length >= expected &&
+      workerPids(server.output()).length >= expected,
   );
   return server;
 }
@@ -106,6 +108,15 @@ for (const backend of ['sqlite', 'postgres'] as const) {
         try {
           const out = server.output;
           assert.equal(workerPids(out()).length, 2, out().slice(-2000));
+          // The first worker listens at once (and says 503 until ready); the other joins the port
+          // only when its database is ready, so no connection reaches a worker still starting.
+          const [first, second] = workerPids(out()) as [number, number];
+          const at = (pid: number, msg: string): number =>
+            out()
+              .split('\n')
+              .findIndex((l) => l.includes(`"pid":${pid},`) && l.includes(msg));
+          assert.ok(at(first, 'Server listening') < at(first, 'database ready'), out().slice(-3000));
+          assert.ok(at(second, 'database ready') < at(second, 'Server listening'), out().slice(-3000));
 
           // A key allowed 3 requests a minute: 3 answers in all, not 3 per worker.
           const created = await request(server.port, {
@@ -190,6 +201,7 @@ for (const backend of ['sqlite', 'postgres'] as const) {
             const byStatus = Object.fromEntries(served.map((x) => [x[1], Number(x[2])]));
             assert.deepEqual(byStatus, { '200': 3, '403': 5 }, m.body.slice(0, 3000));
             assert.match(m.body, /^mds_ingest_batches_total\{dataset="etf_daily",status="accepted"\} 5$/m);
+            assert.match(m.body, /^mds_cluster_workers_serving 2$/m);
           }
 
           assert.equal(await server.kill('SIGTERM').then((r) => r.code), 0, 'the group stops cleanly');

@@ -25,7 +25,8 @@ export type ToPrimary =
   | { mds: 'peek'; id: number; ids: string[] }
   | { mds: 'metrics'; id: number }
   | { mds: 'metrics-part'; id: number; metrics: unknown[] }
-  | ({ mds: 'event' } & RelayedEvent);
+  | ({ mds: 'event' } & RelayedEvent)
+  | { mds: 'ready' };
 
 /** Primary → worker: answers, events from any worker (its own included), a call for its metrics. */
 export type ToWorker =

@@ -56,6 +56,11 @@ export class PrimaryLink {
     }
   }
 
+  /** Tells the primary this worker serves (its database is ready and it listens). */
+  ready(): void {
+    void this.send({ mds: 'ready' }).catch(() => {});
+  }
+
   /** What this worker answers when the primary gathers the instance's metrics. */
   provideMetrics(source: () => Promise<unknown[]>): void {
     this.metricsSource = source;
@@ -76,6 +81,9 @@ export class PrimaryLink {
     });
   }
 }
+
+/** Set by the primary on workers it forks while another serves: listen once the database is ready. */
+export const JOIN_WHEN_READY = 'MDS_CLUSTER_JOIN_WHEN_READY';
 
 let link: PrimaryLink | null | undefined;
 

@@ -16,6 +16,9 @@ type Metrics = MetricObjectWithValues<MetricValue<string>>[];
  */
 export function serveWorkers(): void {
   const counters = new MemoryLimiter();
+  /** Workers that said they serve (database ready, listening), by cluster id. */
+  const serving = new Set<number>();
+  cluster.on('exit', (w: Worker) => serving.delete(w.id));
   let nextGather = 0;
   const gathers = new Map<number, { parts: Metrics[]; waiting: number; done(): void }>();
 
@@ -42,7 +45,12 @@ export function serveWorkers(): void {
       if (live.length === 0) resolve();
     });
     gathers.delete(id);
-    return AggregatorRegistry.aggregate(parts).metrics();
+    const text = await AggregatorRegistry.aggregate(parts).metrics();
+    return (
+      text +
+      '# HELP mds_cluster_workers_serving Worker processes of this instance that serve requests\n' +
+      `# TYPE mds_cluster_workers_serving gauge\nmds_cluster_workers_serving ${serving.size}\n`
+    );
   };
 
   cluster.on('message', (worker: Worker, m: unknown) => {
@@ -69,6 +77,9 @@ export function serveWorkers(): void {
           (text) => send(worker, { mds: 'reply', id: m.id, body: text }),
           (err: unknown) => send(worker, { mds: 'reply', id: m.id, error: String(err) }),
         );
+        break;
+      case 'ready':
+        serving.add(worker.id);
         break;
       case 'metrics-part': {
         const g = gathers.get(m.id);
