@@ -23,7 +23,14 @@ function primary(workers: number): void {
   // The first worker starts alone (it runs any migration and answers 503 meanwhile); once it
   // serves, the others join, each listening only when its own database is ready.
   let serving = false;
-  const fork = (): void => void cluster.fork(serving && alive().length > 0 ? { [JOIN_WHEN_READY]: '1' } : {});
+  const fork = (): void =>
+    void cluster.fork({
+      // glibc gives every thread that allocates its own malloc arena, and each keeps what it
+      // held: two arenas took 20–30 MB off a worker's peak during a 1M-row Parquet export
+      // (docs/deployment.md). An operator's own setting wins; musl ignores it.
+      MALLOC_ARENA_MAX: process.env.MALLOC_ARENA_MAX ?? '2',
+      ...(serving && alive().length > 0 ? { [JOIN_WHEN_READY]: '1' } : {}),
+    });
   cluster.on('message', (_worker, m: unknown) => {
     if (serving || !isMdsMessage<ToPrimary>(m) || m.mds !== 'ready') return;
     serving = true;

@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import fs from 'node:fs';
 import http from 'node:http';
 import os from 'node:os';
 import { describe, test } from 'node:test';
@@ -226,6 +227,11 @@ test(
         !workerPids(server.output()).includes(server.child.pid as number),
         'the primary serves no requests',
       );
+      // Workers get fewer malloc arenas unless the operator set it (the measured memory saving).
+      for (const pid of workerPids(server.output())) {
+        const environ = fs.readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0');
+        assert.ok(environ.includes('MALLOC_ARENA_MAX=2'), `worker ${pid}`);
+      }
     } finally {
       await server.kill('SIGTERM');
       await db.drop();
