@@ -5,7 +5,7 @@ import { QueryService } from '../src/query/query-service.js';
 import { rowJson, rowJsonFields } from '../src/storage/row-json.js';
 import type { Value } from '../src/storage/store.js';
 import { backends, push, startApp, type Harness } from './helpers/harness.js';
-import { batch } from './helpers/batches.js';
+import { adjFactor as factor, batch } from './helpers/batches.js';
 
 /**
  * Adjusted pages are adjusted in the process (query-service.ts, factors kept per factor
@@ -52,13 +52,6 @@ const bars = CODES.flatMap((symbol, c) =>
   }),
 );
 
-const factor = (symbol: string, date: string, adj_factor: number, source = 'test') => ({
-  symbol,
-  date,
-  adj_factor,
-  source,
-  updated_at: '2024-06-04T00:00:00Z',
-});
 // Factor dates on bar days, between them, before the first bar and after the last.
 const factors = [
   ...['A', 'B', 'C', 'D', 'TWO'].flatMap((symbol, c) =>

@@ -4,7 +4,7 @@ import { parse } from 'csv-parse/sync';
 import { tableFromIPC } from 'apache-arrow';
 import { parquetReadObjects } from 'hyparquet';
 import { backends, get, json, push, startApp, type Harness } from './helpers/harness.js';
-import { batch } from './helpers/batches.js';
+import { adjFactor as factor, batch } from './helpers/batches.js';
 
 /**
  * adjust=qfq|hfq and interval=1w|1M|1Q|1Y, pinned to hand-computed examples on every backend
@@ -47,14 +47,6 @@ const BARS = [
 ];
 // Code B has no factors: returned as stored.
 const B = { ...bar('2024-05-06', 7, 7, 7, 7, 7, 50), symbol: 'B' };
-
-const factor = (symbol: string, date: string, adj_factor: number, source = 'test') => ({
-  symbol,
-  date,
-  adj_factor,
-  source,
-  updated_at: '2024-06-04T00:00:00Z',
-});
 
 type Row = Record<string, number | string | null>;
 

@@ -61,6 +61,15 @@ export function batchOfRecords(
   };
 }
 
+/** An adj_factor row (the bars suites' factors). */
+export const adjFactor = (symbol: string, date: string, adj_factor: number, source = 'test'): Data => ({
+  symbol,
+  date,
+  adj_factor,
+  source,
+  updated_at: '2024-06-04T00:00:00Z',
+});
+
 /** An etf_daily row; float noise like 9.420000000000002 on purpose. */
 export function etfBar(symbol: string, date: string, extra: Data = {}): Data {
   return {
