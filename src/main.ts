@@ -5,7 +5,6 @@ import { loadConfig } from './config.js';
 import { EXIT_CONFIG } from './exit-codes.js';
 import { serveWorkers } from './cluster/worker-hub.js';
 import { JOIN_WHEN_READY } from './cluster/primary-link.js';
-import { isMdsMessage, type ToPrimary } from './cluster/messages.js';
 
 /**
  * MDS_WORKERS > 1, or 0 (the default) on a machine of several cores: this process forks the
@@ -19,23 +18,24 @@ function primary(workers: number): void {
   // 'exit': the dead are left out by state.
   const alive = (): Worker[] =>
     Object.values(cluster.workers ?? {}).filter((w): w is Worker => !!w && !w.isDead());
-  serveWorkers();
   // The first worker starts alone (it runs any migration and answers 503 meanwhile); once it
   // serves, the others join, each listening only when its own database is ready.
-  let serving = false;
+  let forkedAll = false;
+  const hub = serveWorkers({
+    onReady: () => {
+      if (forkedAll) return;
+      forkedAll = true;
+      for (let i = 1; i < workers; i++) fork();
+    },
+  });
   const fork = (): void =>
     void cluster.fork({
       // glibc gives every thread that allocates its own malloc arena, and each keeps what it
       // held: two arenas took 20–30 MB off a worker's peak during a 1M-row Parquet export
       // (docs/deployment.md). An operator's own setting wins; musl ignores it.
       MALLOC_ARENA_MAX: process.env.MALLOC_ARENA_MAX ?? '2',
-      ...(serving && alive().length > 0 ? { [JOIN_WHEN_READY]: '1' } : {}),
+      ...(hub.serving() > 0 ? { [JOIN_WHEN_READY]: '1' } : {}),
     });
-  cluster.on('message', (_worker, m: unknown) => {
-    if (serving || !isMdsMessage<ToPrimary>(m) || m.mds !== 'ready') return;
-    serving = true;
-    for (let i = 1; i < workers; i++) fork();
-  });
   cluster.on('exit', (worker, code, signal) => {
     if (code === EXIT_CONFIG && !stopping) {
       console.error(`worker ${worker.process.pid} cannot run against this database; stopping`);

@@ -27,6 +27,7 @@ interface Waiting {
  */
 export class ClusterLimiter implements Limiter {
   private readonly local: MemoryLimiter;
+  private readonly now: () => number;
   private queue: Waiting[] = [];
 
   constructor(
@@ -36,8 +37,6 @@ export class ClusterLimiter implements Limiter {
     this.local = new MemoryLimiter(opts);
     this.now = opts.now ?? Date.now;
   }
-
-  private readonly now: () => number;
 
   consume(p: Principal): LimitDecision | Promise<LimitDecision> {
     if (!needsCounting(p)) return noLimit(this.now());

@@ -12,9 +12,9 @@ type Metrics = MetricObjectWithValues<MetricValue<string>>[];
  * The cluster primary's part in what its workers share without Redis: one set of rate-limit
  * counters (so a key's budget is the instance's, not each worker's), batch events passed to
  * every worker (an event stream on any worker sees batches processed on all), and `/metrics`
- * summed over the workers. JavaScript runs one message at a time, so check-and-count stays atomic.
+ * summed over the workers. Also which workers serve: `onReady` when one says so. JavaScript runs one message at a time, so check-and-count stays atomic.
  */
-export function serveWorkers(): void {
+export function serveWorkers(opts: { onReady?: () => void } = {}): { serving(): number } {
   const counters = new MemoryLimiter();
   /** Workers that said they serve (database ready, listening), by cluster id. */
   const serving = new Set<number>();
@@ -80,6 +80,7 @@ export function serveWorkers(): void {
         break;
       case 'ready':
         serving.add(worker.id);
+        opts.onReady?.();
         break;
       case 'metrics-part': {
         const g = gathers.get(m.id);
@@ -90,4 +91,5 @@ export function serveWorkers(): void {
       }
     }
   });
+  return { serving: () => serving.size };
 }
