@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import Database from 'better-sqlite3';
 import { CATALOG, type Dataset } from '../src/catalog/catalog.js';
 import { createStore } from '../src/storage/create-store.js';
+import { BASELINE_BATCH, REV_BATCH, REV_FROM, REV_OP } from '../src/storage/revision-columns.js';
 import type { BatchRecord, Row } from '../src/storage/store.js';
 import { code, codeRows, tradingDays } from './data.js';
 
@@ -51,8 +52,15 @@ const raw = new Database(file);
 const state = raw
   .prepare('SELECT dataset, exchange, rule FROM mds_quality_state WHERE dataset = ?')
   .get(etf.name);
-raw.close();
 if (!state) throw new Error('no quality summaries in this file');
+// The bench file's rows are loaded without their revision stamp; a service's rows always carry
+// one (migrate stamps old rows as the baseline), and a batch replacing an unstamped row fails.
+raw
+  .prepare(
+    `UPDATE etf_daily SET "${REV_OP}" = 'insert', "${REV_BATCH}" = ?, "${REV_FROM}" = ? WHERE "${REV_FROM}" IS NULL`,
+  )
+  .run(BASELINE_BATCH, '2020-01-01T00:00:00.000Z');
+raw.close();
 
 for (let round = 0; round < Number(roundsArg); round++) {
   const kept = round % 2 === 1;

@@ -189,6 +189,29 @@ for (const backend of await backends()) {
       );
       await same('updates');
 
+      // Older days corrected with every bar's verdicts kept (their summaries stand as they are),
+      // then, in one batch, a bad bar and a zero-volume day of GAPS moved to other older days:
+      // the same counts, other dates (judged again).
+      await pushOk(
+        batch('etf_daily', [
+          bar('GOOD', '2024-04-30', { close: 10.5, volume: 999 }),
+          bar('BAD', OPEN[3] as string, { close: 21 }),
+          bar('GAPS', '2024-05-09', { volume: 0, close: 9.5 }),
+        ]),
+      );
+      await same('older days corrected, verdicts kept');
+      await pushOk(
+        batch('etf_daily', [
+          bar('GAPS', '2024-04-29', { low: 12 }),
+          bar('GAPS', '2024-05-13'),
+          bar('GAPS', '2024-05-09'),
+          bar('GAPS', '2024-05-10', { volume: 0 }),
+        ]),
+      );
+      await same('a bad bar and a zero-volume day moved');
+      const moved = await fromSummaries.report('etf_daily', { code: 'GAPS' });
+      assert.deepEqual(moved.rows[0]?.ohlc_violation_dates, ['2024-04-29']);
+
       // Each code's last day pushed again, changed (with an append for GAPS): GOOD's becomes a bad
       // zero-volume bar, BAD's a good one; then GOOD's is fixed, and a full snapshot of 05-20
       // without GOOD takes its last day away.

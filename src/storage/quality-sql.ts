@@ -1,6 +1,7 @@
 import type { Dataset, DailySeries } from '../catalog/catalog.js';
 import type { KeptVerdict, QualitySort } from '../query/quality-rules.js';
-import { ident, join, q, raw, sql, type Sql } from './sql.js';
+import { revisionTableName, REV_OP } from './revision-schema.js';
+import { ident, join, q, raw, replacedBy, sql, type Sql } from './sql.js';
 import type { QualityQuery } from './store.js';
 
 /**
@@ -85,17 +86,48 @@ export function qualitySummarySql(qq: QualityQuery, scope: RowScope = null): Sql
   return sql`SELECT ${code} AS code, min(${date}) AS first_date, max(${date}) AS last_date, count(DISTINCT ${date}) AS bars, count(DISTINCT CASE WHEN ${date} IN (${openDays(qq)}) THEN ${date} END) AS open_bars, ${zero} FROM ${source(qq, scope)}${where(conditions(qq, scope))} GROUP BY ${code}`;
 }
 
-/** Impossible bars: low > high, open or close outside [low, high], negative volume. */
-export function qualityViolationsSql(qq: QualityQuery, scope: RowScope = null): Sql | null {
-  const b = daily(qq.dataset).bar;
+/**
+ * "The bar is impossible": low > high, open or close outside [low, high], negative volume.
+ * `alias`: the row's table alias (SQL text), or none.
+ */
+function badBar(s: DailySeries, alias = ''): string | null {
+  const b = s.bar;
   if (!b) return null;
-  const [o, h, l, c] = [b.open, b.high, b.low, b.close].map((f) => q(f.name));
+  const col = (f: { name: string }): string => `${alias ? `${alias}.` : ''}${q(f.name)}`;
+  const [o, h, l, c] = [b.open, b.high, b.low, b.close].map(col);
   const bad = [`${l} > ${h}`, `${o} < ${l}`, `${o} > ${h}`, `${c} < ${l}`, `${c} > ${h}`];
-  if (b.volume) bad.push(`${q(b.volume.name)} < 0`);
+  if (b.volume) bad.push(`${col(b.volume)} < 0`);
+  return `(${bad.join(' OR ')})`;
+}
+
+/** Impossible bars (badBar), per code and date. */
+export function qualityViolationsSql(qq: QualityQuery, scope: RowScope = null): Sql | null {
   const s = daily(qq.dataset);
+  const bad = badBar(s);
+  if (!bad) return null;
   return sql`SELECT DISTINCT ${ident(s.code.name)} AS code, ${ident(s.date.name)} AS date FROM ${source(qq, scope)}${where(
-    [...conditions(qq, scope), raw(`(${bad.join(' OR ')})`)],
+    [...conditions(qq, scope), raw(bad)],
   )} ORDER BY code, date`;
+}
+
+/**
+ * The codes of a batch's changes (`changed`, alias "c": its revisions) whose every changed bar
+ * replaced a bar of the same key with the same zero-volume and impossible-bar verdicts (a price
+ * or volume corrected): their dates, gaps, zero-volume days and bad bars are what they were, so
+ * their summaries stand. An inserted or deleted bar, or a verdict that changed, does not count.
+ */
+export function verdictsKeptSql(d: Dataset, changed: Sql): Sql {
+  const s = daily(d);
+  const flags = (a: string): string => {
+    const bad = badBar(s, a);
+    const v = s.bar?.volume;
+    const zero = v ? `CASE WHEN ${a}.${q(v.name)} = 0 THEN 1 ELSE 0 END` : '0';
+    return `${bad ? `CASE WHEN ${bad} THEN 2 ELSE 0 END` : '0'} + ${zero}`;
+  };
+  const kept = `c.${q(REV_OP)} = 'update' AND p.${q(REV_OP)} IS NOT NULL AND ${flags('c')} = ${flags('p')}`;
+  return sql`SELECT c.${ident(s.code.name)} AS code FROM ${changed} LEFT JOIN ${ident(revisionTableName(d))} AS p ON ${raw(
+    replacedBy(d, 'p', 'c'),
+  )} GROUP BY c.${ident(s.code.name)} HAVING sum(CASE WHEN ${raw(kept)} THEN 0 ELSE 1 END) = 0`;
 }
 
 /** The open days of the exchange, oldest first. */

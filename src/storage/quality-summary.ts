@@ -22,6 +22,7 @@ import {
   summaryStateSql,
   touchedCodesSql,
   touchedExchangesSql,
+  verdictsKeptSql,
   type RowScope,
 } from './quality-sql.js';
 import type { Sql } from './sql.js';
@@ -159,7 +160,10 @@ export function* refreshQuality(tx: Tx, catalog: Catalog, d: Dataset, changed: S
   const qq = summaryQuery(calendar, d);
   // Not built for this exchange: the report is computed on demand until migrate builds them.
   if ((yield* tx.run(lockSummarySql(qq))) === 0) return;
-  const touched = yield* tx.rows(touchedCodesSql(d, changed));
+  // A code whose changed bars each replaced one with the same verdicts (a correction of prices
+  // or volumes) keeps its summary: judging its bars again would give the same one.
+  const kept = new Set((yield* tx.rows(verdictsKeptSql(d, changed))).map((r) => String(r.code)));
+  const touched = (yield* tx.rows(touchedCodesSql(d, changed))).filter((r) => !kept.has(String(r.code)));
   const open = touched.length > 0 ? yield* readOpenDays(tx, qq) : [];
   for (let i = 0; i < touched.length; i += CHUNK) {
     const chunk = touched.slice(i, i + CHUNK).map((r) => ({ code: String(r.code), since: String(r.since) }));

@@ -2,7 +2,19 @@ import type { Catalog, Dataset } from '../catalog/catalog.js';
 import type { Tx } from './db.js';
 import { ROW_JSON_COLUMN } from './row-json.js';
 import { batchFromRow } from './row-mapping.js';
-import { ident, pruneSql, pruneWhere, q, raw, sql, upsertColumns, type Dialect, type Sql } from './sql.js';
+import {
+  ident,
+  keyMatch,
+  pruneSql,
+  pruneWhere,
+  q,
+  raw,
+  replacedBy,
+  sql,
+  upsertColumns,
+  type Dialect,
+  type Sql,
+} from './sql.js';
 import type { Step } from './step.js';
 import { refreshQuality } from './quality-summary.js';
 import type { BatchChanges, BatchRecord, RevertResult, Value, WriteBatch } from './store.js';
@@ -34,9 +46,6 @@ export function changeTime(clock: string, last: string | null): string {
   if (last === null || clock > last) return clock;
   return new Date(Date.parse(last) + 1).toISOString();
 }
-
-const keyMatch = (d: Dataset, a: string, b: string): string =>
-  d.key.map((k) => `${a}.${q(k.name)} = ${b}.${q(k.name)}`).join(' AND ');
 
 const cols = (d: Dataset, alias: string | null): Sql =>
   raw(
@@ -160,8 +169,7 @@ export function touchStateSql(dataset: string): Sql {
   return sql`UPDATE mds_dataset_state SET version = version + 1 WHERE dataset = ${dataset}`;
 }
 
-/** "Revision p is the one r replaced": same key, closed when r began. */
-const previous = (d: Dataset): Sql => raw(`${keyMatch(d, 'p', 'r')} AND p.${q(REV_TO)} = r.${q(REV_FROM)}`);
+const previous = (d: Dataset): Sql => raw(replacedBy(d, 'p', 'r'));
 
 /** A row's response JSON as stored with its revision (row-json.ts), completed with created_at. */
 const rowJsonOf = (alias: string): Sql =>

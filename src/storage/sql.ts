@@ -415,3 +415,11 @@ export function pruneSql(
 ): Sql {
   return sql`DELETE FROM ${ident(d.name)} AS t WHERE ${pruneWhere(d, prune, keys)}`;
 }
+
+/** "Rows `a` and `b` have the same key" (aliases as SQL text). */
+export const keyMatch = (d: Dataset, a: string, b: string): string =>
+  d.key.map((k) => `${a}.${q(k.name)} = ${b}.${q(k.name)}`).join(' AND ');
+
+/** "Revision `p` is the one `r` replaced": same key, closed when `r` began. */
+export const replacedBy = (d: Dataset, p: string, r: string): string =>
+  `${keyMatch(d, p, r)} AND ${p}.${q(REV_TO)} = ${r}.${q(REV_FROM)}`;
