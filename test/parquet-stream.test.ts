@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { parquetReadObjects } from 'hyparquet';
+import { parquetMetadata, parquetReadObjects } from 'hyparquet';
 import { tableFromIPC } from 'apache-arrow';
-import { arrowStream } from '../src/export/arrow-stream.js';
+import { arrowStream, BATCH_ROWS } from '../src/export/arrow-stream.js';
 import { CATALOG } from '../src/catalog/catalog.js';
 import { parquetStream, ROW_GROUP_ROWS } from '../src/export/parquet-stream.js';
 import type { Value } from '../src/storage/store.js';
@@ -72,6 +72,10 @@ describe('format=parquet writer (parquet-wasm), and the column batches both form
     const { bytes, error } = await collect(parquetStream(FIELDS, chunks));
     assert.equal(error, undefined);
     assert.ok(endsWithFooter(bytes));
+    // Row groups of ROW_GROUP_ROWS, one Arrow batch each (their size is the export's RSS).
+    const groups = parquetMetadata(new Uint8Array(bytes).buffer).row_groups.map((g) => Number(g.num_rows));
+    assert.deepEqual(groups, [ROW_GROUP_ROWS, 2_500]);
+    assert.equal(ROW_GROUP_ROWS, BATCH_ROWS);
     const rows = await parquetReadObjects({ file: new Uint8Array(bytes).buffer });
     assert.equal(rows.length, total);
     // Every row: the column batches are refilled in place (column-batch.ts), so a null after a

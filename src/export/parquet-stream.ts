@@ -18,11 +18,13 @@ import { ColumnBatch, columnBatches } from './column-batch.js';
  */
 
 /**
- * 16,384 rows: the writer's WASM memory peaks at ~9 MB (65,536: ~17 MB, for a file 3 % smaller:
- * 0.22× the CSV's bytes on etf_daily against 0.23×), and each group is sent as ~0.5 MB instead
- * of 2 MB. Peak service RSS on a 1M-row export, alternating: 247–254 MB against 258–262 MB.
+ * 8,192 rows, one Arrow batch (BATCH_ROWS) per group: peak service RSS on a 1M-row export
+ * measured 206–218 MB against 221–246 MB with 16,384-row groups (12,288: 209–225 MB), the
+ * difference being about 24 MB of ArrayBuffers still waiting for the garbage collector at the
+ * peak, for a file 5 % larger (0.24× the CSV's bytes on etf_daily against 0.23×; 65,536-row
+ * groups: 0.22×, 258–262 MB) and the same CPU. docs/columnar.md.
  */
-export const ROW_GROUP_ROWS = 16_384;
+export const ROW_GROUP_ROWS = 8_192;
 
 type Wasm = typeof ParquetWasm;
 let loaded: Promise<Wasm> | undefined;
