@@ -3,6 +3,7 @@ import type { Aggregation } from '../catalog/types.js';
 import {
   countSql,
   ident,
+  join,
   keysetPredicate,
   orderTerm,
   planSource,
@@ -17,7 +18,17 @@ import {
   type SelectParts,
   type Sql,
 } from './sql.js';
-import type { BarsPlan, QueryPlan } from './store.js';
+import {
+  PERIOD_INTERVAL,
+  PERIOD_KEY,
+  PERIODS,
+  dayAfter,
+  isCalendarDate,
+  isStoredInterval,
+  periodTableName,
+  type StoredInterval,
+} from './periods.js';
+import type { BarsPlan, QueryPlan, Value } from './store.js';
 
 /**
  * Adjusted and resampled daily bars (`adjust`, `interval`) as one SELECT over a derived table
@@ -127,16 +138,34 @@ const WINDOW_FN: Record<Aggregation, (col: string) => string> = {
   sum: (c) => `sum(${c}) OVER "w"`,
 };
 
+type Daily = NonNullable<QueryPlan['dataset']['daily']>;
+type Interval = NonNullable<BarsPlan['interval']>;
+
 /**
- * Rows of `input` (the dataset's columns) grouped per code, the rest of the key but the date,
- * and period: each field by its declared aggregation, the date the last bar's, `period_start`
- * the first bar's, `bar_count`, and pre-close = the previous period's close (the first bar's
- * pre-close for the first period), change and percent change recomputed from them.
+ * The columns of one period's row before the outer step, in order: the group, the last bar's
+ * date, each aggregated field, `period_start`, `bar_count` and `_pre0` (the first bar's
+ * pre-close). The stored periods (periods.ts) keep exactly these.
  */
-function resampled(plan: QueryPlan, input: Sql, dialect: Dialect): Sql {
-  const daily = plan.dataset.daily;
-  const interval = plan.bars?.interval;
-  if (!daily?.aggregate || !daily.bar || !interval) throw new Error('resampled without aggregate');
+export function periodColumns(daily: Daily): string[] {
+  if (!daily.aggregate) throw new Error('periodColumns without aggregate');
+  return [
+    ...daily.group.map((f) => f.name),
+    daily.date.name,
+    ...[...daily.aggregate.keys()].map((f) => f.name),
+    'period_start',
+    'bar_count',
+    ...(daily.bar?.preClose ? ['_pre0'] : []),
+  ];
+}
+
+/**
+ * Every daily row of `input` (the dataset's columns) with its period's aggregates over the
+ * window "w" (group and period); the period's row is the one whose `_next` is NULL. The one
+ * aggregation both the on-demand pages and the stored periods run, so they hold the same values
+ * bit for bit on both backends (same rows, same order, same functions).
+ */
+function periodWindow(daily: Daily, interval: Interval, input: Sql, dialect: Dialect): Sql {
+  if (!daily.aggregate || !daily.bar) throw new Error('resampled without aggregate');
   const bar = daily.bar;
   const group = daily.group.map((f) => q(f.name)).join(', ');
   const date = q(daily.date.name);
@@ -145,12 +174,38 @@ function resampled(plan: QueryPlan, input: Sql, dialect: Dialect): Sql {
   // function shares the one window, so the bars are sorted once (a row_number() in descending
   // date order sorted them a second time: about 30 % of a monthly page's SQL).
   const firstPre = bar.preClose ? [`first_value(${q(bar.preClose.name)}) OVER "w" AS "_pre0"`] : [];
-  const inner = sql`SELECT ${raw(
+  return sql`SELECT ${raw(
     `${group}, ${date}, ${aggregated.join(', ')}, min(${date}) OVER "w" AS "period_start", ` +
       `count(*) OVER "w" AS "bar_count", ${[...firstPre, `lead(${date}) OVER "w" AS "_next"`].join(', ')}`,
   )} FROM (SELECT "x0".*, ${raw(periodKey(interval, `"x0".${date}`, dialect))} AS "_p" FROM (${input}) AS "x0") AS "x" ${raw(
     `WINDOW "w" AS (PARTITION BY ${group}, "_p" ORDER BY ${date} ROWS BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING)`,
   )}`;
+}
+
+/**
+ * The stored periods' rows (periods.ts) of the daily rows `input`: the period key, then
+ * periodColumns, computed by the same window as the on-demand pages.
+ */
+export function periodRowsSql(daily: Daily, interval: Interval, input: Sql, dialect: Dialect): Sql {
+  const cols = periodColumns(daily).map(q).join(', ');
+  return sql`SELECT ${raw(`${periodKey(interval, q(daily.date.name), dialect)}, ${cols}`)} FROM (${periodWindow(
+    daily,
+    interval,
+    input,
+    dialect,
+  )}) AS "e" WHERE "_next" IS NULL`;
+}
+
+/**
+ * The answer's rows from period rows (`periods`, periodColumns plus `_next`, filtered by
+ * `where`): pre-close = the previous period's close (the first bar's pre-close for the first
+ * period), change and percent change recomputed from them.
+ */
+function outerStep(daily: Daily, periods: Sql, where: string): Sql {
+  const bar = daily.bar;
+  if (!bar) throw new Error('resampled without bars');
+  const group = daily.group.map((f) => q(f.name)).join(', ');
+  const date = q(daily.date.name);
   const close = q(bar.close.name);
   const prev = `COALESCE(lag(${close}) OVER (PARTITION BY ${group} ORDER BY ${date}), "_pre0")`;
   const derived = new Map<Field, string>();
@@ -165,7 +220,109 @@ function resampled(plan: QueryPlan, input: Sql, dialect: Dialect): Sql {
     const expr = derived.get(f);
     return expr === undefined ? q(f.name) : `${expr} AS ${q(f.name)}`;
   });
-  return sql`SELECT ${raw(cols.join(', '))} FROM (${inner}) AS "r" WHERE "_next" IS NULL`;
+  return sql`SELECT ${raw(cols.join(', '))} FROM (${periods}) AS "r"${raw(where)}`;
+}
+
+/**
+ * Rows of `input` (the dataset's columns) grouped per code, the rest of the key but the date,
+ * and period: each field by its declared aggregation, the date the last bar's, `period_start`
+ * the first bar's, `bar_count`, and pre-close = the previous period's close (the first bar's
+ * pre-close for the first period), change and percent change recomputed from them.
+ */
+function resampled(plan: QueryPlan, input: Sql, dialect: Dialect): Sql {
+  const daily = plan.dataset.daily;
+  const interval = plan.bars?.interval;
+  if (!daily?.aggregate || !interval) throw new Error('resampled without aggregate');
+  return outerStep(daily, periodWindow(daily, interval, input, dialect), ' WHERE "_next" IS NULL');
+}
+
+/**
+ * A resampled plan answerable from the stored periods (periods.ts): interval 1w or 1M, filtered
+ * by one code and a date range only (no adjust, no as_of). `low`…`high` (high exclusive, null:
+ * unbounded) are the keys of the periods lying wholly inside the range, read from the stored
+ * periods; `edges` the date ranges [from, to] of the partial periods at either end, computed
+ * from the daily rows. null: the plan keeps the on-demand path.
+ */
+interface StoredWindow {
+  interval: StoredInterval;
+  code: Value;
+  low: string | null;
+  high: string | null;
+  edges: { from: string; to: string }[];
+}
+
+function storedWindow(plan: QueryPlan): StoredWindow | null {
+  const bars = plan.bars;
+  const daily = plan.dataset.daily;
+  const interval = bars?.interval ?? null;
+  if (!bars || !daily?.aggregate || !isStoredInterval(interval) || bars.computed) return null;
+  if (bars.adjust || plan.asOf !== undefined || plan.trail || plan.distinct) return null;
+  let code: Value | undefined;
+  let from: string | undefined;
+  let to: string | undefined;
+  for (const c of plan.where) {
+    if (c.field === daily.code && c.op === 'eq' && code === undefined && c.value !== null) code = c.value;
+    else if (c.field === daily.date && c.op === 'gte' && from === undefined && isCalendarDate(c.value))
+      from = c.value;
+    else if (c.field === daily.date && c.op === 'lte' && to === undefined && isCalendarDate(c.value))
+      to = c.value;
+    else return null;
+  }
+  if (code === undefined) return null;
+  const m = PERIODS[interval];
+  // The first period starting on or after `from`; the first one ending after `to` (exclusive).
+  const low = from === undefined ? null : m.start(m.key(from)) === from ? m.key(from) : m.next(m.key(from));
+  const high = to === undefined ? null : m.key(dayAfter(to));
+  if (low !== null && high !== null && low >= high) return null;
+  const edges: StoredWindow['edges'] = [];
+  if (from !== undefined && low !== null && from < m.start(low)) {
+    edges.push({ from, to: dayBefore(m.start(low)) });
+  }
+  if (to !== undefined && high !== null && m.start(high) <= to) edges.push({ from: m.start(high), to });
+  return { interval, code, low, high, edges };
+}
+
+const dayBefore = (date: string): string =>
+  new Date(Date.parse(`${date}T00:00:00Z`) - 86_400_000).toISOString().slice(0, 10);
+
+/** The stored periods of the window's code wholly inside its range. */
+function storedPeriodsWhere(plan: QueryPlan, w: StoredWindow): Sql {
+  const daily = plan.dataset.daily;
+  if (!daily) throw new Error('stored periods of a non-daily dataset');
+  const key = ident(PERIOD_KEY);
+  return sql`${ident(PERIOD_INTERVAL)} = ${w.interval} AND ${ident(daily.code.name)} = ${w.code}${
+    w.low === null ? raw('') : sql` AND ${key} >= ${w.low}`
+  }${w.high === null ? raw('') : sql` AND ${key} < ${w.high}`}`;
+}
+
+/** The window's daily rows of the edge periods (null: none). */
+function edgeRowsWhere(plan: QueryPlan, w: StoredWindow): Sql | null {
+  const daily = plan.dataset.daily;
+  if (!daily || w.edges.length === 0) return null;
+  const date = ident(daily.date.name);
+  const ranges = w.edges.map((e) => sql`(${date} >= ${e.from} AND ${date} <= ${e.to})`);
+  return sql`${ident(daily.code.name)} = ${w.code} AND (${join(ranges, ' OR ')})`;
+}
+
+/**
+ * The periods of a stored window: the stored ones UNION ALL the edge ones computed from their
+ * daily rows by the same window (each edge period's rows are exactly those the on-demand page
+ * reads for it), then the on-demand pages' outer step.
+ */
+function storedResampled(plan: QueryPlan, w: StoredWindow, dialect: Dialect): Sql {
+  const daily = plan.dataset.daily;
+  if (!daily) throw new Error('stored periods of a non-daily dataset');
+  const cols = periodColumns(daily).map(q).join(', ');
+  const stored = sql`SELECT ${raw(cols)}, NULL AS "_next" FROM ${ident(periodTableName(plan.dataset))} WHERE ${storedPeriodsWhere(
+    plan,
+    w,
+  )}`;
+  const edges = edgeRowsWhere(plan, w);
+  if (!edges) return outerStep(daily, stored, '');
+  const rowCols = raw(plan.dataset.rowFields.map((f) => q(f.name)).join(', '));
+  const input = sql`SELECT ${rowCols} FROM ${ident(plan.dataset.name)} WHERE ${edges}`;
+  const edge = sql`SELECT ${raw(cols)}, "_next" FROM (${periodWindow(daily, w.interval, input, dialect)}) AS "e" WHERE "_next" IS NULL`;
+  return outerStep(daily, sql`${stored} UNION ALL ${edge}`, '');
 }
 
 /**
@@ -203,7 +360,9 @@ function barsSelectParts(plan: QueryPlan, dialect: Dialect, paged: boolean): Sel
     const withFactors = sql`SELECT ${tcols}, ${f} AS "_f"${a} FROM (${source}) AS "t"${raw(dialect.subqueryFence)}`;
     source = sql`SELECT ${raw(adjustedColumns(plan).join(', '))} FROM (${withFactors}) AS "m"`;
   }
-  if (bars.interval) source = resampled(plan, source, dialect);
+  const stored = storedWindow(plan);
+  if (stored) source = storedResampled(plan, stored, dialect);
+  else if (bars.interval) source = resampled(plan, source, dialect);
   return {
     columns: plan.select.map((f) =>
       raw(f.name === f.apiName ? q(f.name) : `${q(f.name)} AS ${q(f.apiName)}`),
@@ -229,6 +388,16 @@ export function planCountSql(plan: QueryPlan, dialect: Dialect): Sql {
   const interval = plan.bars?.interval;
   if (!daily || !interval) return countSql(plan, dialect);
   const group = daily.group.map((f) => q(f.name)).join(', ');
+  const stored = storedWindow(plan);
+  if (stored) {
+    // The stored periods counted through their key, plus the edge periods' distinct keys.
+    const whole = sql`SELECT count(*) FROM ${ident(periodTableName(plan.dataset))} WHERE ${storedPeriodsWhere(plan, stored)}`;
+    const edges = edgeRowsWhere(plan, stored);
+    if (!edges) return sql`SELECT (${whole}) AS n`;
+    return sql`SELECT (${whole}) + (SELECT count(*) FROM (SELECT DISTINCT ${raw(
+      `${group}, ${periodKey(interval, q(daily.date.name), dialect)}`,
+    )} AS "_p" FROM ${ident(plan.dataset.name)} WHERE ${edges}) AS "g") AS n`;
+  }
   const where = whereConditions(plan, dialect);
   return sql`SELECT count(*) AS n FROM (SELECT DISTINCT ${raw(`${group}, ${periodKey(interval, q(daily.date.name), dialect)}`)} AS "_p" FROM ${planTable(
     plan,

@@ -5,6 +5,7 @@ import { batchFromRow, batchToParams } from './row-mapping.js';
 import { BATCH_COLUMNS } from './internal-tables.js';
 import { join, raw, sql } from './sql.js';
 import { batchRevisionsSql, bumpState, changeInstant, closeDeletions, pruneSteps } from './revisions.js';
+import { refreshPeriods } from './period-store.js';
 import { refreshQuality } from './quality-summary.js';
 import type { Step } from './step.js';
 import type { ApplyResult, BatchRecord, WriteBatch, WriteOutcome } from './store.js';
@@ -14,7 +15,7 @@ import type { ApplyResult, BatchRecord, WriteBatch, WriteOutcome } from './store
  * (db.ts): claim the batch_id → take the dataset's lock and the changes' instant → write the
  * rows, stamped as revisions, the versions they replace kept (revisions.ts) → prune a full
  * snapshot → bump the dataset's version → refresh the quality summaries of the codes changed
- * (quality-summary.ts) → finish the record → save it. All or nothing: `Db.transaction` commits
+ * (quality-summary.ts) and the stored period bars of the periods changed (period-store.ts) → finish the record → save it. All or nothing: `Db.transaction` commits
  * only when the step returns.
  */
 export function* batchTransaction(
@@ -39,7 +40,9 @@ export function* batchTransaction(
   if (written + pruned > 0) {
     processedAt = at;
     yield* bumpState(tx, batch.dataset.name, batch.batchId, at);
-    yield* refreshQuality(tx, catalog, batch.dataset, batchRevisionsSql(batch.dataset, batch.batchId, at));
+    const changed = batchRevisionsSql(batch.dataset, batch.batchId, at);
+    yield* refreshQuality(tx, catalog, batch.dataset, changed);
+    yield* refreshPeriods(tx, batch.dataset, changed);
   }
   const record = {
     ...finish({ written, unchanged: batch.rows.length - written, pruned, processedAt }),

@@ -112,6 +112,8 @@ export const INTERNAL_TABLES: readonly TableSpec[] = [
   ),
   // Per daily dataset: the exchange its summaries judge by and the rules' version they follow.
   table('mds_quality_state', [text('dataset'), text('exchange'), int('rule')], ['dataset']),
+  // Per daily dataset with stored period bars (periods.ts): what they were computed under.
+  table('mds_period_state', [text('dataset'), text('shape')], ['dataset']),
 ];
 
 const columnsOf = (name: string): string[] =>

@@ -3,6 +3,8 @@ import type { Db, Tx } from './db.js';
 import { INTERNAL_TABLES, MIGRATIONS_TABLE } from './internal-tables.js';
 import { rowShape } from './row-json.js';
 import { baselineSql, moveOpenRevisions } from './revisions.js';
+import { buildMissingPeriods } from './period-store.js';
+import { periodTable } from './periods.js';
 import { buildMissingSummaries } from './quality-summary.js';
 import { revisionTable, revisionTableName } from './revision-schema.js';
 import { catalogTables, type TableSpec } from './schema.js';
@@ -21,7 +23,9 @@ import { SchemaTooNewError } from './store.js';
  * 3. what is derived from the catalog and stored follows the catalog: a dataset whose recorded
  *    row shape (row-json.ts rowShape) differs from the current declaration has its row JSON
  *    rebuilt in bounded steps, then the new shape is recorded;
- * 4. a daily dataset without quality summaries for its calendar (quality-summary.ts) gets them.
+ * 4. a daily dataset without quality summaries for its calendar (quality-summary.ts) gets them;
+ * 5. a daily dataset without stored period bars of its current declaration (period-store.ts)
+ *    gets them.
  * Idempotent; concurrent starters wait for the first.
  */
 
@@ -69,6 +73,11 @@ export const MIGRATIONS: readonly Migration[] = [
     version: 5,
     name: 'quality report summaries per daily dataset and code (mds_quality_codes, mds_quality_state)',
   },
+  // The periods themselves are built by migrate's step 5, which also follows the catalog's declarations.
+  {
+    version: 6,
+    name: 'stored weekly and monthly bars per daily dataset (mds_periods_<dataset>, mds_period_state)',
+  },
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS[MIGRATIONS.length - 1]?.version ?? 0;
@@ -91,6 +100,7 @@ export function migrate(db: Db, catalog: Catalog): Promise<void> {
       ...INTERNAL_TABLES,
       ...catalogTables(catalog),
       ...catalog.datasets.map(revisionTable),
+      ...catalog.datasets.flatMap((d) => periodTable(d) ?? []),
     ]);
 
     const now = new Date().toISOString();
@@ -119,6 +129,7 @@ export function migrate(db: Db, catalog: Catalog): Promise<void> {
     }
 
     yield* buildMissingSummaries(tx, catalog);
+    yield* buildMissingPeriods(tx, catalog);
   });
 }
 

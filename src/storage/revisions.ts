@@ -16,6 +16,7 @@ import {
   type Sql,
 } from './sql.js';
 import type { Step } from './step.js';
+import { refreshPeriods } from './period-store.js';
 import { refreshQuality } from './quality-summary.js';
 import type { BatchChanges, BatchRecord, RevertResult, Value, WriteBatch } from './store.js';
 import {
@@ -281,8 +282,11 @@ export function* revertSteps(
   yield* tx.run(sql`UPDATE ${rev} AS r SET ${ident(REV_TO)} = ${at} WHERE ${deleted}`);
   yield* tx.run(sql`UPDATE mds_batches SET reverted_at = ${at} WHERE batch_id = ${batchId}`);
   yield* bumpState(tx, d.name, revert, at);
-  // The keys the revert changed are those of its own revisions: their codes' quality summaries follow.
-  yield* refreshQuality(tx, catalog, d, batchRevisionsSql(d, revert, at));
+  // The keys the revert changed are those of its own revisions: their codes' quality summaries
+  // and their periods' stored bars follow.
+  const changed = batchRevisionsSql(d, revert, at);
+  yield* refreshQuality(tx, catalog, d, changed);
+  yield* refreshPeriods(tx, d, changed);
   return {
     kind: 'reverted',
     record: { ...record, reverted_at: at },

@@ -136,6 +136,11 @@ export interface BarsPlan {
     factors: Dataset;
   } | null;
   interval: '1w' | '1M' | '1Q' | '1Y' | null;
+  /**
+   * Every period computed from the daily rows, none read from the stored periods (periods.ts):
+   * the reference the stored ones are tested against.
+   */
+  computed?: boolean;
 }
 
 /** A query as data: whitelisted fields only, so every column name comes from the catalog. */
