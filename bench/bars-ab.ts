@@ -9,13 +9,17 @@ import { loadReference } from './phases/bars.js';
 import { cpuSeconds, type Server } from './proc.js';
 
 /**
- * The bars phase's random pages (raw, `adjust=qfq`, `interval=1M` over one-year windows) against
+ * The bars phase's random pages (raw, `adjust=qfq`, `interval=1M` and `1w` over one-year windows) against
  * several builds of the service, in alternating rounds on one copy of the query data: on a
  * shared machine only builds measured side by side can be compared.
  *
  *   npx tsx bench/bars-ab.ts <rounds> <seconds> <name>:<path/to/main.js> …
  *   e.g. (another checkout built with npm run build)
  *   npx tsx bench/bars-ab.ts 4 5 before:../before/dist/main.js after:dist/main.js
+ *
+ * Builds of different schema versions: list the older first. Each build's startup migrates the
+ * shared copy, and an older build refuses a database a newer one has migrated; the query data
+ * itself is migrated by this checkout, so run this script from the oldest checkout compared.
  *
  * Per build and kind: requests/s, the service's CPU per request, and both as a ratio to the same
  * build's raw pages (the bars goal: qfq and 1M pages ≥ 0.5× raw pages).
@@ -41,6 +45,7 @@ const kinds: Record<string, string[]> = {
   raw,
   qfq: raw.map((p) => `${p}&adjust=qfq`),
   '1M': raw.map((p) => `${p.replace(/&offset=\d+/, '')}&interval=1M`),
+  '1w': raw.map((p) => `${p.replace(/&offset=\d+/, '')}&interval=1w`),
 };
 const servers: Server[] = [];
 try {

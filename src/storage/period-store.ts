@@ -10,7 +10,7 @@ import {
   periodTableName,
   type StoredInterval,
 } from './periods.js';
-import { ident, join, q, raw, sql, type Sql } from './sql.js';
+import { ident, join, q, raw, sql, uniqueIndexName, type Sql } from './sql.js';
 import type { Step } from './step.js';
 import type { Value } from './store.js';
 
@@ -60,7 +60,6 @@ export function* refreshPeriods(tx: Tx, d: Dataset, changed: Sql): Step<void> {
   );
   if (touched.length === 0) return;
   const table = ident(periodTableName(d));
-  const rowCols = raw(d.rowFields.map((f) => q(f.name)).join(', '));
   for (const interval of STORED_INTERVALS) {
     const ranges = periodRanges(
       interval,
@@ -70,23 +69,37 @@ export function* refreshPeriods(tx: Tx, d: Dataset, changed: Sql): Step<void> {
     const m = PERIODS[interval];
     for (let i = 0; i < ranges.length; i += CHUNK) {
       const chunk = ranges.slice(i, i + CHUNK);
-      const ofGroup = (r: Range): Sql[] =>
-        daily.group.map((f, j) => sql`${ident(f.name)} = ${r.group[j] ?? null}`);
-      const stored = chunk.map(
-        (r) =>
-          sql`(${join([...ofGroup(r), sql`${ident(PERIOD_KEY)} >= ${r.first}`, sql`${ident(PERIOD_KEY)} <= ${r.last}`], ' AND ')})`,
-      );
+      // The ranges as a VALUES list joined to the tables: each range probes the key index (an
+      // OR of ranges sharing a source was planned as one scan of every code's rows in the span).
+      const g = daily.group.length;
+      const k = (n: number): string => `"k"."column${n}"`;
+      const values = sql`(VALUES ${join(
+        chunk.map(
+          (r) =>
+            sql`(${join([
+              ...r.group.map((v) => sql`${v}`),
+              sql`${r.first}`,
+              sql`${r.last}`,
+              sql`${m.start(r.first)}`,
+              sql`${m.start(m.next(r.last))}`,
+            ])})`,
+        ),
+      )}) AS "k"`;
+      const ofGroup = (alias: string): string =>
+        daily.group.map((f, j) => `${alias}.${q(f.name)} = ${k(j + 1)}`).join(' AND ');
+      const pk = [PERIOD_INTERVAL, ...daily.group.map((f) => f.name), PERIOD_KEY].map(q);
       yield* tx.run(
-        sql`DELETE FROM ${table} WHERE ${ident(PERIOD_INTERVAL)} = ${interval} AND (${join(stored, ' OR ')})`,
+        sql`DELETE FROM ${table} WHERE (${raw(pk.join(', '))}) IN (SELECT ${raw(
+          pk.map((c) => `"p".${c}`).join(', '),
+        )} FROM ${values} JOIN ${table} AS "p" ON "p".${ident(PERIOD_INTERVAL)} = ${interval} AND ${raw(
+          `${ofGroup('"p"')} AND "p".${q(PERIOD_KEY)} >= ${k(g + 1)} AND "p".${q(PERIOD_KEY)} <= ${k(g + 2)}`,
+        )})`,
       );
-      const date = ident(daily.date.name);
-      const rows = chunk.map(
-        (r) =>
-          sql`(${join([...ofGroup(r), sql`${date} >= ${m.start(r.first)}`, sql`${date} < ${m.start(m.next(r.last))}`], ' AND ')})`,
-      );
-      yield* tx.run(
-        insertSql(d, interval, sql`SELECT ${rowCols} FROM ${ident(d.name)} WHERE ${join(rows, ' OR ')}`, tx),
-      );
+      const date = `"t".${q(daily.date.name)}`;
+      const input = sql`SELECT ${raw(d.rowFields.map((f) => `"t".${q(f.name)}`).join(', '))} FROM ${values} JOIN ${ident(
+        d.name,
+      )} AS "t"${raw(tx.dialect.byIndex(uniqueIndexName(d.name)))} ON ${raw(`${ofGroup('"t"')} AND ${date} >= ${k(g + 3)} AND ${date} < ${k(g + 4)}`)}`;
+      yield* tx.run(insertSql(d, interval, input, tx));
     }
   }
 }

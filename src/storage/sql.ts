@@ -119,7 +119,16 @@ export interface Dialect {
   subqueryFence: string;
   /** The physical row id column (retention deletes in bounded steps by it). */
   rowId: string;
+  /**
+   * Appended to a table in FROM so its rows are found through the unique key index `index`:
+   * SQLite, before it has statistics, ties it with another index on as many equality terms
+   * (a join probing one code's dates then read the dates of every code of its source).
+   */
+  byIndex(index: string): string;
 }
+
+/** The name of a table's unique key index (TableSpec.unique). */
+export const uniqueIndexName = (table: string): string => `uk_${table}`;
 
 export const SQLITE: Dialect = {
   name: 'sqlite',
@@ -146,6 +155,7 @@ export const SQLITE: Dialect = {
   // A subquery with OFFSET is not flattened into its parent (SQLite's rule); LIMIT -1: no limit.
   subqueryFence: ' LIMIT -1 OFFSET 0',
   rowId: 'rowid',
+  byIndex: (index) => ` INDEXED BY ${q(index)}`,
 };
 
 // Text sorts and compares by code point (COLLATE "C"), as in SQLite, whatever the database's
@@ -175,6 +185,7 @@ export const POSTGRES: Dialect = {
   // OFFSET 0 keeps a subquery from being pulled up into its parent.
   subqueryFence: ' OFFSET 0',
   rowId: 'ctid',
+  byIndex: () => '',
 };
 
 /**
@@ -318,7 +329,7 @@ export function createTableStatements(spec: TableSpec, dialect: Dialect): string
     spec.unique.length === 0
       ? []
       : [
-          `CREATE UNIQUE INDEX IF NOT EXISTS ${q(`uk_${spec.name}`)} ON ${q(spec.name)} (${spec.unique
+          `CREATE UNIQUE INDEX IF NOT EXISTS ${q(uniqueIndexName(spec.name))} ON ${q(spec.name)} (${spec.unique
             .map((c) => (spec.uniqueDesc.includes(c) ? `${q(c)} DESC` : q(c)))
             .join(', ')})`,
           // The key index of earlier development builds, before it followed the sort order.
