@@ -19,9 +19,9 @@ import { ColumnBatch, columnBatches } from './column-batch.js';
 
 /**
  * 8,192 rows, one Arrow batch (BATCH_ROWS) per group: peak service RSS on a 1M-row export
- * measured 206–218 MB against 221–246 MB with 16,384-row groups (12,288: 209–225 MB), the
- * difference being about 24 MB of ArrayBuffers still waiting for the garbage collector at the
- * peak, for a file 5 % larger (0.24× the CSV's bytes on etf_daily against 0.23×; 65,536-row
+ * measured 204–226 MB (median 211) against 226–259 MB with 16,384-row groups (12,288: 209–225
+ * MB), the difference being about 24 MB of ArrayBuffers alive or not yet collected at the peak,
+ * for a file 5 % larger (0.24× the CSV's bytes on etf_daily against 0.23×; 65,536-row
  * groups: 0.22×, 258–262 MB) and the same CPU. docs/columnar.md.
  */
 export const ROW_GROUP_ROWS = 8_192;
