@@ -82,6 +82,8 @@ export function periodTable(d: Dataset): TableSpec | null {
     unique: [],
     uniqueDesc: [],
     indexes: [],
+    // A page reads a key range of one code's periods.
+    clustered: true,
   };
 }
 

@@ -21,6 +21,11 @@ export interface TableSpec {
   indexes: IndexSpec[];
   /** SQLite STRICT typing (default); the service's own tables predate it. */
   strict?: boolean;
+  /**
+   * Rows stored in primary key order (SQLite WITHOUT ROWID): a key range is read from the
+   * table itself, not through an index and a row lookup per row.
+   */
+  clustered?: boolean;
 }
 
 export interface IndexSpec {

@@ -102,6 +102,8 @@ export interface Dialect {
   differs(a: string, b: string): string;
   /** Table options appended after the column list. */
   tableSuffix: string;
+  /** The table option that stores rows in primary key order (TableSpec.clustered); '' if none. */
+  clustered: string;
   /** "col contains needle" as a plain substring test (needle already lower-cased). */
   contains(col: Sql, needle: Sql): Sql;
   /** Suffix of a nullable index column, so the index serves ORDER BY's NULLS FIRST (asc). */
@@ -144,6 +146,7 @@ export const SQLITE: Dialect = {
   param: () => '?',
   differs: (a, b) => `${a} IS NOT ${b}`,
   tableSuffix: ' STRICT',
+  clustered: ' WITHOUT ROWID',
   contains: (col, needle) => sql`instr(mds_lower(${col}), ${needle}) > 0`,
   indexNullsFirst: '',
   // better-sqlite3 runs in-process: a second statement costs no round trip, and a short page
@@ -174,6 +177,7 @@ export const POSTGRES: Dialect = {
   param: (n) => `$${n}`,
   differs: (a, b) => `${a} IS DISTINCT FROM ${b}`,
   tableSuffix: '',
+  clustered: '',
   contains: (col, needle) => sql`strpos(lower(${col} COLLATE "default"), ${needle}) > 0`,
   indexNullsFirst: ' NULLS FIRST',
   // The count is an uncorrelated scalar subquery: evaluated once, added to every row.
@@ -336,7 +340,12 @@ export function createTableStatements(spec: TableSpec, dialect: Dialect): string
           `DROP INDEX IF EXISTS ${q(`ux_${spec.name}`)}`,
         ];
   return [
-    `CREATE TABLE IF NOT EXISTS ${q(spec.name)} (${cols.join(', ')})${spec.strict === false ? '' : dialect.tableSuffix}`,
+    `CREATE TABLE IF NOT EXISTS ${q(spec.name)} (${cols.join(', ')})${[
+      spec.strict === false ? '' : dialect.tableSuffix,
+      spec.clustered ? dialect.clustered : '',
+    ]
+      .filter((o) => o !== '')
+      .join(',')}`,
     ...unique,
     ...spec.indexes.flatMap((i) => [
       `CREATE ${i.unique ? 'UNIQUE ' : ''}INDEX IF NOT EXISTS ${q(i.name)} ON ${q(spec.name)} (${i.columns
