@@ -276,12 +276,8 @@ for (const backend of await backends()) {
       await same('a revert', 6);
     });
 
-    test('a database from before the stored periods gets them built by migrate', async () => {
-      const statements = [
-        'DROP TABLE mds_periods_etf_daily',
-        'DROP TABLE mds_period_state',
-        'DELETE FROM mds_migrations WHERE version = 6',
-      ];
+    /** Statements run on the test's database, outside the service. */
+    async function runSql(statements: string[]): Promise<void> {
       if (backend === 'sqlite') {
         const db = new Database(h.databaseUrl.replace(/^sqlite:/, ''));
         for (const s of statements) db.exec(s);
@@ -292,6 +288,10 @@ for (const backend of await backends()) {
         for (const s of statements) await c.query(s);
         await c.end();
       }
+    }
+
+    /** A store migrated anew answers as the computed path. */
+    async function migratedAnswersSame(step: string): Promise<void> {
       const store = await createStore(h.databaseUrl, CATALOG);
       try {
         await store.migrate();
@@ -307,7 +307,7 @@ for (const backend of await backends()) {
           const r = random(7);
           for (const url of [...FIXED, ...Array.from({ length: 60 }, () => request(r))]) {
             const [a, b] = await Promise.all([get(upgraded, url), get(ref, url)]);
-            assert.equal(a.body, b.body, `upgraded: ${url}`);
+            assert.equal(a.body, b.body, `${step}: ${url}`);
           }
         } finally {
           await upgraded.close();
@@ -315,6 +315,24 @@ for (const backend of await backends()) {
       } finally {
         await store.close();
       }
+    }
+
+    test('a database from before the stored periods gets them built by migrate', async () => {
+      await runSql([
+        'DROP TABLE mds_periods_etf_daily',
+        'DROP TABLE mds_period_state',
+        'DELETE FROM mds_migrations WHERE version = 6',
+      ]);
+      await migratedAnswersSame('upgraded');
+    });
+
+    test('stored periods built under another shape are built again by migrate', async () => {
+      // Stale rows under an older shape: migrate recreates the table and computes them again.
+      await runSql([
+        "UPDATE mds_periods_etf_daily SET close = 0, bar_count = 99 WHERE period >= '2024-02'",
+        "UPDATE mds_period_state SET shape = 'an older release'",
+      ]);
+      await migratedAnswersSame('rebuilt');
     });
   });
 }

@@ -7,10 +7,11 @@ import {
   PERIODS,
   STORED_INTERVALS,
   periodShape,
+  periodTable,
   periodTableName,
   type StoredInterval,
 } from './periods.js';
-import { ident, join, q, raw, sql, uniqueIndexName, type Sql } from './sql.js';
+import { createTableStatements, ident, join, q, raw, sql, uniqueIndexName, type Sql } from './sql.js';
 import type { Step } from './step.js';
 import type { Value } from './store.js';
 
@@ -142,7 +143,10 @@ export function* buildMissingPeriods(tx: Tx, catalog: Catalog): Step<void> {
     if (shape === null) continue;
     const [state] = yield* tx.rows(sql`SELECT shape FROM mds_period_state WHERE dataset = ${d.name}`);
     if (state && String(state.shape) === shape) continue;
-    yield* tx.run(sql`DELETE FROM ${ident(periodTableName(d))}`);
+    const spec = periodTable(d);
+    if (!spec) continue;
+    // Created afresh: a key or layout declared since they were built applies too.
+    yield* tx.exec([`DROP TABLE IF EXISTS ${q(spec.name)}`, ...createTableStatements(spec, tx.dialect)]);
     const rowCols = raw(d.rowFields.map((f) => q(f.name)).join(', '));
     for (const interval of STORED_INTERVALS) {
       yield* tx.run(insertSql(d, interval, sql`SELECT ${rowCols} FROM ${ident(d.name)}`, tx));

@@ -60,7 +60,7 @@ export const PERIOD_KEY = 'period';
 /**
  * The stored periods' table of a daily dataset that declares `aggregate`: the interval and
  * period key, then the group, the last bar's date, each aggregated field (its own type),
- * `period_start`, `bar_count` and `_pre0`; keyed by interval, code, the rest of the group, period.
+ * `period_start`, `bar_count` and `_pre0`; keyed by interval, code, period, the rest of the group.
  */
 export function periodTable(d: Dataset): TableSpec | null {
   const daily = d.daily;
@@ -78,7 +78,8 @@ export function periodTable(d: Dataset): TableSpec | null {
       { name: 'bar_count', type: 'integer', notNull: true },
       ...(daily.bar?.preClose ? [{ name: '_pre0', type: 'number' as const, notNull: false }] : []),
     ],
-    primaryKey: [PERIOD_INTERVAL, daily.code.name, ...rest.map((f) => f.name), PERIOD_KEY],
+    // The period before the rest of the group: a page filters on the code and a period range.
+    primaryKey: [PERIOD_INTERVAL, daily.code.name, PERIOD_KEY, ...rest.map((f) => f.name)],
     unique: [],
     uniqueDesc: [],
     indexes: [],
@@ -88,14 +89,15 @@ export function periodTable(d: Dataset): TableSpec | null {
 }
 
 /**
- * What the stored periods were computed under: a release or catalog that changes any of it
- * rebuilds them (period-store.ts buildMissingPeriods).
+ * What the stored periods were computed under, their table's layout included: a release or
+ * catalog that changes any of it rebuilds them, the table created afresh (period-store.ts
+ * buildMissingPeriods). Version 2: the key's period before the rest of the group.
  */
 export function periodShape(d: Dataset): string | null {
   const daily = d.daily;
   if (!daily?.aggregate) return null;
   return JSON.stringify({
-    version: 1,
+    version: 2,
     intervals: STORED_INTERVALS,
     group: daily.group.map((f) => f.name),
     date: daily.date.name,
