@@ -69,6 +69,11 @@ const ConfigSchema = Type.Object({
    * their latency while batches are written; ingest takes what is left. 0: same priority.
    */
   MDS_INGEST_NICE: Type.Integer({ minimum: 0, maximum: 19, default: 10 }),
+  /**
+   * ms an ingest thread that did work may sit idle before it is replaced by a fresh one (its
+   * heap, grown by the batches, goes with it: ingest-pool.ts). 0: threads are never replaced.
+   */
+  MDS_INGEST_RECYCLE_MS: Type.Integer({ minimum: 0, default: 10_000 }),
 });
 
 /** Fastify's trustProxy: none, or the addresses / CIDRs of the proxies in front. */

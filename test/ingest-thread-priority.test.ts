@@ -57,7 +57,8 @@ describe('ingest thread priority', { skip: !linux && 'no per-thread priority her
         db = await freshDatabaseUrl('sqlite');
         server = await startServer({
           databaseUrl: db.url,
-          env: { MDS_INGEST_NICE: String(nice), MDS_INGEST_THREADS: '2' },
+          // No thread replaced after idling (ingest-recycle.test.ts): exactly the two threads started.
+          env: { MDS_INGEST_NICE: String(nice), MDS_INGEST_THREADS: '2', MDS_INGEST_RECYCLE_MS: '0' },
         });
       });
       after(async () => {
