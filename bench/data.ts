@@ -6,6 +6,7 @@ import { CATALOG, type Dataset } from '../src/catalog/catalog.js';
 import type { BatchMeta, IngestRecord } from '../src/contract/batch.js';
 import { SqliteStore } from '../src/storage/sqlite/sqlite-store.js';
 import { ROW_JSON_COLUMN, rowJson } from '../src/storage/row-json.js';
+import { BASELINE_BATCH, REV_BATCH, REV_FROM, REV_OP } from '../src/storage/revision-columns.js';
 
 /**
  * Bench data: deterministic etf_daily rows (codes × trading days), a SQLite file built through
@@ -35,6 +36,12 @@ export type EtfRow = Record<(typeof ETF_COLUMNS)[number], string | number>;
 export const SOURCE = 'bench';
 export const ETF_DAILY = CATALOG.byName.get('etf_daily') as Dataset;
 const UPDATED_AT = '2026-01-01T00:00:00Z';
+
+/** A loaded row's revision stamp: inserted by the baseline batch (what migrate gives old rows). */
+export const BASELINE_STAMP = {
+  columns: [REV_OP, REV_BATCH, REV_FROM],
+  values: ['insert', BASELINE_BATCH, '2026-01-01T00:00:00.000Z'],
+} as const;
 
 /** A small fast PRNG (mulberry32) so every run builds the same rows. */
 export function rng(seed: number): () => number {
@@ -138,8 +145,9 @@ export async function buildQueryDatabase(
   log: (s: string) => void,
 ): Promise<string> {
   fs.mkdirSync(dir, { recursive: true });
-  // v2: rows carry their stored response JSON (src/storage/row-json.ts).
-  const file = path.join(dir, `etf-${codes}x${days}-v2.db`);
+  // v2: rows carry their stored response JSON (src/storage/row-json.ts); v3: and their revision
+  // stamp, as every row a service stores does (the baseline batch's insert).
+  const file = path.join(dir, `etf-${codes}x${days}-v3.db`);
   const done = `${file}.complete`;
   if (!rebuild && fs.existsSync(done) && fs.existsSync(file)) {
     log(`query data: reusing ${file}; migrating it to this release's schema`);
@@ -166,7 +174,7 @@ export async function buildQueryDatabase(
       .all() as string[]
   ).filter((n) => n.startsWith('ix_'));
   for (const n of secondary) db.exec(`DROP INDEX "${n}"`);
-  const cols = [...ETF_COLUMNS, ROW_JSON_COLUMN, 'created_at'];
+  const cols = [...ETF_COLUMNS, ROW_JSON_COLUMN, 'created_at', ...BASELINE_STAMP.columns];
   const json = rowJson(ETF_DAILY);
   const insert = db.prepare(
     `INSERT INTO etf_daily (${cols.map((c) => `"${c}"`).join(', ')}) VALUES (${cols.map(() => '?').join(', ')})`,
@@ -175,7 +183,7 @@ export async function buildQueryDatabase(
   const load = db.transaction((from: number, to: number) => {
     for (let i = from; i < to; i++) {
       for (const r of codeRows(code(i), dayList, i + 1)) {
-        insert.run(...ETF_COLUMNS.map((c) => r[c]), json(r), UPDATED_AT);
+        insert.run(...ETF_COLUMNS.map((c) => r[c]), json(r), UPDATED_AT, ...BASELINE_STAMP.values);
       }
     }
   });

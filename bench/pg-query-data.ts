@@ -4,13 +4,13 @@ import pg from 'pg';
 import { from as copyFrom } from 'pg-copy-streams';
 import { CATALOG } from '../src/catalog/catalog.js';
 import { PostgresStore } from '../src/storage/postgres/postgres-store.js';
-import { ETF_COLUMNS, ETF_DAILY, code, codeRows, tradingDays } from './data.js';
+import { BASELINE_STAMP, ETF_COLUMNS, ETF_DAILY, code, codeRows, tradingDays } from './data.js';
 import { ROW_JSON_COLUMN, rowJson } from '../src/storage/row-json.js';
 import { copyValue } from '../src/storage/postgres/copy-text.js';
 
 /**
  * The query data set on PostgreSQL: `codes` × `days` etf_daily rows in a database of their own
- * (`mds_bench_etf2_<codes>x<days>`; 2: rows carry their stored JSON), built through the store's migrate() and COPY, and kept for
+ * (`mds_bench_etf3_<codes>x<days>`; 2: rows carry their stored JSON; 3: and their revision stamp), built through the store's migrate() and COPY, and kept for
  * the next run (BENCH_REBUILD=1 rebuilds it). Returns its URL.
  */
 export async function buildPgQueryDatabase(
@@ -20,7 +20,7 @@ export async function buildPgQueryDatabase(
   rebuild: boolean,
   log: (s: string) => void,
 ): Promise<string> {
-  const name = `mds_bench_etf2_${codes}x${days}`;
+  const name = `mds_bench_etf3_${codes}x${days}`;
   const url = new URL(adminUrl);
   url.pathname = `/${name}`;
   const admin = new pg.Client({ connectionString: adminUrl });
@@ -64,12 +64,17 @@ export async function buildPgQueryDatabase(
       for (let i = 0; i < codes; i++) {
         let buf = '';
         for (const r of codeRows(code(i), dayList, i + 1))
-          buf += [...ETF_COLUMNS.map((k) => r[k]), json(r), now].map(copyValue).join('\t') + '\n';
+          buf +=
+            [...ETF_COLUMNS.map((k) => r[k]), json(r), now, ...BASELINE_STAMP.values]
+              .map(copyValue)
+              .join('\t') + '\n';
         yield buf;
         if ((i + 1) % 300 === 0) log(`PostgreSQL query data: ${(i + 1) * days} rows`);
       }
     }
-    const cols = [...ETF_COLUMNS, ROW_JSON_COLUMN, 'created_at'].map((k) => `"${k}"`).join(', ');
+    const cols = [...ETF_COLUMNS, ROW_JSON_COLUMN, 'created_at', ...BASELINE_STAMP.columns]
+      .map((k) => `"${k}"`)
+      .join(', ');
     await pipeline(Readable.from(lines()), c.query(copyFrom(`COPY etf_daily (${cols}) FROM STDIN`)));
   } finally {
     await c.end();

@@ -2,7 +2,6 @@ import fs from 'node:fs';
 import Database from 'better-sqlite3';
 import { CATALOG, type Dataset } from '../src/catalog/catalog.js';
 import { createStore } from '../src/storage/create-store.js';
-import { BASELINE_BATCH, REV_BATCH, REV_FROM, REV_OP } from '../src/storage/revision-columns.js';
 import type { BatchRecord, Row } from '../src/storage/store.js';
 import { code, codeRows, tradingDays } from './data.js';
 
@@ -14,7 +13,7 @@ import { code, codeRows, tradingDays } from './data.js';
  * code pushed again, changed), `older` (an older day of every code changed), `new` (the ingest
  * phase's batch: 40 new codes × 250 days).
  *
- *   cp --reflink=auto /tmp/mds-bench-data/etf-1500x2000-v2.db /tmp/copy.db
+ *   cp --reflink=auto /tmp/mds-bench-data/etf-1500x2000-v3.db /tmp/copy.db
  *   npx tsx bench/quality-batches.ts /tmp/copy.db append 4
  */
 
@@ -53,13 +52,6 @@ const state = raw
   .prepare('SELECT dataset, exchange, rule FROM mds_quality_state WHERE dataset = ?')
   .get(etf.name);
 if (!state) throw new Error('no quality summaries in this file');
-// The bench file's rows are loaded without their revision stamp; a service's rows always carry
-// one (migrate stamps old rows as the baseline), and a batch replacing an unstamped row fails.
-raw
-  .prepare(
-    `UPDATE etf_daily SET "${REV_OP}" = 'insert', "${REV_BATCH}" = ?, "${REV_FROM}" = ? WHERE "${REV_FROM}" IS NULL`,
-  )
-  .run(BASELINE_BATCH, '2020-01-01T00:00:00.000Z');
 raw.close();
 
 for (let round = 0; round < Number(roundsArg); round++) {
