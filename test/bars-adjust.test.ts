@@ -209,8 +209,10 @@ describe('stored row JSON read back and written over (row-json.ts)', () => {
     );
     const io = rowJsonFields(etf, fields);
     const { values, at } = io.read(json);
-    for (const f of fields) assert.ok(Object.is(values[f.apiName], row[f.name]), f.name);
-    const out = io.write(json, at, { ...values, open: 2.5, close: 1 / 3, change: null }, [2, 4, 5]);
+    fields.forEach((f, i) => assert.ok(Object.is(values[i], row[f.name]), f.name));
+    const written = [...values];
+    [written[2], written[4], written[5]] = [2.5, 1 / 3, null];
+    const out = io.write(json, at, written, [2, 4, 5]);
     const parsed = JSON.parse(out) as Record<string, unknown>;
     const expected = JSON.parse(json) as Record<string, unknown>;
     assert.deepEqual(parsed, { ...expected, open: 2.5, close: 1 / 3, change: null });
@@ -221,5 +223,34 @@ describe('stored row JSON read back and written over (row-json.ts)', () => {
         .replace('"change":null', '"change":-2.9'),
       json,
     );
+  });
+  test('numbers read back are the doubles Number() reads from their text', () => {
+    const etf = CATALOG.byName.get('etf_daily') as Dataset;
+    const fields = etf.fields.filter((f) => ['open', 'high', 'low', 'close'].includes(f.name));
+    const io = rowJsonFields(etf, fields);
+    // Plain decimals of up to 15 digits take the fast path; the rest (exponents, 16-17 digits,
+    // -0) must come back as Number() reads them all the same.
+    let seed = 7;
+    const random = (): number => (seed = (seed * 16807) % 2147483647) / 2147483647;
+    const numbers: number[] = [0, -0, 1, -1, 0.1, 0.2 + 0.1, 1 / 3, 2 ** 53, 2 ** 53 + 2, 123456789012345];
+    numbers.push(999999999999999, 0.000001, 1e-7, 1e21, 4.35, 3.4567, -12.5, 1.7976931348623157e308);
+    for (let i = 0; i < 20_000; i++) {
+      const scale = 10 ** Math.floor(random() * 12 - 4);
+      const v = random() * scale;
+      // Prices as stored (a few decimals), and as computed (up to 17 digits).
+      numbers.push(Math.round(v * 1000) / 1000, v, -Math.round(v * 100) / 100);
+    }
+    for (let i = 0; i < numbers.length; i += 4) {
+      const [open, high, low, close] = [0, 1, 2, 3].map((k) => numbers[i + k] ?? null);
+      const json = `${rowJson(etf)({ symbol: 'x', date: '2024-01-02', open, high, low, close } as Record<string, Value>)}}`;
+      const { values } = io.read(json);
+      [open, high, low, close].forEach((v, k) => {
+        const text = v === null ? 'null' : `${v}`;
+        assert.ok(
+          Object.is(values[k], v === null ? null : Number(text)),
+          `${text} read as ${String(values[k])}`,
+        );
+      });
+    }
   });
 });

@@ -100,7 +100,7 @@ async function servePage(
       cacheControl = 'private, max-age=31536000, immutable';
     }
   }
-  const { own: version, key } = await query.answerVersion(d, factors, own);
+  const { own: version, key, factors: factorsVersion } = await query.answerVersion(d, factors, own);
   // Changes exactly when a batch changes the dataset or the factors of an adjusted answer (the
   // version key) or the request changes.
   const etag = `W/"${key}-${createHash('sha1').update(req.url).digest('base64url').slice(0, 16)}"`;
@@ -121,7 +121,7 @@ async function servePage(
       .type(EXPORT_FORMATS[parsed.format].contentType)
       .send(exportBody(exportStream(parsed.format, fields, source), opts.exportStallTimeoutMs));
   }
-  const page = await query.page(plan, version);
+  const page = await query.page(plan, version, factorsVersion);
   const meta = {
     total: page.total,
     limit: page.limit,

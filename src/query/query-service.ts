@@ -50,6 +50,28 @@ export interface AdjustMeta {
 /** The codes that have factors, per factor source. */
 type FactorCodes = Map<string, Set<string>>;
 
+/** The codes with factors at one version of the factor dataset; `mixed`: those of several sources. */
+interface FactorState {
+  version: number;
+  codes: FactorCodes;
+  mixed: { codes: string[]; names: string[] } | null;
+}
+
+/** Where adjustRows finds its inputs in a row given as an array of values (indexes). */
+interface AdjustLayout {
+  code: number;
+  date: number;
+  prices: number[];
+  change: { change: number; close: number; pre: number } | null;
+}
+
+/** Whole rows' adjusting: reader and writer of the fields it reads, which it changes, their layout. */
+interface JsonAdjuster {
+  io: RowJsonFields;
+  which: number[];
+  layout: AdjustLayout;
+}
+
 /** One code's factors (of one source, or its only one), dates ascending. */
 interface FactorSeries {
   dates: string[];
@@ -78,9 +100,9 @@ export class ExportChangedError extends Error {
  */
 export class QueryService {
   private readonly totals = new Map<string, { version: number; total: number }>();
-  private readonly factorCodes = new Map<string, { version: number; codes: FactorCodes }>();
+  private readonly factorCodes = new Map<string, FactorState>();
   private readonly factorSeries = new Map<string, { version: number; series: FactorSeries }>();
-  private readonly adjusters = new Map<string, { fields: Field[]; io: RowJsonFields; which: number[] }>();
+  private readonly adjusters = new Map<string, JsonAdjuster>();
 
   constructor(
     private readonly store: Pick<Store, 'datasets'>,
@@ -142,7 +164,7 @@ export class QueryService {
     d: Dataset,
     factors: Dataset | null,
     own?: number,
-  ): Promise<{ own: number; key: string }> {
+  ): Promise<{ own: number; key: string; factors?: number }> {
     if (!factors) {
       // Every cached page's path: one read, no Promise.all.
       const v = own ?? (await this.version(d));
@@ -150,7 +172,7 @@ export class QueryService {
     }
     // Read side by side: on PostgreSQL the factors' version costs no second round trip in a row.
     const [v, f] = await Promise.all([own ?? this.version(d), this.version(factors)]);
-    return { own: v, key: `${v}:${f}` };
+    return { own: v, key: `${v}:${f}`, factors: f };
   }
 
   /**
@@ -162,24 +184,20 @@ export class QueryService {
     return (await this.factorState(plan))?.codes ?? null;
   }
 
-  /** `checkAdjust`, with the factor dataset's version the codes were read at. */
-  private async factorState(plan: QueryPlan): Promise<{ codes: FactorCodes; version: number } | null> {
+  /**
+   * `checkAdjust`, with the factor dataset's version the codes were read at. `known`: that
+   * version when the caller has already read it (the page's ETag is of it), saving a statement.
+   */
+  private async factorState(plan: QueryPlan, known?: number): Promise<FactorState | null> {
     const adjust = plan.bars?.adjust;
     const daily = plan.dataset.daily;
     if (!adjust || !daily) return null;
     const codeFilter = plan.where.find((c) => c.field === daily.code && c.op === 'eq');
     const code = typeof codeFilter?.value === 'string' ? codeFilter.value : null;
-    const state = await this.factorSources(adjust.factors, code);
-    const sources = state.codes;
+    const state = await this.factorSources(adjust.factors, code, known);
     if (adjust.source !== null) return state;
-    const byCode = new Map<string, string[]>();
-    for (const [source, codes] of sources) {
-      for (const c of codes) byCode.set(c, [...(byCode.get(c) ?? []), source]);
-    }
-    const mixed = [...byCode].filter(([, s]) => s.length > 1);
-    if (mixed.length > 0) {
-      const names = [...new Set(mixed.flatMap(([, s]) => s))].sort();
-      const codes = mixed.map(([c]) => c).slice(0, 10);
+    if (state.mixed) {
+      const { codes, names } = state.mixed;
       throw invalid(
         `factors of ${codes.join(', ')} come from several sources (${names.join(', ')}); choose one with adjust_source`,
         { parameter: 'adjust_source', allowed: names },
@@ -188,14 +206,11 @@ export class QueryService {
     return state;
   }
 
-  private async factorSources(
-    factors: Dataset,
-    code: string | null,
-  ): Promise<{ codes: FactorCodes; version: number }> {
+  private async factorSources(factors: Dataset, code: string | null, known?: number): Promise<FactorState> {
     const fs = factors.factors;
     const src = factors.sourceField;
     if (!fs) throw new Error(`${factors.name} declares no factors`);
-    const version = await this.store.datasets.datasetVersion(factors.name);
+    const version = known ?? (await this.store.datasets.datasetVersion(factors.name));
     const key = `${factors.name}|${code ?? ''}`;
     const cached = this.factorCodes.get(key);
     if (cached && cached.version === version) return cached;
@@ -219,9 +234,25 @@ export class QueryService {
       if (!set) codes.set(s, (set = new Set()));
       set.add(String(row[fs.code.apiName]));
     }
-    if (this.factorCodes.size >= TOTAL_CACHE_SIZE) this.factorCodes.clear();
-    const state = { version, codes };
-    this.factorCodes.set(key, state);
+    // Codes with factors from several sources, found once per factor version, not per request.
+    const byCode = new Map<string, string[]>();
+    for (const [source, set] of codes) {
+      for (const c of set) byCode.set(c, [...(byCode.get(c) ?? []), source]);
+    }
+    const several = [...byCode].filter(([, s]) => s.length > 1);
+    const mixed =
+      several.length > 0
+        ? {
+            names: [...new Set(several.flatMap(([, s]) => s))].sort(),
+            codes: several.map(([c]) => c).slice(0, 10),
+          }
+        : null;
+    const state: FactorState = { version, codes, mixed };
+    // Kept only when no batch changed the factors while they were read (as seriesOf).
+    if ((await this.store.datasets.datasetVersion(factors.name)) === version) {
+      if (this.factorCodes.size >= TOTAL_CACHE_SIZE) this.factorCodes.clear();
+      this.factorCodes.set(key, state);
+    }
     return state;
   }
 
@@ -230,8 +261,9 @@ export class QueryService {
     return this.store.datasets.datasetState(d.name);
   }
 
-  async page(plan: QueryPlan, version: number): Promise<QueryPage> {
-    const factorState = await this.factorState(plan);
+  /** `factorsVersion`: an adjusted answer's factor version as answerVersion read it (else read here). */
+  async page(plan: QueryPlan, version: number, factorsVersion?: number): Promise<QueryPage> {
+    const factorState = await this.factorState(plan, factorsVersion);
     const factorCodes = factorState?.codes ?? null;
     const factorVersion = factorState?.version ?? 0;
     const key = filterKey(plan);
@@ -273,10 +305,8 @@ export class QueryService {
         ? rows.rows.map((r) => String(r[codeField.apiName]))
         : result.codes?.slice(0, rows.rows.length);
     if (a && factorCodes && pageCodes) {
-      const have = (c: string): boolean =>
-        a.source === null
-          ? [...factorCodes.values()].some((s) => s.has(c))
-          : !!factorCodes.get(a.source)?.has(c);
+      const bySource = a.source === null ? [...factorCodes.values()] : [factorCodes.get(a.source)];
+      const have = (c: string): boolean => bySource.some((s) => s?.has(c) === true);
       const codes = new Set(pageCodes);
       adjust = {
         method: a.method,
@@ -327,27 +357,35 @@ export class QueryService {
         const r = await this.store.datasets.queryJson(stored, withTotal);
         if (!r.rows.includes(null)) {
           const json = r.rows as string[];
-          const { fields, io, which } = this.jsonAdjuster(plan);
+          const { io, which, layout } = this.jsonAdjuster(plan);
           const read = json.map((j) => io.read(j));
           const values = read.map((x) => x.values);
-          const adjusted = await this.adjustRows(plan, values, factorVersion);
+          const adjusted = await this.adjustRows(plan, values, layout, factorVersion);
           const rows = json.map((j, i) =>
-            adjusted[i]
-              ? io.write(j, (read[i] as { at: number[] }).at, values[i] as Record<string, Value>, which)
-              : j,
+            adjusted[i] ? io.write(j, (read[i] as { at: number[] }).at, values[i] as Value[], which) : j,
           );
-          const code = (fields[0] as Field).apiName;
-          return { rows: { kind: 'json', rows }, total: r.total, codes: values.map((v) => String(v[code])) };
+          return {
+            rows: { kind: 'json', rows },
+            total: r.total,
+            codes: values.map((v) => String(v[layout.code])),
+          };
         }
       }
       const extra = this.extraFields(plan);
       // What adjusting reads but a projection may leave out: cut off again below.
       const needed = this.adjustInputs(plan).filter((f) => !plan.select.includes(f) && !extra.includes(f));
-      const r = await this.store.datasets.query(
-        { ...stored, select: [...plan.select, ...extra, ...needed] },
-        withTotal,
-      );
-      await this.adjustRows(plan, r.rows, factorVersion);
+      const select = [...plan.select, ...extra, ...needed];
+      const r = await this.store.datasets.query({ ...stored, select }, withTotal);
+      // Adjusted as arrays (adjustRows), the adjusted values then written back.
+      const names = select.map((f) => f.apiName);
+      const layout = this.adjustLayout(plan, names);
+      const values = r.rows.map((row) => names.map((n) => row[n] ?? null));
+      const adjusted = await this.adjustRows(plan, values, layout, factorVersion);
+      const written = [...layout.prices, ...(layout.change ? [layout.change.change] : [])];
+      r.rows.forEach((row, i) => {
+        const v = values[i] as Value[];
+        if (adjusted[i]) for (const k of written) row[names[k] as string] = v[k] ?? null;
+      });
       if (needed.length > 0) for (const row of r.rows) for (const f of needed) delete row[f.apiName];
       return { rows: { kind: 'objects', rows: r.rows }, total: r.total };
     }
@@ -408,22 +446,53 @@ export class QueryService {
    * For whole rows of a dataset: the fields adjusting reads (the code first), in the row JSON's
    * order, their reader and writer, and which of them adjusting changes. Per dataset and method.
    */
-  private jsonAdjuster(plan: QueryPlan): { fields: Field[]; io: RowJsonFields; which: number[] } {
+  private jsonAdjuster(plan: QueryPlan): JsonAdjuster {
     const key = `${plan.dataset.name}|${plan.bars?.adjust?.method ?? ''}`;
     let a = this.adjusters.get(key);
     if (!a) {
       const inputs = new Set(this.adjustInputs(plan));
-      const code = plan.dataset.daily?.code as Field;
       const ordered = plan.dataset.fields.filter((f) => inputs.has(f));
       const adjusted = adjustedFields(plan);
       a = {
-        fields: [code, ...ordered.filter((f) => f !== code)],
         io: rowJsonFields(plan.dataset, ordered),
         which: ordered.flatMap((f, i) => (adjusted.has(f) ? [i] : [])),
+        layout: this.adjustLayout(
+          plan,
+          ordered.map((f) => f.apiName),
+        ),
       };
       this.adjusters.set(key, a);
     }
     return a;
+  }
+
+  /**
+   * Where adjusting finds its inputs in rows given as arrays of the fields `names` (api names):
+   * the code and date, the selected prices, and the change with the close and pre-close behind
+   * it (null: the change is not selected, or not recomputed from adjusted prices).
+   */
+  private adjustLayout(plan: QueryPlan, names: readonly string[]): AdjustLayout {
+    const daily = plan.dataset.daily;
+    if (!daily?.adjust) throw new Error('adjustLayout without adjust');
+    const at = (f: Field): number => {
+      const i = names.indexOf(f.apiName);
+      if (i < 0) throw new Error(`adjusting reads ${f.apiName}`);
+      return i;
+    };
+    const bar = daily.bar;
+    return {
+      code: at(daily.code),
+      date: at(daily.date),
+      prices: daily.adjust.prices.filter((f) => plan.select.some((s) => s.apiName === f.apiName)).map(at),
+      change:
+        bar?.change &&
+        plan.select.includes(bar.change) &&
+        bar.preClose &&
+        daily.adjust.prices.includes(bar.close) &&
+        daily.adjust.prices.includes(bar.preClose)
+          ? { change: at(bar.change), close: at(bar.close), pre: at(bar.preClose) }
+          : null,
+    };
   }
 
   /**
@@ -435,34 +504,25 @@ export class QueryService {
    */
   private async adjustRows(
     plan: QueryPlan,
-    rows: Record<string, Value>[],
+    rows: Value[][],
+    layout: AdjustLayout,
     version: number,
   ): Promise<boolean[]> {
     const adjust = plan.bars?.adjust;
-    const daily = plan.dataset.daily;
-    if (!adjust || !daily?.adjust) throw new Error('adjustRows without adjust');
-    const prices = daily.adjust.prices
-      .map((f) => f.apiName)
-      .filter((n) => plan.select.some((f) => f.apiName === n));
-    const bar = daily.bar;
-    const change =
-      bar?.change &&
-      plan.select.includes(bar.change) &&
-      bar.preClose &&
-      daily.adjust.prices.includes(bar.close) &&
-      daily.adjust.prices.includes(bar.preClose)
-        ? { change: bar.change.apiName, close: bar.close.apiName, pre: bar.preClose.apiName }
-        : null;
-    const codeName = daily.code.apiName;
-    const dateName = daily.date.apiName;
+    if (!adjust) throw new Error('adjustRows without adjust');
+    const { prices, change } = layout;
     const hfq = adjust.method === 'hfq';
     const num = (v: Value | undefined): number | null => (typeof v === 'number' ? v : null);
     let lastCode: string | null = null;
     let series: FactorSeries | null = null;
     let anchor = 1;
+    let f = 1;
+    // The SQL's `price * f / a` (qfq) or `price * f` (hfq), evaluated left to right; one
+    // closure per call, not per row.
+    const times = hfq ? (v: number): number => v * f : (v: number): number => (v * f) / anchor;
     const adjusted: boolean[] = [];
     for (const row of rows) {
-      const code = String(row[codeName]);
+      const code = String(row[layout.code]);
       if (code !== lastCode) {
         lastCode = code;
         series = await this.seriesOf(adjust, code, version);
@@ -475,9 +535,7 @@ export class QueryService {
       }
       adjusted.push(series !== null);
       if (!series) continue;
-      const f = factorAt(series, String(row[dateName]));
-      // The SQL's `price * f / a` (qfq) or `price * f` (hfq), evaluated left to right.
-      const times = hfq ? (v: number): number => v * f : (v: number): number => (v * f) / anchor;
+      f = factorAt(series, String(row[layout.date]));
       // The change is read before the prices are overwritten.
       if (change) {
         const stored = num(row[change.change]);

@@ -71,10 +71,43 @@ export function rowShape(d: Dataset): string {
  * pages: query-service.ts), without parsing or writing the whole row.
  */
 export interface RowJsonFields {
-  /** The fields' values (api names), and where each one's text is: [start, end) pairs. */
-  read(json: string): { values: Record<string, Value>; at: number[] };
+  /**
+   * The fields' values, in the order of the fields given (an array: no keyed store per field),
+   * and where each one's text is: [start, end) pairs.
+   */
+  read(json: string): { values: Value[]; at: number[] };
   /** `json` with `values` of the fields at `which` (indexes into the fields) written over theirs. */
-  write(json: string, at: readonly number[], values: Record<string, Value>, which: readonly number[]): string;
+  write(json: string, at: readonly number[], values: readonly Value[], which: readonly number[]): string;
+}
+
+/** 10^0 … 10^22: every one an exact double. */
+const POW10 = Array.from({ length: 23 }, (_, i) => Number(`1e${i}`));
+
+/**
+ * The number `json` holds in [start, end), as Number() reads it. Plain decimals of at most 15
+ * digits (every stored price) are an exact integer over an exact power of ten, and one IEEE
+ * division rounds that quotient correctly, as Number() does (Clinger's fast path): no
+ * substring, no general parse. Anything else (an exponent, more digits) goes to Number().
+ */
+function numberAt(json: string, start: number, end: number): number {
+  let i = start;
+  const neg = json.charCodeAt(i) === 45;
+  if (neg) i++;
+  let m = 0;
+  let digits = 0;
+  let frac = -1;
+  for (; i < end; i++) {
+    const c = json.charCodeAt(i);
+    if (c >= 48 && c <= 57) {
+      m = m * 10 + (c - 48);
+      digits++;
+      if (frac >= 0) frac++;
+    } else if (c === 46 && frac < 0) frac = 0;
+    else return Number(json.slice(start, end));
+  }
+  if (digits === 0 || digits > 15 || frac === 0) return Number(json.slice(start, end));
+  const v = frac > 0 ? m / (POW10[frac] as number) : m;
+  return neg ? -v : v;
 }
 
 /** A number's JSON as the response serialiser writes it (fast-json-stringify): null when not finite. */
@@ -97,8 +130,8 @@ export function rowJsonFields(d: Dataset, fields: readonly Field[]): RowJsonFiel
   };
   return {
     read(json) {
-      const values: Record<string, Value> = {};
-      const at: number[] = [];
+      const values: Value[] = new Array<Value>(keys.length);
+      const at: number[] = new Array<number>(2 * keys.length);
       let pos = 0;
       for (let k = 0; k < keys.length; k++) {
         const key = keys[k] as string;
@@ -125,11 +158,11 @@ export function rowJsonFields(d: Dataset, fields: readonly Field[]): RowJsonFiel
           for (let c = json.charCodeAt(end); c !== 44 && c !== 125; c = json.charCodeAt(++end)) {
             if (end >= json.length) fail(`${key} cut`);
           }
-          const t = json.slice(start, end);
-          value = t === 'null' ? null : Number(t);
+          value = json.charCodeAt(start) === 110 ? null : numberAt(json, start, end);
         }
-        values[(fields[k] as Field).apiName] = value;
-        at.push(start, end);
+        values[k] = value;
+        at[2 * k] = start;
+        at[2 * k + 1] = end;
         pos = end;
       }
       return { values, at };
@@ -138,7 +171,7 @@ export function rowJsonFields(d: Dataset, fields: readonly Field[]): RowJsonFiel
       let out = '';
       let pos = 0;
       for (const k of which) {
-        out += json.slice(pos, at[2 * k]) + numberText(values[(fields[k] as Field).apiName]);
+        out += json.slice(pos, at[2 * k]) + numberText(values[k]);
         pos = at[2 * k + 1] as number;
       }
       return out + json.slice(pos);
