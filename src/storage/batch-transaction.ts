@@ -15,8 +15,8 @@ import type { ApplyResult, BatchRecord, WriteBatch, WriteOutcome } from './store
  * (db.ts): claim the batch_id → take the dataset's lock and the changes' instant → write the
  * rows, stamped as revisions, the versions they replace kept (revisions.ts) → prune a full
  * snapshot → bump the dataset's version → refresh the quality summaries of the codes changed
- * (quality-summary.ts) and the stored period bars of the periods changed (period-store.ts) → finish the record → save it. All or nothing: `Db.transaction` commits
- * only when the step returns.
+ * (quality-summary.ts) and the stored bars of the periods changed (period-store.ts) → finish
+ * the record → save it. All or nothing: `Db.transaction` commits only when the step returns.
  */
 export function* batchTransaction(
   tx: Tx,
