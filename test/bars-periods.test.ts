@@ -1,24 +1,12 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import Database from 'better-sqlite3';
-import pg from 'pg';
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
 import { buildApp } from '../src/app.js';
 import { CATALOG } from '../src/catalog/catalog.js';
-import { loadConfig } from '../src/config.js';
 import { createStore } from '../src/storage/create-store.js';
 import type { QueryPlan, Store } from '../src/storage/store.js';
 import { batch, type Data } from './helpers/batches.js';
-import {
-  ADMIN_TOKEN,
-  INGEST_KEY,
-  QUERY_KEY,
-  backends,
-  get,
-  push,
-  startApp,
-  type Harness,
-} from './helpers/harness.js';
+import { backends, get, push, runSql, startApp, testConfig, type Harness } from './helpers/harness.js';
 
 /**
  * Weekly and monthly pages of one code over a date range read whole periods from the stored
@@ -199,13 +187,7 @@ for (const backend of await backends()) {
 
     before(async () => {
       h = await startApp(backend);
-      const config = loadConfig({
-        MDS_INGEST_KEYS: INGEST_KEY,
-        MDS_QUERY_KEYS: QUERY_KEY,
-        MDS_ADMIN_TOKEN: ADMIN_TOKEN,
-        LOG_LEVEL: 'silent',
-        DATABASE_URL: h.databaseUrl,
-      });
+      const config = testConfig(h.databaseUrl);
       ref = await buildApp({ config, store: computedStore(h.store) });
       await ref.ready();
     });
@@ -276,32 +258,12 @@ for (const backend of await backends()) {
       await same('a revert', 6);
     });
 
-    /** Statements run on the test's database, outside the service. */
-    async function runSql(statements: string[]): Promise<void> {
-      if (backend === 'sqlite') {
-        const db = new Database(h.databaseUrl.replace(/^sqlite:/, ''));
-        for (const s of statements) db.exec(s);
-        db.close();
-      } else {
-        const c = new pg.Client({ connectionString: h.databaseUrl });
-        await c.connect();
-        for (const s of statements) await c.query(s);
-        await c.end();
-      }
-    }
-
     /** A store migrated anew answers as the computed path. */
     async function migratedAnswersSame(step: string): Promise<void> {
       const store = await createStore(h.databaseUrl, CATALOG);
       try {
         await store.migrate();
-        const config = loadConfig({
-          MDS_INGEST_KEYS: INGEST_KEY,
-          MDS_QUERY_KEYS: QUERY_KEY,
-          MDS_ADMIN_TOKEN: ADMIN_TOKEN,
-          LOG_LEVEL: 'silent',
-          DATABASE_URL: h.databaseUrl,
-        });
+        const config = testConfig(h.databaseUrl);
         const upgraded = await buildApp({ config, store });
         try {
           const r = random(7);
@@ -318,7 +280,7 @@ for (const backend of await backends()) {
     }
 
     test('a database from before the stored periods gets them built by migrate', async () => {
-      await runSql([
+      await runSql(h.databaseUrl, [
         'DROP TABLE mds_periods_etf_daily',
         'DROP TABLE mds_period_state',
         'DELETE FROM mds_migrations WHERE version = 6',
@@ -328,7 +290,7 @@ for (const backend of await backends()) {
 
     test('stored periods built under another shape are built again by migrate', async () => {
       // Stale rows under an older shape: migrate recreates the table and computes them again.
-      await runSql([
+      await runSql(h.databaseUrl, [
         "UPDATE mds_periods_etf_daily SET close = 0, bar_count = 99 WHERE period >= '2024-02'",
         "UPDATE mds_period_state SET shape = 'an older release'",
       ]);

@@ -1,14 +1,12 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import Database from 'better-sqlite3';
-import pg from 'pg';
 import { CATALOG } from '../src/catalog/catalog.js';
 import { QUALITY_SORTS } from '../src/query/quality-rules.js';
 import { QualityService } from '../src/query/quality-service.js';
 import { createStore } from '../src/storage/create-store.js';
 import type { QualityQuery } from '../src/storage/store.js';
 import { batch, plainBar } from './helpers/batches.js';
-import { backends, push, startApp, type Harness } from './helpers/harness.js';
+import { backends, push, runSql, startApp, type Harness } from './helpers/harness.js';
 
 /**
  * The quality report read from the per-code summaries the batch transaction keeps must be the
@@ -272,16 +270,7 @@ for (const backend of await backends()) {
         'DROP TABLE mds_quality_state',
         'DELETE FROM mds_migrations WHERE version = 5',
       ];
-      if (backend === 'sqlite') {
-        const db = new Database(h.databaseUrl.replace(/^sqlite:/, ''));
-        for (const s of statements) db.exec(s);
-        db.close();
-      } else {
-        const c = new pg.Client({ connectionString: h.databaseUrl });
-        await c.connect();
-        for (const s of statements) await c.query(s);
-        await c.end();
-      }
+      await runSql(h.databaseUrl, statements);
       const store = await createStore(h.databaseUrl, CATALOG);
       try {
         await store.migrate();

@@ -1,10 +1,12 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import Database from 'better-sqlite3';
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
+import pg from 'pg';
 import { buildApp } from '../../src/app.js';
 import { CATALOG } from '../../src/catalog/catalog.js';
-import { loadConfig } from '../../src/config.js';
+import { loadConfig, type Config } from '../../src/config.js';
 import { createStore } from '../../src/storage/create-store.js';
 import type { Store } from '../../src/storage/store.js';
 import type { Limiter } from '../../src/access/limiter.js';
@@ -42,6 +44,32 @@ export async function freshDatabaseUrl(backend: Backend): Promise<{ url: string;
   };
 }
 
+/** The tests' configuration: their keys and token, silent logs, the given database. */
+export function testConfig(databaseUrl: string, env: Record<string, string> = {}): Config {
+  return loadConfig({
+    MDS_INGEST_KEYS: INGEST_KEY,
+    MDS_QUERY_KEYS: QUERY_KEY,
+    MDS_ADMIN_TOKEN: ADMIN_TOKEN,
+    LOG_LEVEL: 'silent',
+    DATABASE_URL: databaseUrl,
+    ...env,
+  });
+}
+
+/** Statements run on a test's database directly, outside the service (e.g. to undo a migration). */
+export async function runSql(databaseUrl: string, statements: readonly string[]): Promise<void> {
+  if (databaseUrl.startsWith('sqlite:')) {
+    const db = new Database(databaseUrl.replace(/^sqlite:/, ''));
+    for (const s of statements) db.exec(s);
+    db.close();
+  } else {
+    const c = new pg.Client({ connectionString: databaseUrl });
+    await c.connect();
+    for (const s of statements) await c.query(s);
+    await c.end();
+  }
+}
+
 export async function startApp(
   backend: Backend,
   env: Record<string, string> = {},
@@ -50,14 +78,7 @@ export async function startApp(
   const db = opts.databaseUrl
     ? { url: opts.databaseUrl, drop: async () => {} }
     : await freshDatabaseUrl(backend);
-  const config = loadConfig({
-    MDS_INGEST_KEYS: INGEST_KEY,
-    MDS_QUERY_KEYS: QUERY_KEY,
-    MDS_ADMIN_TOKEN: ADMIN_TOKEN,
-    LOG_LEVEL: 'silent',
-    DATABASE_URL: db.url,
-    ...env,
-  });
+  const config = testConfig(db.url, env);
   const store = await createStore(config.DATABASE_URL, CATALOG, config);
   await store.migrate();
   const app = await buildApp({ config, store, ...(opts.limiter ? { limiter: opts.limiter } : {}) });
