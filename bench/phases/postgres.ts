@@ -6,6 +6,7 @@ import { buildMinimalPg, pgRawUpsertCeiling } from '../minimal.js';
 import { buildPgQueryDatabase } from '../pg-query-data.js';
 import type { Row } from '../table.js';
 import { createTestDatabase } from '../../test/helpers/postgres.js';
+import { barPages, loadReference } from './bars.js';
 import { pgStoragePhase } from './storage.js';
 
 /**
@@ -46,6 +47,9 @@ export async function postgresPhase(rows: Row[], adminUrl: string): Promise<void
       );
       const repeated = await measure(svc, [REPEATED], AUTH);
       rows.push(queryRow('PostgreSQL repeated URL', svc.name, repeated));
+      // Adjusted and monthly pages (stored monthly bars) on PostgreSQL too: informative.
+      await loadReference(svc);
+      await barPages(rows, svc, 'PostgreSQL bars: random pages', false);
     } finally {
       await svc.stop();
     }
