@@ -443,8 +443,9 @@ export class QueryService {
   }
 
   /**
-   * For whole rows of a dataset: the fields adjusting reads (the code first), in the row JSON's
-   * order, their reader and writer, and which of them adjusting changes. Per dataset and method.
+   * For whole rows of a dataset: the fields adjusting reads, in the row JSON's order, their
+   * reader and writer, which of them adjusting changes, and where each input is (adjustLayout).
+   * Per dataset and method.
    */
   private jsonAdjuster(plan: QueryPlan): JsonAdjuster {
     const key = `${plan.dataset.name}|${plan.bars?.adjust?.method ?? ''}`;

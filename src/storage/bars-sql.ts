@@ -23,6 +23,7 @@ import {
   PERIOD_KEY,
   PERIODS,
   dayAfter,
+  dayBefore,
   isCalendarDate,
   isStoredInterval,
   periodTableName,
@@ -281,9 +282,6 @@ function storedWindow(plan: QueryPlan): StoredWindow | null {
   if (to !== undefined && high !== null && m.start(high) <= to) edges.push({ from: m.start(high), to });
   return { interval, code, low, high, edges };
 }
-
-const dayBefore = (date: string): string =>
-  new Date(Date.parse(`${date}T00:00:00Z`) - 86_400_000).toISOString().slice(0, 10);
 
 /** The stored periods of the window's code wholly inside its range. */
 function storedPeriodsWhere(plan: QueryPlan, w: StoredWindow): Sql {

@@ -50,6 +50,7 @@ export function isCalendarDate(v: unknown): v is string {
 }
 
 export const dayAfter = (date: string): string => isoDay(ms(date) + DAY);
+export const dayBefore = (date: string): string => isoDay(ms(date) - DAY);
 
 export const periodTableName = (d: Dataset): string => `mds_periods_${d.name}`;
 
