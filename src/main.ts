@@ -13,6 +13,11 @@ import { JOIN_WHEN_READY } from './cluster/primary-link.js';
  * batch events, metrics) goes through this process (cluster/worker-hub.ts).
  */
 function primary(workers: number): void {
+  // Workers accept connections themselves on the shared socket, not through this process
+  // (Node's round-robin default on Linux): a stopped or busy primary then delays no new
+  // connection. The kernel spreads them less evenly; NODE_CLUSTER_SCHED_POLICY=rr restores
+  // round-robin (docs/deployment.md).
+  if (!process.env.NODE_CLUSTER_SCHED_POLICY) cluster.schedulingPolicy = cluster.SCHED_NONE;
   let stopping = false;
   // A worker stays in cluster.workers until its channel closes, which may come after its
   // 'exit': the dead are left out by state.

@@ -14,7 +14,7 @@ import { pushBatch } from './helpers/server-calls.js';
  * workers share goes through the primary. Rate limits are one budget for the instance, an
  * event stream on one worker sees batches processed by any, /metrics counts every worker, and a
  * batch pushed to several workers at once is applied once. On both backends. Requests go on
- * fresh connections, which node:cluster hands to the workers in turn; the log's pids say which
+ * fresh connections, which the workers accept from the shared socket; the log's pids say which
  * worker answered.
  */
 

@@ -118,6 +118,14 @@ export class MemoryLimiter implements Limiter {
     c.dayCount = Math.max(c.dayCount, dayCount);
   }
 
+  /** Adds requests counted elsewhere (a cluster worker that decided alone). */
+  add(id: string, minuteCount: number, dayCount: number): void {
+    const w = windowsAt(this.now());
+    const c = this.current(id, w.minute, w.day);
+    c.minuteCount += minuteCount;
+    c.dayCount += dayCount;
+  }
+
   async peek(keyIds: readonly string[]): Promise<Map<string, number>> {
     const w = windowsAt(this.now());
     const out = new Map<string, number>();

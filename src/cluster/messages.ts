@@ -4,12 +4,25 @@
  * same channel are told apart.
  */
 
-/** The limits a request is counted against: `[key id, per minute, per day, stored day count]`. */
+/** How long the primary waits for every worker's metrics before answering with those it has. */
+export const METRICS_WAIT_MS = 2000;
+
+/**
+ * The limits a request is counted against: `[key id, per minute, per day, day floor, minute
+ * floor, day unreported, minute unreported]`. The floors are counts the worker knows of (the
+ * stored day count, Redis's last answer): the primary raises its counters to them. The
+ * unreported counts are requests the worker decided alone since its last answer (the primary
+ * did not answer in time): the primary adds them, so an instance's count stays the sum of what
+ * its workers served.
+ */
 export type LimitItem = [
   id: string,
   ratePerMinute: number | null,
   dailyQuota: number | null,
   dayFloor: number,
+  minuteFloor: number,
+  dayUnreported: number,
+  minuteUnreported: number,
 ];
 /** `[refusal, minute count, day count]` (counts after the request; before it when refused). */
 export type LimitTally = [code: 4030 | 4031 | null, minuteCount: number, dayCount: number];
@@ -19,11 +32,17 @@ export interface RelayedEvent {
   payload: unknown;
 }
 
-/** Worker → primary: questions (answered with the same `id`) and events to pass on. */
+/**
+ * Worker → primary: questions (answered with the same `id`; `at` is when the worker asked, by
+ * its clock, which is the primary's: a question the worker has given up on is not acted on)
+ * and events to pass on.
+ */
 export type ToPrimary =
-  | { mds: 'limit'; id: number; items: LimitItem[] }
-  | { mds: 'peek'; id: number; ids: string[] }
-  | { mds: 'metrics'; id: number }
+  | { mds: 'limit'; id: number; at: number; items: LimitItem[] }
+  | { mds: 'observe'; id: number; at: number; items: LimitItem[] }
+  | { mds: 'peek'; id: number; at: number; ids: string[] }
+  | { mds: 'metrics'; id: number; at: number }
+  | { mds: 'ping'; id: number; at: number }
   | { mds: 'metrics-part'; id: number; metrics: unknown[] }
   | ({ mds: 'event' } & RelayedEvent)
   | { mds: 'ready' };

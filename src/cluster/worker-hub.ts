@@ -1,10 +1,22 @@
 import cluster, { type Worker } from 'node:cluster';
 import { AggregatorRegistry, type MetricObjectWithValues, type MetricValue } from 'prom-client';
 import { MemoryLimiter } from '../access/memory-limiter.js';
-import { isMdsMessage, type LimitTally, type ToPrimary, type ToWorker } from './messages.js';
+import {
+  METRICS_WAIT_MS,
+  isMdsMessage,
+  type LimitItem,
+  type LimitTally,
+  type ToPrimary,
+  type ToWorker,
+} from './messages.js';
+import { PRIMARY_TIMEOUT_MS } from './primary-link.js';
 
-/** How long the primary waits for every worker's metrics before answering with those it has. */
-const METRICS_WAIT_MS = 2000;
+/**
+ * A limit question older than this, by the time it is read, is not acted on: its worker gives up
+ * after PRIMARY_TIMEOUT_MS and counts alone what it asked about (and reports it later), so
+ * counting it here too would count it twice. The margin leaves the answer time to arrive.
+ */
+const STALE_MS = PRIMARY_TIMEOUT_MS - 100;
 
 type Metrics = MetricObjectWithValues<MetricValue<string>>[];
 
@@ -53,17 +65,47 @@ export function serveWorkers(opts: { onReady?: () => void } = {}): { serving(): 
     );
   };
 
+  /**
+   * What a worker served alone is added first, then the counts are raised to what it knows
+   * (which includes those requests, so raising first would count them twice).
+   */
+  const merge = ([id, , , dayFloor, minuteFloor, dayAdded, minuteAdded]: LimitItem): void => {
+    if (dayAdded > 0 || minuteAdded > 0) counters.add(id, minuteAdded, dayAdded);
+    counters.observe(id, minuteFloor, dayFloor);
+  };
+
   cluster.on('message', (worker: Worker, m: unknown) => {
     if (!isMdsMessage<ToPrimary>(m)) return;
     switch (m.mds) {
       case 'limit': {
-        const body: LimitTally[] = m.items.map(([id, ratePerMinute, dailyQuota, dayFloor]) => {
-          if (dayFloor > 0) counters.observe(id, 0, dayFloor);
+        if (Date.now() - m.at > STALE_MS) {
+          send(worker, { mds: 'reply', id: m.id, error: 'stale' });
+          break;
+        }
+        const body: LimitTally[] = m.items.map((item) => {
+          merge(item);
+          const [id, ratePerMinute, dailyQuota] = item;
           return counters.tally(id, { ratePerMinute, dailyQuota });
         });
         send(worker, { mds: 'reply', id: m.id, body });
         break;
       }
+      case 'observe': {
+        if (Date.now() - m.at > STALE_MS) {
+          send(worker, { mds: 'reply', id: m.id, error: 'stale' });
+          break;
+        }
+        const body = m.items.map((item) => {
+          merge(item);
+          const [day, minute] = counters.known(item[0]);
+          return [minute, day];
+        });
+        send(worker, { mds: 'reply', id: m.id, body });
+        break;
+      }
+      case 'ping':
+        send(worker, { mds: 'reply', id: m.id });
+        break;
       case 'peek':
         void counters
           .peek(m.ids)

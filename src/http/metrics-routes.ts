@@ -1,7 +1,8 @@
 import type { FastifyInstance } from 'fastify';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import { AppError } from '../errors.js';
-import { primaryLink } from '../cluster/primary-link.js';
+import { PRIMARY_TIMEOUT_MS, primaryLink } from '../cluster/primary-link.js';
+import { METRICS_WAIT_MS } from '../cluster/messages.js';
 import type { BatchIngest, RevertEvent } from '../ingest/ingest-service.js';
 import type { BatchRecord } from '../storage/store.js';
 
@@ -174,10 +175,16 @@ export function registerMetricsRoutes(app: FastifyInstance, ingest: BatchIngest)
     ...(await registry.getMetricsAsJSON()),
     ...(await processMetrics().getMetricsAsJSON()),
   ]);
+  const own = async (): Promise<string> => (await registry.metrics()) + (await processMetrics().metrics());
   app.get('/metrics', { schema: { hide: true } }, async (_req, reply) => {
+    // A primary that does not answer (stopped, gone) must not hold the scrape: this worker's own.
     const text = link
-      ? await link.ask<string>({ mds: 'metrics' })
-      : (await registry.metrics()) + (await processMetrics().metrics());
+      ? await link
+          .ask<string>({ mds: 'metrics' }, METRICS_WAIT_MS + PRIMARY_TIMEOUT_MS)
+          .catch(
+            async () => '# the cluster primary did not answer: this worker process only\n' + (await own()),
+          )
+      : await own();
     return reply.type(registry.contentType).send(text);
   });
   return { registry, sseClients };
