@@ -56,6 +56,13 @@ for (const backend of await backends()) {
       // @ts-expect-error open was not selected, so it is not in the row type
       assert.equal(first.open, undefined);
 
+      // An exact filter takes a list (sent as repeated parameters), codes and dates as users write them.
+      const listed = await client.query('etf_daily', {
+        code: ['510300.SH', 'sh510300'],
+        date_from: '20240105',
+      });
+      assert.equal(listed.meta.total, 26);
+
       const all: string[] = [];
       for await (const r of client.iterate('etf_daily', { code: '510300', limit: 4, fields: ['date'] })) {
         all.push(r.date);

@@ -195,8 +195,19 @@ describe('the document', () => {
 
   test('integer filters are integers (window, fy); filter kinds are data (x-mds-filter)', () => {
     const param = (p: string, n: string) => doc.paths[p]?.get?.parameters?.find((x) => x.name === n);
-    assert.equal(param('/api/v1/features/etf-risk', 'window')?.schema.type, 'integer');
-    assert.equal(param('/api/v1/us/facts', 'fy')?.schema.type, 'integer');
+    // An exact filter: one value or several (anyOf [value, array], repeated: form, exploded).
+    const one = (p: string, n: string) => (param(p, n)?.schema.anyOf as Json[] | undefined)?.[0];
+    assert.equal(one('/api/v1/features/etf-risk', 'window')?.type, 'integer');
+    assert.equal(one('/api/v1/us/facts', 'fy')?.type, 'integer');
+    const code = param('/api/v1/etf/kline', 'code') as Json | undefined;
+    assert.equal(code?.style, 'form');
+    assert.equal(code?.explode, true);
+    assert.deepEqual((code?.schema as Json).anyOf, [
+      { type: 'string', maxLength: 65536 },
+      { type: 'array', items: { type: 'string', maxLength: 65536 }, minItems: 1, maxItems: 1000 },
+    ]);
+    assert.match(String(code?.description), /comma list.*510300\.SH, sh510300/);
+    assert.match(String(param('/api/v1/etf/kline', 'date_from')?.schema.pattern), /\\d\{8\}/);
     assert.equal(param('/api/v1/etf/basic', 'name')?.['x-mds-filter'], 'like');
     assert.equal(param('/api/v1/etf/basic', 'code')?.['x-mds-filter'], 'exact');
     assert.equal(param('/api/v1/etf/kline', 'date_from')?.['x-mds-filter'], 'range');

@@ -272,11 +272,11 @@ for (const backend of await backends()) {
         for (const bad of ['0', '-1', '1.5', 'abc', '1e3', ''])
           await expect400(h, `/api/v1/etf/kline?limit=${bad}`, 'limit');
         for (const bad of ['-1', '1.5', 'x']) await expect400(h, `/api/v1/etf/kline?offset=${bad}`, 'offset');
-        for (const bad of ['2024-02-30', '2024/01/01', '20240101', 'yesterday']) {
+        for (const bad of ['2024-02-30', '2024/01/01', '20240230', '2024011', 'yesterday']) {
           await expect400(h, `/api/v1/etf/kline?date_from=${bad}`, 'date_from');
           await expect400(h, `/api/v1/etf/kline?date=${bad}`, 'date');
         }
-        await expect400(h, '/api/v1/etf/kline?code=1&code=2', 'once');
+        await expect400(h, '/api/v1/etf/kline?limit=1&limit=2', 'once');
         await expect400(h, '/api/v1/etf/basic?date_from=2024-01-01', 'allowed');
         await expect400(h, '/api/v1/features/etf-risk?window=ten', 'integer');
       });

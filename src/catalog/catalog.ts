@@ -1,4 +1,11 @@
-import type { Aggregation, DatasetDeclaration, FieldDetail, FieldSpec, FieldType } from './types.js';
+import type {
+  Aggregation,
+  CodeMarket,
+  DatasetDeclaration,
+  FieldDetail,
+  FieldSpec,
+  FieldType,
+} from './types.js';
 import { etfDaily, fx, indexDaily, industrySw, qdiiNav, stockDaily } from './datasets/standardized.js';
 import {
   etfCrossBorderFeatures,
@@ -156,6 +163,8 @@ export interface Dataset {
   readonly sort: { readonly field: Field; readonly order: 'asc' | 'desc' };
   readonly exact: readonly Field[];
   readonly like: readonly Field[];
+  /** Exact filters holding instrument codes, and their market (types.ts `codes`). */
+  readonly codes: ReadonlyMap<Field, CodeMarket>;
   readonly sourceField: Field | null;
   readonly daily: DailySeries | null;
   readonly factors: FactorSeries | null;
@@ -347,6 +356,12 @@ export function compileDataset(decl: DatasetDeclaration): Dataset {
       fail(`filter ${n} collides with a common query parameter`);
     }
   }
+  const codes = new Map<Field, CodeMarket>();
+  for (const n of decl.codes?.fields ?? []) {
+    const f = rowField(n, 'code field');
+    if (!exact.includes(f) || f.type !== 'string') fail(`code field ${n} must be a string exact filter`);
+    codes.set(f, decl.codes?.market ?? 'cn');
+  }
   const sourceName = decl.sourceField ?? (fieldByName.has('source') ? 'source' : null);
   const sourceField = sourceName === null ? null : ingestField(sourceName, 'source field');
   if (sourceField && sourceField.type !== 'string') fail('source field must be a string');
@@ -395,6 +410,7 @@ export function compileDataset(decl: DatasetDeclaration): Dataset {
     sort: { field: sortField, order: decl.sort.order },
     exact,
     like,
+    codes,
     sourceField,
     daily,
     factors,

@@ -1,4 +1,5 @@
 import type { Catalog, Dataset } from './catalog.js';
+import { MAX_FILTER_VALUES } from '../query/parse.js';
 
 /** docs/endpoints.md, generated from the catalog (a test fails when the committed file drifts). */
 
@@ -20,6 +21,15 @@ function fieldList(d: Dataset): string {
     .join(', ');
 }
 
+/** The exact filters, each code filter marked with its market. */
+function exactList(d: Dataset): string {
+  const marked = d.exact.map((f) => {
+    const market = d.codes.get(f);
+    return market ? `${f.apiName} (${market})` : f.apiName;
+  });
+  return marked.join(', ') || '—';
+}
+
 export function endpointDocs(catalog: Catalog): string {
   const out: string[] = [
     '# Query endpoints',
@@ -32,12 +42,37 @@ export function endpointDocs(catalog: Catalog): string {
     '(`json` | `csv` | `ndjson` | `arrow` | `parquet`; all but `json` stream the whole result, see',
     '[columnar.md](columnar.md)). Ties in the sort are broken by the unique key, ascending.',
     '',
+    '## Many values and code spellings',
+    '',
+    `Every exact filter takes several values, any of which matches: repeat the parameter`,
+    `(\`code=510300&code=510500\`), or, where no value can hold a comma (codes, dates, numbers, flags,`,
+    `enumerations), give a comma list (\`code=510300,510500\`); both together at most`,
+    `${MAX_FILTER_VALUES} values, beyond that \`400\` / \`4001\` (\`code takes at most ${MAX_FILTER_VALUES} values\`).`,
+    'Spaces around list items and a value given twice do not matter; an empty item is a `400`. Paging,',
+    '`meta.total`, cursors (bound to the list given), exports, `adjust`, `interval` and `as_of`',
+    'work on a list as on one value. In the OpenAPI document an exact filter is `anyOf` one value or',
+    'an array, `style: form`, `explode: true` (repeated).',
+    '',
+    'Code filters marked **(cn)** below hold A-share, ETF and index codes, stored as their 6 digits;',
+    'they also take the spellings of Tushare (`510300.SH`, `000001.SZ`, `430047.BJ`), AKShare and',
+    'Sina (`sh510300`, `SH510300`, `sh.510300`), Wind/JoinQuant (`510300.XSHG`, `.XSHE`) and Yahoo',
+    '(`510300.SS`), case-insensitive, and read them as the 6 digits. The exchange mark is dropped,',
+    'not checked: within one dataset a 6-digit code names one instrument (`000001` is the SSE',
+    'Composite in index datasets and Ping An Bank in stock datasets). Only a mark around exactly',
+    '6 digits is removed, so no stored value is ever changed (`00700.HK` stays as it is). Filters',
+    'marked **(us)** hold US tickers, CIKs and CUSIPs and are taken exactly as written (`BRK.B`).',
+    "The quality report's `code` takes the same spellings.",
+    '',
+    'Every date parameter (`date_from`, `date_to`, exact date filters such as `date=` or',
+    "`trade_date=`, `adjust_anchor`, the quality report's range) takes `YYYY-MM-DD` or `YYYYMMDD`",
+    '(`date_from=20240101`); rows always answer `YYYY-MM-DD`.',
+    '',
     '| Endpoint | Dataset | Exact filters | Like filters | Date range on | Default sort |',
     '|---|---|---|---|---|---|',
   ];
   for (const d of catalog.datasets) {
     out.push(
-      `| \`${d.endpoint}\` | \`${d.name}\` | ${d.exact.map((f) => f.apiName).join(', ') || '—'} | ${
+      `| \`${d.endpoint}\` | \`${d.name}\` | ${exactList(d)} | ${
         d.like.map((f) => f.apiName).join(', ') || '—'
       } | ${d.range?.apiName ?? '—'} | ${d.sort.field.apiName} ${d.sort.order} |`,
     );

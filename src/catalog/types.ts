@@ -3,6 +3,9 @@
  * validation, storage tables and indexes, query endpoints, filters and OpenAPI follow.
  */
 
+/** How a market writes its instrument codes (DatasetDeclaration.codes). */
+export type CodeMarket = 'cn' | 'us';
+
 export type FieldType = 'string' | 'number' | 'integer' | 'date' | 'timestamp' | 'flag';
 
 /** Shorthand: `'number'` is optional, `'number!'` is required. */
@@ -45,6 +48,13 @@ export interface DatasetDeclaration {
   readonly exact: readonly string[];
   /** `%value%` case-insensitive filters, row names. */
   readonly like?: readonly string[];
+  /**
+   * Exact filters (row names) that hold instrument codes, and the market whose spellings they
+   * accept: `cn` codes are stored as 6 digits and also found as `510300.SH`, `sh510300`,
+   * `SH510300`; `us` codes (tickers, CIKs, CUSIPs) are taken as written. Code filters take a
+   * comma list (docs/endpoints.md#many-values-and-code-spellings).
+   */
+  readonly codes?: { readonly market: CodeMarket; readonly fields: readonly string[] };
   /**
    * The field that plays the role of `source` for full-snapshot partitions; defaults to
    * `source` when the dataset has one.

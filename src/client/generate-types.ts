@@ -78,7 +78,10 @@ export function clientTypesSource(doc: Obj): string {
     src += `/** Filters and options of ${e.path}. */\nexport interface ${T}Params {\n`;
     for (const p of e.params) {
       const name = String(p.name);
-      const s = (p.schema ?? {}) as Obj;
+      const given = (p.schema ?? {}) as Obj;
+      // An exact filter: one value or several (anyOf [value, array of values]).
+      const many = Array.isArray(given.anyOf);
+      const s = many ? ((given.anyOf as Obj[])[0] ?? {}) : given;
       let type: string;
       if (name === 'fields') type = `readonly (keyof ${T}Row)[]`;
       else if (name === 'sort') type = `keyof ${T}Row`;
@@ -89,12 +92,15 @@ export function clientTypesSource(doc: Obj): string {
       else if (s.format === 'date-time') type = 'string | Date';
       else if (
         s.format === 'date' ||
+        s.pattern !== undefined ||
         name === 'cursor' ||
         name === 'adjust_source' ||
-        p['x-mds-filter'] === 'like'
+        p['x-mds-filter'] === 'like' ||
+        p['x-mds-filter'] === 'range'
       )
         type = 'string';
       else type = 'string | number';
+      if (many) type = `${type} | readonly (${type})[]`;
       const doc =
         typeof p.description === 'string' ? `  /** ${p.description.replace(/\*\//g, '* /')} */\n` : '';
       src += `${doc}  ${name}?: ${type};\n`;

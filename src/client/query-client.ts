@@ -117,7 +117,9 @@ export class QueryClient {
     const qs = new URLSearchParams();
     for (const [k, v] of Object.entries(params)) {
       if (v === undefined || v === null) continue;
-      qs.set(k, v instanceof Date ? v.toISOString() : Array.isArray(v) ? v.join(',') : String(v));
+      // A list: `fields` is one comma list; an exact filter's values are repeated (any matches).
+      if (Array.isArray(v) && k !== 'fields') for (const x of v as unknown[]) qs.append(k, String(x));
+      else qs.set(k, v instanceof Date ? v.toISOString() : Array.isArray(v) ? v.join(',') : String(v));
     }
     if (format) qs.set('format', format);
     const q = qs.toString();

@@ -29,15 +29,15 @@ export interface EtfDailyRow {
 
 /** Filters and options of /api/v1/etf/kline. */
 export interface EtfDailyParams {
-  /** exact match */
-  code?: string | number;
-  /** exact match */
-  date?: string;
-  /** exact match */
-  source?: string | number;
-  /** inclusive lower bound on date */
+  /** exact match; several values (any of them matches, at most 1000) by repeating the parameter or as a comma list. A code also as 510300.SH, sh510300 or SH510300 (stored as 510300) */
+  code?: string | number | readonly (string | number)[];
+  /** exact match; several values (any of them matches, at most 1000) by repeating the parameter or as a comma list */
+  date?: string | readonly string[];
+  /** exact match; several values (any of them matches, at most 1000) by repeating the parameter */
+  source?: string | number | readonly (string | number)[];
+  /** inclusive lower bound on date, YYYY-MM-DD or YYYYMMDD */
   date_from?: string;
-  /** inclusive upper bound on date */
+  /** inclusive upper bound on date, YYYY-MM-DD or YYYYMMDD */
   date_to?: string;
   /** adjusted prices (open, high, low, close, pre_close): hfq = price × the adj_factor in force on the bar's date; qfq = that ÷ the anchor's factor; change recomputed, pct_chg and volume as stored, no rounding (docs/bars-and-quality.md) */
   adjust?: 'none' | 'qfq' | 'hfq';
@@ -91,15 +91,15 @@ export interface IndexDailyRow {
 
 /** Filters and options of /api/v1/index/price. */
 export interface IndexDailyParams {
-  /** exact match */
-  index_code?: string | number;
-  /** exact match */
-  trade_date?: string;
-  /** exact match */
-  source?: string | number;
-  /** inclusive lower bound on trade_date */
+  /** exact match; several values (any of them matches, at most 1000) by repeating the parameter or as a comma list. A code also as 510300.SH, sh510300 or SH510300 (stored as 510300) */
+  index_code?: string | number | readonly (string | number)[];
+  /** exact match; several values (any of them matches, at most 1000) by repeating the parameter or as a comma list */
+  trade_date?: string | readonly string[];
+  /** exact match; several values (any of them matches, at most 1000) by repeating the parameter */
+  source?: string | number | readonly (string | number)[];
+  /** inclusive lower bound on trade_date, YYYY-MM-DD or YYYYMMDD */
   date_from?: string;
-  /** inclusive upper bound on trade_date */
+  /** inclusive upper bound on trade_date, YYYY-MM-DD or YYYYMMDD */
   date_to?: string;
   /** one row per code, source and ISO week (1w), calendar month (1M), quarter (1Q) or year (1Y), adjusted first: open first, high max, low min, close last, volume sum, amount sum, updated_at max, created_at max; pre_close the previous period's close, change and pct_chg recomputed; date the last bar's; rows add period_start and bar_count */
   interval?: '1d' | '1w' | '1M' | '1Q' | '1Y';
@@ -140,15 +140,15 @@ export interface FxRow {
 
 /** Filters and options of /api/v1/market/fx. */
 export interface FxParams {
-  /** exact match */
-  code?: string | number;
-  /** exact match */
-  date?: string;
-  /** exact match */
-  source?: string | number;
-  /** inclusive lower bound on date */
+  /** exact match; several values (any of them matches, at most 1000) by repeating the parameter */
+  code?: string | number | readonly (string | number)[];
+  /** exact match; several values (any of them matches, at most 1000) by repeating the parameter or as a comma list */
+  date?: string | readonly string[];
+  /** exact match; several values (any of them matches, at most 1000) by repeating the parameter */
+  source?: string | number | readonly (string | number)[];
+  /** inclusive lower bound on date, YYYY-MM-DD or YYYYMMDD */
   date_from?: string;
-  /** inclusive upper bound on date */
+  /** inclusive upper bound on date, YYYY-MM-DD or YYYYMMDD */
   date_to?: string;
   /** rows per page; values above 1000 are clamped to 1000 */
   limit?: number;
@@ -187,15 +187,15 @@ export interface QdiiNavRow {
 
 /** Filters and options of /api/v1/etf/qdii-nav. */
 export interface QdiiNavParams {
-  /** exact match */
-  code?: string | number;
-  /** exact match */
-  date?: string;
-  /** exact match */
-  source?: string | number;
-  /** inclusive lower bound on date */
+  /** exact match; several values (any of them matches, at most 1000) by repeating the parameter or as a comma list. A code also as 510300.SH, sh510300 or SH510300 (stored as 510300) */
+  code?: string | number | readonly (string | number)[];
+  /** exact match; several values (any of them matches, at most 1000) by repeating the parameter or as a comma list */
+  date?: string | readonly string[];
+  /** exact match; several values (any of them matches, at most 1000) by repeating the parameter */
+  source?: string | number | readonly (string | number)[];
+  /** inclusive lower bound on date, YYYY-MM-DD or YYYYMMDD */
   date_from?: string;
-  /** inclusive upper bound on date */
+  /** inclusive upper bound on date, YYYY-MM-DD or YYYYMMDD */
   date_to?: string;
   /** rows per page; values above 1000 are clamped to 1000 */
   limit?: number;
@@ -240,12 +240,12 @@ export interface IndustrySwRow {
 
 /** Filters and options of /api/v1/stock/industry-sw. */
 export interface IndustrySwParams {
-  /** exact match */
-  code?: string | number;
-  /** exact match */
-  industry_code?: string | number;
-  /** exact match */
-  source?: string | number;
+  /** exact match; several values (any of them matches, at most 1000) by repeating the parameter or as a comma list. A code also as 510300.SH, sh510300 or SH510300 (stored as 510300) */
+  code?: string | number | readonly (string | number)[];
+  /** exact match; several values (any of them matches, at most 1000) by repeating the parameter */
+  industry_code?: string | number | readonly (string | number)[];
+  /** exact match; several values (any of them matches, at most 1000) by repeating the parameter */
+  source?: string | number | readonly (string | number)[];
   /** contains, case-insensitive (% and _ are literal) */
   name?: string;
   /** rows per page; values above 1000 are clamped to 1000 */
@@ -297,15 +297,15 @@ export interface StockDailyRow {
 
 /** Filters and options of /api/v1/stock/daily. */
 export interface StockDailyParams {
-  /** exact match */
-  code?: string | number;
-  /** exact match */
-  date?: string;
-  /** exact match */
-  source?: string | number;
-  /** inclusive lower bound on date */
+  /** exact match; several values (any of them matches, at most 1000) by repeating the parameter or as a comma list. A code also as 510300.SH, sh510300 or SH510300 (stored as 510300) */
+  code?: string | number | readonly (string | number)[];
+  /** exact match; several values (any of them matches, at most 1000) by repeating the parameter or as a comma list */
+  date?: string | readonly string[];
+  /** exact match; several values (any of them matches, at most 1000) by repeating the parameter */
+  source?: string | number | readonly (string | number)[];
+  /** inclusive lower bound on date, YYYY-MM-DD or YYYYMMDD */
   date_from?: string;
-  /** inclusive upper bound on date */
+  /** inclusive upper bound on date, YYYY-MM-DD or YYYYMMDD */
   date_to?: string;
   /** adjusted prices (open, high, low, close, pre_close): hfq = price × the adj_factor in force on the bar's date; qfq = that ÷ the anchor's factor; change recomputed, pct_chg and volume as stored, no rounding (docs/bars-and-quality.md) */
   adjust?: 'none' | 'qfq' | 'hfq';
@@ -360,15 +360,15 @@ export interface EtfDailyFeaturesRow {
 
 /** Filters and options of /api/v1/features/etf-daily. */
 export interface EtfDailyFeaturesParams {
-  /** exact match */
-  code?: string | number;
-  /** exact match */
-  date?: string;
-  /** exact match */
-  source?: string | number;
-  /** inclusive lower bound on date */
+  /** exact match; several values (any of them matches, at most 1000) by repeating the parameter or as a comma list. A code also as 510300.SH, sh510300 or SH510300 (stored as 510300) */
+  code?: string | number | readonly (string | number)[];
+  /** exact match; several values (any of them matches, at most 1000) by repeating the parameter or as a comma list */
+  date?: string | readonly string[];
+  /** exact match; several values (any of them matches, at most 1000) by repeating the parameter */
+  source?: string | number | readonly (string | number)[];
+  /** inclusive lower bound on date, YYYY-MM-DD or YYYYMMDD */
   date_from?: string;
-  /** inclusive upper bound on date */
+  /** inclusive upper bound on date, YYYY-MM-DD or YYYYMMDD */
   date_to?: string;
   /** rows per page; values above 1000 are clamped to 1000 */
   limit?: number;
@@ -413,17 +413,17 @@ export interface EtfRiskFeaturesRow {
 
 /** Filters and options of /api/v1/features/etf-risk. */
 export interface EtfRiskFeaturesParams {
-  /** exact match */
-  code?: string | number;
-  /** exact match */
-  date?: string;
-  /** exact match */
-  window?: number;
-  /** exact match */
-  source?: string | number;
-  /** inclusive lower bound on date */
+  /** exact match; several values (any of them matches, at most 1000) by repeating the parameter or as a comma list. A code also as 510300.SH, sh510300 or SH510300 (stored as 510300) */
+  code?: string | number | readonly (string | number)[];
+  /** exact match; several values (any of them matches, at most 1000) by repeating the parameter or as a comma list */
+  date?: string | readonly string[];
+  /** exact match; several values (any of them matches, at most 1000) by repeating the parameter or as a comma list */
+  window?: number | readonly number[];
+  /** exact match; several values (any of them matches, at most 1000) by repeating the parameter */
+  source?: string | number | readonly (string | number)[];
+  /** inclusive lower bound on date, YYYY-MM-DD or YYYYMMDD */
   date_from?: string;
-  /** inclusive upper bound on date */
+  /** inclusive upper bound on date, YYYY-MM-DD or YYYYMMDD */
   date_to?: string;
   /** rows per page; values above 1000 are clamped to 1000 */
   limit?: number;
@@ -466,15 +466,15 @@ export interface EtfCrossBorderFeaturesRow {
 
 /** Filters and options of /api/v1/features/etf-cross-border. */
 export interface EtfCrossBorderFeaturesParams {
-  /** exact match */
-  code?: string | number;
-  /** exact match */
-  date?: string;
-  /** exact match */
-  source?: string | number;
-  /** inclusive lower bound on date */
+  /** exact match; several values (any of them matches, at most 1000) by repeating the parameter or as a comma list. A code also as 510300.SH, sh510300 or SH510300 (stored as 510300) */
+  code?: string | number | readonly (string | number)[];
+  /** exact match; several values (any of them matches, at most 1000) by repeating the parameter or as a comma list */
+  date?: string | readonly string[];
+  /** exact match; several values (any of them matches, at most 1000) by repeating the parameter */
+  source?: string | number | readonly (string | number)[];
+  /** inclusive lower bound on date, YYYY-MM-DD or YYYYMMDD */
   date_from?: string;
-  /** inclusive upper bound on date */
+  /** inclusive upper bound on date, YYYY-MM-DD or YYYYMMDD */
   date_to?: string;
   /** rows per page; values above 1000 are clamped to 1000 */
   limit?: number;
@@ -519,15 +519,15 @@ export interface IndexDailyFeaturesRow {
 
 /** Filters and options of /api/v1/features/index-daily. */
 export interface IndexDailyFeaturesParams {
-  /** exact match */
-  index_code?: string | number;
-  /** exact match */
-  date?: string;
-  /** exact match */
-  source?: string | number;
-  /** inclusive lower bound on date */
+  /** exact match; several values (any of them matches, at most 1000) by repeating the parameter or as a comma list. A code also as 510300.SH, sh510300 or SH510300 (stored as 510300) */
+  index_code?: string | number | readonly (string | number)[];
+  /** exact match; several values (any of them matches, at most 1000) by repeating the parameter or as a comma list */
+  date?: string | readonly string[];
+  /** exact match; several values (any of them matches, at most 1000) by repeating the parameter */
+  source?: string | number | readonly (string | number)[];
+  /** inclusive lower bound on date, YYYY-MM-DD or YYYYMMDD */
   date_from?: string;
-  /** inclusive upper bound on date */
+  /** inclusive upper bound on date, YYYY-MM-DD or YYYYMMDD */
   date_to?: string;
   /** rows per page; values above 1000 are clamped to 1000 */
   limit?: number;
@@ -575,14 +575,14 @@ export interface EtfBasicRow {
 
 /** Filters and options of /api/v1/etf/basic. */
 export interface EtfBasicParams {
-  /** exact match */
-  code?: string | number;
-  /** exact match */
-  category?: string | number;
-  /** exact match */
-  asset_class?: string | number;
-  /** exact match */
-  exchange?: 'SH' | 'SZ';
+  /** exact match; several values (any of them matches, at most 1000) by repeating the parameter or as a comma list. A code also as 510300.SH, sh510300 or SH510300 (stored as 510300) */
+  code?: string | number | readonly (string | number)[];
+  /** exact match; several values (any of them matches, at most 1000) by repeating the parameter */
+  category?: string | number | readonly (string | number)[];
+  /** exact match; several values (any of them matches, at most 1000) by repeating the parameter */
+  asset_class?: string | number | readonly (string | number)[];
+  /** exact match; several values (any of them matches, at most 1000) by repeating the parameter or as a comma list */
+  exchange?: 'SH' | 'SZ' | readonly ('SH' | 'SZ')[];
   /** contains, case-insensitive (% and _ are literal) */
   name?: string;
   /** contains, case-insensitive (% and _ are literal) */
@@ -621,15 +621,15 @@ export interface EtfNavRow {
 
 /** Filters and options of /api/v1/etf/nav. */
 export interface EtfNavParams {
-  /** exact match */
-  code?: string | number;
-  /** exact match */
-  trade_date?: string;
-  /** exact match */
-  source?: string | number;
-  /** inclusive lower bound on trade_date */
+  /** exact match; several values (any of them matches, at most 1000) by repeating the parameter or as a comma list. A code also as 510300.SH, sh510300 or SH510300 (stored as 510300) */
+  code?: string | number | readonly (string | number)[];
+  /** exact match; several values (any of them matches, at most 1000) by repeating the parameter or as a comma list */
+  trade_date?: string | readonly string[];
+  /** exact match; several values (any of them matches, at most 1000) by repeating the parameter */
+  source?: string | number | readonly (string | number)[];
+  /** inclusive lower bound on trade_date, YYYY-MM-DD or YYYYMMDD */
   date_from?: string;
-  /** inclusive upper bound on trade_date */
+  /** inclusive upper bound on trade_date, YYYY-MM-DD or YYYYMMDD */
   date_to?: string;
   /** rows per page; values above 1000 are clamped to 1000 */
   limit?: number;
@@ -674,10 +674,10 @@ export interface EtfPriceRow {
 
 /** Filters and options of /api/v1/etf/price. */
 export interface EtfPriceParams {
-  /** exact match */
-  code?: string | number;
-  /** exact match */
-  source?: string | number;
+  /** exact match; several values (any of them matches, at most 1000) by repeating the parameter or as a comma list. A code also as 510300.SH, sh510300 or SH510300 (stored as 510300) */
+  code?: string | number | readonly (string | number)[];
+  /** exact match; several values (any of them matches, at most 1000) by repeating the parameter */
+  source?: string | number | readonly (string | number)[];
   /** rows per page; values above 1000 are clamped to 1000 */
   limit?: number;
   /** rows to skip */
@@ -712,15 +712,15 @@ export interface EtfSizeRow {
 
 /** Filters and options of /api/v1/etf/size. */
 export interface EtfSizeParams {
-  /** exact match */
-  code?: string | number;
-  /** exact match */
-  trade_date?: string;
-  /** exact match */
-  source?: string | number;
-  /** inclusive lower bound on trade_date */
+  /** exact match; several values (any of them matches, at most 1000) by repeating the parameter or as a comma list. A code also as 510300.SH, sh510300 or SH510300 (stored as 510300) */
+  code?: string | number | readonly (string | number)[];
+  /** exact match; several values (any of them matches, at most 1000) by repeating the parameter or as a comma list */
+  trade_date?: string | readonly string[];
+  /** exact match; several values (any of them matches, at most 1000) by repeating the parameter */
+  source?: string | number | readonly (string | number)[];
+  /** inclusive lower bound on trade_date, YYYY-MM-DD or YYYYMMDD */
   date_from?: string;
-  /** inclusive upper bound on trade_date */
+  /** inclusive upper bound on trade_date, YYYY-MM-DD or YYYYMMDD */
   date_to?: string;
   /** rows per page; values above 1000 are clamped to 1000 */
   limit?: number;
@@ -760,17 +760,17 @@ export interface EtfFlowRow {
 
 /** Filters and options of /api/v1/etf/flow. */
 export interface EtfFlowParams {
-  /** exact match */
-  code?: string | number;
-  /** exact match */
-  period?: string | number;
-  /** exact match */
-  estimation_method?: string | number;
-  /** exact match */
-  source?: string | number;
-  /** inclusive lower bound on trade_date */
+  /** exact match; several values (any of them matches, at most 1000) by repeating the parameter or as a comma list. A code also as 510300.SH, sh510300 or SH510300 (stored as 510300) */
+  code?: string | number | readonly (string | number)[];
+  /** exact match; several values (any of them matches, at most 1000) by repeating the parameter */
+  period?: string | number | readonly (string | number)[];
+  /** exact match; several values (any of them matches, at most 1000) by repeating the parameter */
+  estimation_method?: string | number | readonly (string | number)[];
+  /** exact match; several values (any of them matches, at most 1000) by repeating the parameter */
+  source?: string | number | readonly (string | number)[];
+  /** inclusive lower bound on trade_date, YYYY-MM-DD or YYYYMMDD */
   date_from?: string;
-  /** inclusive upper bound on trade_date */
+  /** inclusive upper bound on trade_date, YYYY-MM-DD or YYYYMMDD */
   date_to?: string;
   /** rows per page; values above 1000 are clamped to 1000 */
   limit?: number;
@@ -808,14 +808,14 @@ export interface EtfHoldingsRow {
 
 /** Filters and options of /api/v1/etf/holdings. */
 export interface EtfHoldingsParams {
-  /** exact match */
-  code?: string | number;
-  /** exact match */
-  report_period?: string;
-  /** exact match */
-  holding_code?: string | number;
-  /** exact match */
-  source?: string | number;
+  /** exact match; several values (any of them matches, at most 1000) by repeating the parameter or as a comma list. A code also as 510300.SH, sh510300 or SH510300 (stored as 510300) */
+  code?: string | number | readonly (string | number)[];
+  /** exact match; several values (any of them matches, at most 1000) by repeating the parameter or as a comma list */
+  report_period?: string | readonly string[];
+  /** exact match; several values (any of them matches, at most 1000) by repeating the parameter or as a comma list. A code also as 510300.SH, sh510300 or SH510300 (stored as 510300) */
+  holding_code?: string | number | readonly (string | number)[];
+  /** exact match; several values (any of them matches, at most 1000) by repeating the parameter */
+  source?: string | number | readonly (string | number)[];
   /** rows per page; values above 1000 are clamped to 1000 */
   limit?: number;
   /** rows to skip */
@@ -856,17 +856,17 @@ export interface EtfPcfRow {
 
 /** Filters and options of /api/v1/etf/pcf. */
 export interface EtfPcfParams {
-  /** exact match */
-  fund_code?: string | number;
-  /** exact match */
-  trade_date?: string;
-  /** exact match */
-  component_code?: string | number;
-  /** exact match */
-  source_type?: string | number;
-  /** inclusive lower bound on trade_date */
+  /** exact match; several values (any of them matches, at most 1000) by repeating the parameter or as a comma list. A code also as 510300.SH, sh510300 or SH510300 (stored as 510300) */
+  fund_code?: string | number | readonly (string | number)[];
+  /** exact match; several values (any of them matches, at most 1000) by repeating the parameter or as a comma list */
+  trade_date?: string | readonly string[];
+  /** exact match; several values (any of them matches, at most 1000) by repeating the parameter or as a comma list. A code also as 510300.SH, sh510300 or SH510300 (stored as 510300) */
+  component_code?: string | number | readonly (string | number)[];
+  /** exact match; several values (any of them matches, at most 1000) by repeating the parameter */
+  source_type?: string | number | readonly (string | number)[];
+  /** inclusive lower bound on trade_date, YYYY-MM-DD or YYYYMMDD */
   date_from?: string;
-  /** inclusive upper bound on trade_date */
+  /** inclusive upper bound on trade_date, YYYY-MM-DD or YYYYMMDD */
   date_to?: string;
   /** rows per page; values above 1000 are clamped to 1000 */
   limit?: number;
@@ -903,12 +903,12 @@ export interface EtfHoldersRow {
 
 /** Filters and options of /api/v1/etf/holders. */
 export interface EtfHoldersParams {
-  /** exact match */
-  code?: string | number;
-  /** exact match */
-  report_period?: string;
-  /** exact match */
-  source?: string | number;
+  /** exact match; several values (any of them matches, at most 1000) by repeating the parameter or as a comma list. A code also as 510300.SH, sh510300 or SH510300 (stored as 510300) */
+  code?: string | number | readonly (string | number)[];
+  /** exact match; several values (any of them matches, at most 1000) by repeating the parameter or as a comma list */
+  report_period?: string | readonly string[];
+  /** exact match; several values (any of them matches, at most 1000) by repeating the parameter */
+  source?: string | number | readonly (string | number)[];
   /** rows per page; values above 1000 are clamped to 1000 */
   limit?: number;
   /** rows to skip */
@@ -946,15 +946,15 @@ export interface EtfDividendRow {
 
 /** Filters and options of /api/v1/etf/dividend. */
 export interface EtfDividendParams {
-  /** exact match */
-  code?: string | number;
-  /** exact match */
-  ex_date?: string;
-  /** exact match */
-  source?: string | number;
-  /** inclusive lower bound on ex_date */
+  /** exact match; several values (any of them matches, at most 1000) by repeating the parameter or as a comma list. A code also as 510300.SH, sh510300 or SH510300 (stored as 510300) */
+  code?: string | number | readonly (string | number)[];
+  /** exact match; several values (any of them matches, at most 1000) by repeating the parameter or as a comma list */
+  ex_date?: string | readonly string[];
+  /** exact match; several values (any of them matches, at most 1000) by repeating the parameter */
+  source?: string | number | readonly (string | number)[];
+  /** inclusive lower bound on ex_date, YYYY-MM-DD or YYYYMMDD */
   date_from?: string;
-  /** inclusive upper bound on ex_date */
+  /** inclusive upper bound on ex_date, YYYY-MM-DD or YYYYMMDD */
   date_to?: string;
   /** rows per page; values above 1000 are clamped to 1000 */
   limit?: number;
@@ -996,12 +996,12 @@ export interface EtfCrossBorderRow {
 
 /** Filters and options of /api/v1/etf/cross-border. */
 export interface EtfCrossBorderParams {
-  /** exact match */
-  code?: string | number;
-  /** exact match */
-  overseas_ticker?: string | number;
-  /** exact match */
-  source?: string | number;
+  /** exact match; several values (any of them matches, at most 1000) by repeating the parameter or as a comma list. A code also as 510300.SH, sh510300 or SH510300 (stored as 510300) */
+  code?: string | number | readonly (string | number)[];
+  /** exact match; several values (any of them matches, at most 1000) by repeating the parameter */
+  overseas_ticker?: string | number | readonly (string | number)[];
+  /** exact match; several values (any of them matches, at most 1000) by repeating the parameter */
+  source?: string | number | readonly (string | number)[];
   /** rows per page; values above 1000 are clamped to 1000 */
   limit?: number;
   /** rows to skip */
@@ -1048,12 +1048,12 @@ export interface StockSpotRow {
 
 /** Filters and options of /api/v1/stock/spot. */
 export interface StockSpotParams {
-  /** exact match */
-  code?: string | number;
-  /** exact match */
-  industry?: string | number;
-  /** exact match */
-  source?: string | number;
+  /** exact match; several values (any of them matches, at most 1000) by repeating the parameter or as a comma list. A code also as 510300.SH, sh510300 or SH510300 (stored as 510300) */
+  code?: string | number | readonly (string | number)[];
+  /** exact match; several values (any of them matches, at most 1000) by repeating the parameter */
+  industry?: string | number | readonly (string | number)[];
+  /** exact match; several values (any of them matches, at most 1000) by repeating the parameter */
+  source?: string | number | readonly (string | number)[];
   /** contains, case-insensitive (% and _ are literal) */
   name?: string;
   /** rows per page; values above 1000 are clamped to 1000 */
@@ -1092,19 +1092,19 @@ export interface StockFinancialsRow {
 
 /** Filters and options of /api/v1/stock/financials. */
 export interface StockFinancialsParams {
-  /** exact match */
-  code?: string | number;
-  /** exact match */
-  report_date?: string;
-  /** exact match */
-  report_type?: 'Q1' | 'H1' | 'Q3' | 'FY';
-  /** exact match */
-  metric?: string | number;
-  /** exact match */
-  source?: string | number;
-  /** inclusive lower bound on report_date */
+  /** exact match; several values (any of them matches, at most 1000) by repeating the parameter or as a comma list. A code also as 510300.SH, sh510300 or SH510300 (stored as 510300) */
+  code?: string | number | readonly (string | number)[];
+  /** exact match; several values (any of them matches, at most 1000) by repeating the parameter or as a comma list */
+  report_date?: string | readonly string[];
+  /** exact match; several values (any of them matches, at most 1000) by repeating the parameter or as a comma list */
+  report_type?: 'Q1' | 'H1' | 'Q3' | 'FY' | readonly ('Q1' | 'H1' | 'Q3' | 'FY')[];
+  /** exact match; several values (any of them matches, at most 1000) by repeating the parameter */
+  metric?: string | number | readonly (string | number)[];
+  /** exact match; several values (any of them matches, at most 1000) by repeating the parameter */
+  source?: string | number | readonly (string | number)[];
+  /** inclusive lower bound on report_date, YYYY-MM-DD or YYYYMMDD */
   date_from?: string;
-  /** inclusive upper bound on report_date */
+  /** inclusive upper bound on report_date, YYYY-MM-DD or YYYYMMDD */
   date_to?: string;
   /** rows per page; values above 1000 are clamped to 1000 */
   limit?: number;
@@ -1139,15 +1139,15 @@ export interface IndexConstituentsRow {
 
 /** Filters and options of /api/v1/index/constituents. */
 export interface IndexConstituentsParams {
-  /** exact match */
-  index_code?: string | number;
-  /** exact match */
-  stock_code?: string | number;
-  /** exact match */
-  source?: string | number;
-  /** inclusive lower bound on trade_date */
+  /** exact match; several values (any of them matches, at most 1000) by repeating the parameter or as a comma list. A code also as 510300.SH, sh510300 or SH510300 (stored as 510300) */
+  index_code?: string | number | readonly (string | number)[];
+  /** exact match; several values (any of them matches, at most 1000) by repeating the parameter or as a comma list. A code also as 510300.SH, sh510300 or SH510300 (stored as 510300) */
+  stock_code?: string | number | readonly (string | number)[];
+  /** exact match; several values (any of them matches, at most 1000) by repeating the parameter */
+  source?: string | number | readonly (string | number)[];
+  /** inclusive lower bound on trade_date, YYYY-MM-DD or YYYYMMDD */
   date_from?: string;
-  /** inclusive upper bound on trade_date */
+  /** inclusive upper bound on trade_date, YYYY-MM-DD or YYYYMMDD */
   date_to?: string;
   /** rows per page; values above 1000 are clamped to 1000 */
   limit?: number;
@@ -1188,8 +1188,8 @@ export interface IndexMetaRow {
 
 /** Filters and options of /api/v1/index/meta. */
 export interface IndexMetaParams {
-  /** exact match */
-  index_code?: string | number;
+  /** exact match; several values (any of them matches, at most 1000) by repeating the parameter or as a comma list. A code also as 510300.SH, sh510300 or SH510300 (stored as 510300) */
+  index_code?: string | number | readonly (string | number)[];
   /** contains, case-insensitive (% and _ are literal) */
   name?: string;
   /** rows per page; values above 1000 are clamped to 1000 */
@@ -1231,15 +1231,15 @@ export interface MacroIndicatorRow {
 
 /** Filters and options of /api/v1/macro/indicator. */
 export interface MacroIndicatorParams {
-  /** exact match */
-  indicator_name?: string | number;
-  /** exact match */
-  period?: string | number;
-  /** exact match */
-  source?: string | number;
-  /** inclusive lower bound on date */
+  /** exact match; several values (any of them matches, at most 1000) by repeating the parameter */
+  indicator_name?: string | number | readonly (string | number)[];
+  /** exact match; several values (any of them matches, at most 1000) by repeating the parameter */
+  period?: string | readonly string[];
+  /** exact match; several values (any of them matches, at most 1000) by repeating the parameter */
+  source?: string | number | readonly (string | number)[];
+  /** inclusive lower bound on date, YYYY-MM-DD or YYYYMMDD */
   date_from?: string;
-  /** inclusive upper bound on date */
+  /** inclusive upper bound on date, YYYY-MM-DD or YYYYMMDD */
   date_to?: string;
   /** rows per page; values above 1000 are clamped to 1000 */
   limit?: number;
@@ -1278,15 +1278,15 @@ export interface MarginTradingRow {
 
 /** Filters and options of /api/v1/market/margin-trading. */
 export interface MarginTradingParams {
-  /** exact match */
-  market?: 'SH' | 'SZ' | 'BJ' | 'ALL';
-  /** exact match */
-  trade_date?: string;
-  /** exact match */
-  source?: string | number;
-  /** inclusive lower bound on trade_date */
+  /** exact match; several values (any of them matches, at most 1000) by repeating the parameter or as a comma list */
+  market?: 'SH' | 'SZ' | 'BJ' | 'ALL' | readonly ('SH' | 'SZ' | 'BJ' | 'ALL')[];
+  /** exact match; several values (any of them matches, at most 1000) by repeating the parameter or as a comma list */
+  trade_date?: string | readonly string[];
+  /** exact match; several values (any of them matches, at most 1000) by repeating the parameter */
+  source?: string | number | readonly (string | number)[];
+  /** inclusive lower bound on trade_date, YYYY-MM-DD or YYYYMMDD */
   date_from?: string;
-  /** inclusive upper bound on trade_date */
+  /** inclusive upper bound on trade_date, YYYY-MM-DD or YYYYMMDD */
   date_to?: string;
   /** rows per page; values above 1000 are clamped to 1000 */
   limit?: number;
@@ -1326,17 +1326,17 @@ export interface HsgtFlowRow {
 
 /** Filters and options of /api/v1/market/hsgt-flow. */
 export interface HsgtFlowParams {
-  /** exact match */
-  direction?: 'northbound' | 'southbound';
-  /** exact match */
-  channel?: string | number;
-  /** exact match */
-  trade_date?: string;
-  /** exact match */
-  source?: string | number;
-  /** inclusive lower bound on trade_date */
+  /** exact match; several values (any of them matches, at most 1000) by repeating the parameter or as a comma list */
+  direction?: 'northbound' | 'southbound' | readonly ('northbound' | 'southbound')[];
+  /** exact match; several values (any of them matches, at most 1000) by repeating the parameter */
+  channel?: string | number | readonly (string | number)[];
+  /** exact match; several values (any of them matches, at most 1000) by repeating the parameter or as a comma list */
+  trade_date?: string | readonly string[];
+  /** exact match; several values (any of them matches, at most 1000) by repeating the parameter */
+  source?: string | number | readonly (string | number)[];
+  /** inclusive lower bound on trade_date, YYYY-MM-DD or YYYYMMDD */
   date_from?: string;
-  /** inclusive upper bound on trade_date */
+  /** inclusive upper bound on trade_date, YYYY-MM-DD or YYYYMMDD */
   date_to?: string;
   /** rows per page; values above 1000 are clamped to 1000 */
   limit?: number;
@@ -1377,14 +1377,14 @@ export interface UsCompaniesRow {
 
 /** Filters and options of /api/v1/us/companies. */
 export interface UsCompaniesParams {
-  /** exact match */
-  cik?: string | number;
-  /** exact match */
-  ticker?: string | number;
-  /** exact match */
-  exchange?: string | number;
-  /** exact match */
-  sic?: string | number;
+  /** exact match; several values (any of them matches, at most 1000) by repeating the parameter or as a comma list */
+  cik?: string | readonly string[];
+  /** exact match; several values (any of them matches, at most 1000) by repeating the parameter or as a comma list */
+  ticker?: string | number | readonly (string | number)[];
+  /** exact match; several values (any of them matches, at most 1000) by repeating the parameter */
+  exchange?: string | number | readonly (string | number)[];
+  /** exact match; several values (any of them matches, at most 1000) by repeating the parameter */
+  sic?: string | number | readonly (string | number)[];
   /** contains, case-insensitive (% and _ are literal) */
   name?: string;
   /** rows per page; values above 1000 are clamped to 1000 */
@@ -1431,17 +1431,17 @@ export interface UsFilingsRow {
 
 /** Filters and options of /api/v1/us/filings. */
 export interface UsFilingsParams {
-  /** exact match */
-  cik?: string | number;
-  /** exact match */
-  ticker?: string | number;
-  /** exact match */
-  form?: string | number;
-  /** exact match */
-  accession_number?: string | number;
-  /** inclusive lower bound on filed_date */
+  /** exact match; several values (any of them matches, at most 1000) by repeating the parameter or as a comma list */
+  cik?: string | readonly string[];
+  /** exact match; several values (any of them matches, at most 1000) by repeating the parameter or as a comma list */
+  ticker?: string | number | readonly (string | number)[];
+  /** exact match; several values (any of them matches, at most 1000) by repeating the parameter */
+  form?: string | number | readonly (string | number)[];
+  /** exact match; several values (any of them matches, at most 1000) by repeating the parameter */
+  accession_number?: string | number | readonly (string | number)[];
+  /** inclusive lower bound on filed_date, YYYY-MM-DD or YYYYMMDD */
   date_from?: string;
-  /** inclusive upper bound on filed_date */
+  /** inclusive upper bound on filed_date, YYYY-MM-DD or YYYYMMDD */
   date_to?: string;
   /** rows per page; values above 1000 are clamped to 1000 */
   limit?: number;
@@ -1489,25 +1489,25 @@ export interface UsFinancialFactsRow {
 
 /** Filters and options of /api/v1/us/facts. */
 export interface UsFinancialFactsParams {
-  /** exact match */
-  cik?: string | number;
-  /** exact match */
-  taxonomy?: string | number;
-  /** exact match */
-  concept?: string | number;
-  /** exact match */
-  unit?: string | number;
-  /** exact match */
-  fy?: number;
-  /** exact match */
-  fp?: 'FY' | 'Q1' | 'Q2' | 'Q3' | 'Q4';
-  /** exact match */
-  form?: string | number;
-  /** exact match */
-  frame?: string | number;
-  /** inclusive lower bound on end_date */
+  /** exact match; several values (any of them matches, at most 1000) by repeating the parameter or as a comma list */
+  cik?: string | readonly string[];
+  /** exact match; several values (any of them matches, at most 1000) by repeating the parameter */
+  taxonomy?: string | number | readonly (string | number)[];
+  /** exact match; several values (any of them matches, at most 1000) by repeating the parameter */
+  concept?: string | number | readonly (string | number)[];
+  /** exact match; several values (any of them matches, at most 1000) by repeating the parameter */
+  unit?: string | number | readonly (string | number)[];
+  /** exact match; several values (any of them matches, at most 1000) by repeating the parameter or as a comma list */
+  fy?: number | readonly number[];
+  /** exact match; several values (any of them matches, at most 1000) by repeating the parameter or as a comma list */
+  fp?: 'FY' | 'Q1' | 'Q2' | 'Q3' | 'Q4' | readonly ('FY' | 'Q1' | 'Q2' | 'Q3' | 'Q4')[];
+  /** exact match; several values (any of them matches, at most 1000) by repeating the parameter */
+  form?: string | number | readonly (string | number)[];
+  /** exact match; several values (any of them matches, at most 1000) by repeating the parameter */
+  frame?: string | number | readonly (string | number)[];
+  /** inclusive lower bound on end_date, YYYY-MM-DD or YYYYMMDD */
   date_from?: string;
-  /** inclusive upper bound on end_date */
+  /** inclusive upper bound on end_date, YYYY-MM-DD or YYYYMMDD */
   date_to?: string;
   /** rows per page; values above 1000 are clamped to 1000 */
   limit?: number;
@@ -1560,21 +1560,21 @@ export interface UsInsiderTradesRow {
 
 /** Filters and options of /api/v1/us/insider-trades. */
 export interface UsInsiderTradesParams {
-  /** exact match */
-  issuer_cik?: string | number;
-  /** exact match */
-  ticker?: string | number;
-  /** exact match */
-  owner_cik?: string | number;
-  /** exact match */
-  transaction_code?: string | number;
-  /** exact match */
-  acquired_disposed?: 'A' | 'D';
+  /** exact match; several values (any of them matches, at most 1000) by repeating the parameter or as a comma list */
+  issuer_cik?: string | readonly string[];
+  /** exact match; several values (any of them matches, at most 1000) by repeating the parameter or as a comma list */
+  ticker?: string | number | readonly (string | number)[];
+  /** exact match; several values (any of them matches, at most 1000) by repeating the parameter or as a comma list */
+  owner_cik?: string | readonly string[];
+  /** exact match; several values (any of them matches, at most 1000) by repeating the parameter */
+  transaction_code?: string | number | readonly (string | number)[];
+  /** exact match; several values (any of them matches, at most 1000) by repeating the parameter or as a comma list */
+  acquired_disposed?: 'A' | 'D' | readonly ('A' | 'D')[];
   /** contains, case-insensitive (% and _ are literal) */
   owner_name?: string;
-  /** inclusive lower bound on transaction_date */
+  /** inclusive lower bound on transaction_date, YYYY-MM-DD or YYYYMMDD */
   date_from?: string;
-  /** inclusive upper bound on transaction_date */
+  /** inclusive upper bound on transaction_date, YYYY-MM-DD or YYYYMMDD */
   date_to?: string;
   /** rows per page; values above 1000 are clamped to 1000 */
   limit?: number;
@@ -1625,23 +1625,23 @@ export interface Us13fHoldingsRow {
 
 /** Filters and options of /api/v1/us/13f-holdings. */
 export interface Us13fHoldingsParams {
-  /** exact match */
-  filer_cik?: string | number;
-  /** exact match */
-  cusip?: string | number;
-  /** exact match */
-  ticker?: string | number;
-  /** exact match */
-  period_of_report?: string;
-  /** exact match */
-  put_call?: string | number;
+  /** exact match; several values (any of them matches, at most 1000) by repeating the parameter or as a comma list */
+  filer_cik?: string | readonly string[];
+  /** exact match; several values (any of them matches, at most 1000) by repeating the parameter or as a comma list */
+  cusip?: string | number | readonly (string | number)[];
+  /** exact match; several values (any of them matches, at most 1000) by repeating the parameter or as a comma list */
+  ticker?: string | number | readonly (string | number)[];
+  /** exact match; several values (any of them matches, at most 1000) by repeating the parameter or as a comma list */
+  period_of_report?: string | readonly string[];
+  /** exact match; several values (any of them matches, at most 1000) by repeating the parameter */
+  put_call?: string | number | readonly (string | number)[];
   /** contains, case-insensitive (% and _ are literal) */
   issuer_name?: string;
   /** contains, case-insensitive (% and _ are literal) */
   filer_name?: string;
-  /** inclusive lower bound on period_of_report */
+  /** inclusive lower bound on period_of_report, YYYY-MM-DD or YYYYMMDD */
   date_from?: string;
-  /** inclusive upper bound on period_of_report */
+  /** inclusive upper bound on period_of_report, YYYY-MM-DD or YYYYMMDD */
   date_to?: string;
   /** rows per page; values above 1000 are clamped to 1000 */
   limit?: number;
@@ -1676,15 +1676,15 @@ export interface AdjFactorRow {
 
 /** Filters and options of /api/v1/market/adj-factor. */
 export interface AdjFactorParams {
-  /** exact match */
-  code?: string | number;
-  /** exact match */
-  date?: string;
-  /** exact match */
-  source?: string | number;
-  /** inclusive lower bound on date */
+  /** exact match; several values (any of them matches, at most 1000) by repeating the parameter or as a comma list. A code also as 510300.SH, sh510300 or SH510300 (stored as 510300) */
+  code?: string | number | readonly (string | number)[];
+  /** exact match; several values (any of them matches, at most 1000) by repeating the parameter or as a comma list */
+  date?: string | readonly string[];
+  /** exact match; several values (any of them matches, at most 1000) by repeating the parameter */
+  source?: string | number | readonly (string | number)[];
+  /** inclusive lower bound on date, YYYY-MM-DD or YYYYMMDD */
   date_from?: string;
-  /** inclusive upper bound on date */
+  /** inclusive upper bound on date, YYYY-MM-DD or YYYYMMDD */
   date_to?: string;
   /** rows per page; values above 1000 are clamped to 1000 */
   limit?: number;
@@ -1729,17 +1729,23 @@ export interface CorporateActionsRow {
 
 /** Filters and options of /api/v1/market/corporate-actions. */
 export interface CorporateActionsParams {
-  /** exact match */
-  code?: string | number;
-  /** exact match */
-  ex_date?: string;
-  /** exact match */
-  action?: 'dividend' | 'split' | 'bonus' | 'rights' | 'other';
-  /** exact match */
-  source?: string | number;
-  /** inclusive lower bound on ex_date */
+  /** exact match; several values (any of them matches, at most 1000) by repeating the parameter or as a comma list. A code also as 510300.SH, sh510300 or SH510300 (stored as 510300) */
+  code?: string | number | readonly (string | number)[];
+  /** exact match; several values (any of them matches, at most 1000) by repeating the parameter or as a comma list */
+  ex_date?: string | readonly string[];
+  /** exact match; several values (any of them matches, at most 1000) by repeating the parameter or as a comma list */
+  action?:
+    | 'dividend'
+    | 'split'
+    | 'bonus'
+    | 'rights'
+    | 'other'
+    | readonly ('dividend' | 'split' | 'bonus' | 'rights' | 'other')[];
+  /** exact match; several values (any of them matches, at most 1000) by repeating the parameter */
+  source?: string | number | readonly (string | number)[];
+  /** inclusive lower bound on ex_date, YYYY-MM-DD or YYYYMMDD */
   date_from?: string;
-  /** inclusive upper bound on ex_date */
+  /** inclusive upper bound on ex_date, YYYY-MM-DD or YYYYMMDD */
   date_to?: string;
   /** rows per page; values above 1000 are clamped to 1000 */
   limit?: number;
@@ -1776,17 +1782,17 @@ export interface TradeCalendarRow {
 
 /** Filters and options of /api/v1/market/trade-calendar. */
 export interface TradeCalendarParams {
-  /** exact match */
-  exchange?: string | number;
-  /** exact match */
-  date?: string;
-  /** exact match */
-  is_open?: 0 | 1;
-  /** exact match */
-  source?: string | number;
-  /** inclusive lower bound on date */
+  /** exact match; several values (any of them matches, at most 1000) by repeating the parameter */
+  exchange?: string | number | readonly (string | number)[];
+  /** exact match; several values (any of them matches, at most 1000) by repeating the parameter or as a comma list */
+  date?: string | readonly string[];
+  /** exact match; several values (any of them matches, at most 1000) by repeating the parameter or as a comma list */
+  is_open?: 0 | 1 | readonly (0 | 1)[];
+  /** exact match; several values (any of them matches, at most 1000) by repeating the parameter */
+  source?: string | number | readonly (string | number)[];
+  /** inclusive lower bound on date, YYYY-MM-DD or YYYYMMDD */
   date_from?: string;
-  /** inclusive upper bound on date */
+  /** inclusive upper bound on date, YYYY-MM-DD or YYYYMMDD */
   date_to?: string;
   /** rows per page; values above 1000 are clamped to 1000 */
   limit?: number;

@@ -40,6 +40,9 @@ export interface ApiParameter {
   required?: boolean;
   description: string;
   schema: TSchema | Record<string, unknown>;
+  /** OpenAPI serialisation: exact filters take repeated values (`form`, exploded). */
+  style?: 'form';
+  explode?: boolean;
   /** Query filters: which kind (exact, like, range), as data for generated clients. */
   'x-mds-filter'?: 'exact' | 'like' | 'range';
   /** Range filters: the row field they bound (a client splits a large pull by it). */

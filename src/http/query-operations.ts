@@ -1,8 +1,22 @@
 import { Type } from '@sinclair/typebox';
-import { ADJUSTS, INTERVALS, RANGE_PARAMS, type Catalog, type Dataset } from '../catalog/catalog.js';
+import {
+  ADJUSTS,
+  INTERVALS,
+  RANGE_PARAMS,
+  type Catalog,
+  type Dataset,
+  type Field,
+} from '../catalog/catalog.js';
 import { envelopeSchema } from '../contract/envelope.js';
 import { fieldJson, rowSchema } from '../contract/rows.js';
-import { DEFAULT_LIMIT, FORMATS, MAX_LIMIT, allowedParams } from '../query/parse.js';
+import {
+  DEFAULT_LIMIT,
+  FORMATS,
+  MAX_FILTER_VALUES,
+  MAX_LIMIT,
+  allowedParams,
+  takesCommaList,
+} from '../query/parse.js';
 import type { ApiOperation, ApiParameter } from './api-operations.js';
 import { EXPORT_FORMATS } from '../export/export-formats.js';
 import { revisionItemSchema } from '../contract/revisions.js';
@@ -57,7 +71,7 @@ export const PARAMETER_DOCS: Record<string, ParamDoc> = {
   }),
   adjust_anchor: () => ({
     description: "qfq only: divide by the factor in force on this date (default: each code's latest factor)",
-    schema: Type.String({ format: 'date' }),
+    schema: QUERY_DATE,
   }),
   adjust_source: () => ({
     description: "the factors' source; required when a code has factors from several sources",
@@ -94,17 +108,37 @@ export const PARAMETER_DOCS: Record<string, ParamDoc> = {
 /** Row fields of any answer of the endpoint (resampled rows add period_start and bar_count). */
 const answerNames = (d: Dataset): string[] => (d.daily?.resampledFields ?? d.rowFields).map((f) => f.apiName);
 
+/** A date parameter: YYYY-MM-DD, or YYYYMMDD as Tushare writes it (parse.ts `queryDate`). */
+export const QUERY_DATE = {
+  type: 'string',
+  pattern: '^(\\d{4}-\\d{2}-\\d{2}|\\d{8})$',
+  description: 'a date, YYYY-MM-DD or YYYYMMDD',
+  examples: ['2024-01-02', '20240102'],
+};
+
+/** An exact filter: one value, or several repeated (explode) or as a comma list where taken. */
+function exactParameter(d: Dataset, f: Field): ApiParameter {
+  const item = f.type === 'date' ? QUERY_DATE : fieldJson(f, 'request', false);
+  const market = d.codes.get(f);
+  const words = [
+    `exact match; several values (any of them matches, at most ${MAX_FILTER_VALUES}) by repeating the parameter`,
+    takesCommaList(d, f) ? ' or as a comma list' : '',
+    market === 'cn' ? '. A code also as 510300.SH, sh510300 or SH510300 (stored as 510300)' : '',
+  ];
+  return {
+    name: f.apiName,
+    in: 'query',
+    description: words.join(''),
+    schema: { anyOf: [item, { type: 'array', items: item, minItems: 1, maxItems: MAX_FILTER_VALUES }] },
+    style: 'form',
+    explode: true,
+    'x-mds-filter': 'exact',
+  };
+}
+
 function parameter(d: Dataset, name: string): ApiParameter {
   const exact = d.exact.find((f) => f.apiName === name);
-  if (exact) {
-    return {
-      name,
-      in: 'query',
-      description: 'exact match',
-      schema: fieldJson(exact, 'request', false),
-      'x-mds-filter': 'exact',
-    };
-  }
+  if (exact) return exactParameter(d, exact);
   if (d.like.some((f) => f.apiName === name)) {
     return {
       name,
@@ -118,8 +152,8 @@ function parameter(d: Dataset, name: string): ApiParameter {
     return {
       name,
       in: 'query',
-      description: `inclusive ${name === 'date_from' ? 'lower' : 'upper'} bound on ${d.range.apiName}`,
-      schema: Type.String({ format: 'date' }),
+      description: `inclusive ${name === 'date_from' ? 'lower' : 'upper'} bound on ${d.range.apiName}, YYYY-MM-DD or YYYYMMDD`,
+      schema: QUERY_DATE,
       'x-mds-filter': 'range',
       'x-mds-field': d.range.apiName,
     };

@@ -12,15 +12,19 @@ import { invalid } from '../errors.js';
 import { isCleanText, isDate, normalizeTimestamp } from '../ingest/values.js';
 import type { Value } from '../storage/store.js';
 import { EXPORT_FORMATS, type ExportFormat } from '../export/export-formats.js';
+import { normalizeCode } from './codes.js';
 
 export const DEFAULT_LIMIT = 100;
 export const MAX_LIMIT = 1000;
+/** Most values one exact filter takes (a comma list and repeated parameters together). */
+export const MAX_FILTER_VALUES = 1000;
 /** `json` pages the envelope; the export formats stream the whole result (src/export). */
 export type Format = 'json' | ExportFormat;
 export const FORMATS: readonly Format[] = ['json', ...(Object.keys(EXPORT_FORMATS) as ExportFormat[])];
 
 export interface ParsedQuery {
-  exact: { field: Field; value: Value }[];
+  /** Each exact filter's values (distinct, in the order given): a row matches any of them. */
+  exact: { field: Field; values: Value[] }[];
   like: { field: Field; value: string }[];
   dateFrom: string | null;
   dateTo: string | null;
@@ -90,9 +94,11 @@ function typedValue(f: Field, raw: string): Value {
     case 'flag':
       if (raw !== '0' && raw !== '1') throw bad('0 or 1');
       return Number(raw);
-    case 'date':
-      if (!isDate(raw)) throw bad('a date YYYY-MM-DD');
-      return raw;
+    case 'date': {
+      const date = queryDate(raw);
+      if (date === null) throw bad('a date YYYY-MM-DD or YYYYMMDD');
+      return date;
+    }
     case 'timestamp': {
       const ts = normalizeTimestamp(raw);
       if (ts === null) throw bad('an ISO 8601 timestamp with an offset or Z');
@@ -101,20 +107,64 @@ function typedValue(f: Field, raw: string): Value {
   }
 }
 
+const COMPACT_DATE = /^(\d{4})(\d{2})(\d{2})$/;
+
+/** A date parameter as users write it, YYYY-MM-DD or YYYYMMDD (Tushare's), as YYYY-MM-DD; null if not a real date. */
+export function queryDate(raw: string): string | null {
+  const m = COMPACT_DATE.exec(raw);
+  const date = m ? `${m[1]}-${m[2]}-${m[3]}` : raw;
+  return isDate(date) ? date : null;
+}
+
+/**
+ * Whether an exact filter splits its value at commas: where no value can hold one (codes,
+ * numbers, dates, timestamps, flags, enumerations). Any exact filter may be repeated.
+ */
+export function takesCommaList(d: Dataset, f: Field): boolean {
+  return d.codes.has(f) || f.type !== 'string' || f.enum !== null;
+}
+
+/** An exact filter's raw values (repeated parameters, comma lists) → its typed, distinct values. */
+function exactValues(d: Dataset, f: Field, given: readonly string[]): Value[] {
+  const split = takesCommaList(d, f);
+  const pieces = split ? given.flatMap((g) => g.split(',').map((s) => s.trim())) : given;
+  if (pieces.length > MAX_FILTER_VALUES) {
+    throw invalid(`${f.apiName} takes at most ${MAX_FILTER_VALUES} values (got ${pieces.length})`, {
+      parameter: f.apiName,
+      max: MAX_FILTER_VALUES,
+    });
+  }
+  if (pieces.length > 1 && pieces.includes('')) {
+    throw invalid(`${f.apiName}: a list of values must not hold an empty one`, { parameter: f.apiName });
+  }
+  const market = d.codes.get(f);
+  const values = pieces.map((p) => typedValue(f, market ? normalizeCode(market, p) : p));
+  return [...new Set(values)];
+}
+
 /**
  * Stage 1 of a query: the raw query string → typed, whitelisted parameters. Anything not in
  * the catalog for this endpoint is a 400 / 4001 naming what is allowed.
  */
 export function parseQuery(d: Dataset, raw: Record<string, unknown>): ParsedQuery {
   const allowed = allowedParams(d);
-  const get = (name: string): string | undefined => {
-    const v = raw[name];
-    if (v === undefined) return undefined;
+  const text = (name: string, v: unknown): string => {
     if (typeof v !== 'string') throw invalid(`parameter ${name} must be given once`, { parameter: name });
     // NUL or a lone surrogate cannot be compared as text on PostgreSQL (it would be a 500).
     if (!isCleanText(v))
       throw invalid(`parameter ${name} must be text without NUL or unpaired surrogates`, { parameter: name });
     return v;
+  };
+  const get = (name: string): string | undefined => {
+    const v = raw[name];
+    return v === undefined ? undefined : text(name, v);
+  };
+  // Exact filters may be repeated: every value given, in order.
+  const exactNames = new Set(d.exact.map((f) => f.apiName));
+  const getAll = (name: string): string[] | undefined => {
+    const v = raw[name];
+    if (v === undefined) return undefined;
+    return (Array.isArray(v) ? (v as unknown[]) : [v]).map((x) => text(name, x));
   };
   for (const name of Object.keys(raw)) {
     if (!allowed.includes(name)) {
@@ -123,7 +173,8 @@ export function parseQuery(d: Dataset, raw: Record<string, unknown>): ParsedQuer
         allowed,
       });
     }
-    get(name);
+    if (exactNames.has(name)) getAll(name);
+    else get(name);
   }
 
   const limitRaw = get('limit');
@@ -161,8 +212,8 @@ export function parseQuery(d: Dataset, raw: Record<string, unknown>): ParsedQuer
 
   const exact: ParsedQuery['exact'] = [];
   for (const f of d.exact) {
-    const v = get(f.apiName);
-    if (v !== undefined) exact.push({ field: f, value: typedValue(f, v) });
+    const given = getAll(f.apiName);
+    if (given !== undefined) exact.push({ field: f, values: exactValues(d, f, given) });
   }
   const like: ParsedQuery['like'] = [];
   for (const f of d.like) {
@@ -173,8 +224,10 @@ export function parseQuery(d: Dataset, raw: Record<string, unknown>): ParsedQuer
   const date = (name: string): string | null => {
     const v = get(name);
     if (v === undefined) return null;
-    if (!isDate(v)) throw invalid(`${name} must be a real date YYYY-MM-DD (got "${v}")`, { parameter: name });
-    return v;
+    const date = queryDate(v);
+    if (date === null)
+      throw invalid(`${name} must be a real date YYYY-MM-DD or YYYYMMDD (got "${v}")`, { parameter: name });
+    return date;
   };
   const dateFrom = date('date_from');
   const dateTo = date('date_to');
@@ -234,12 +287,13 @@ function parseAdjust(get: (name: string) => string | undefined): ParsedQuery['ad
       allowed: [...ADJUSTS],
     });
   }
-  const anchor = get('adjust_anchor') ?? null;
+  const anchorRaw = get('adjust_anchor') ?? null;
+  const anchor = anchorRaw === null ? null : (queryDate(anchorRaw) ?? anchorRaw);
   const source = get('adjust_source') ?? null;
   if (anchor !== null) {
     if (method !== 'qfq') throw invalid('adjust_anchor needs adjust=qfq', { parameter: 'adjust_anchor' });
     if (!isDate(anchor))
-      throw invalid(`adjust_anchor must be a real date YYYY-MM-DD (got "${anchor}")`, {
+      throw invalid(`adjust_anchor must be a real date YYYY-MM-DD or YYYYMMDD (got "${anchor}")`, {
         parameter: 'adjust_anchor',
       });
   }

@@ -8,7 +8,11 @@ import { answerFields, type ParsedQuery } from './parse.js';
  */
 export function planQuery(d: Dataset, p: ParsedQuery, catalog: Catalog = CATALOG): QueryPlan {
   const where: Condition[] = [
-    ...p.exact.map((e) => ({ field: e.field, op: 'eq' as const, value: e.value })),
+    ...p.exact.map((e): Condition =>
+      e.values.length === 1
+        ? { field: e.field, op: 'eq', value: e.values[0] ?? null }
+        : { field: e.field, op: 'in', values: e.values },
+    ),
     ...p.like.map((l) => ({ field: l.field, op: 'like' as const, value: l.value })),
   ];
   if (d.range && p.dateFrom !== null) where.push({ field: d.range, op: 'gte', value: p.dateFrom });
@@ -39,7 +43,9 @@ function barsPlan(d: Dataset, p: ParsedQuery, catalog: Catalog): BarsPlan | null
 
 /** A stable text for the filter part of a plan: the key of the total-count cache. */
 export function filterKey(plan: QueryPlan): string {
-  const where = plan.where.map((c) => `${c.field.name}${c.op}${JSON.stringify(c.value)}`).join('&');
+  const where = plan.where
+    .map((c) => `${c.field.name}${c.op}${JSON.stringify(c.op === 'in' ? c.values : c.value)}`)
+    .join('&');
   const a = plan.bars?.adjust;
   // Resampling changes the rows counted; adjusting changes the values a cursor holds.
   const bars = plan.bars

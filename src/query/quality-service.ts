@@ -1,8 +1,9 @@
 import type { Catalog, Dataset } from '../catalog/catalog.js';
 import { AppError, invalid } from '../errors.js';
-import { isCleanText, isDate } from '../ingest/values.js';
+import { isCleanText } from '../ingest/values.js';
 import type { QualityPageRequest, QualityQuery, Store } from '../storage/store.js';
-import { DEFAULT_LIMIT, MAX_LIMIT } from './parse.js';
+import { DEFAULT_LIMIT, MAX_LIMIT, queryDate } from './parse.js';
+import { normalizeCode } from './codes.js';
 import {
   QUALITY_SORTS,
   staleBefore,
@@ -151,6 +152,13 @@ export class QualityService {
   }
 }
 
+/** The report's `code` in the stored form (the daily code field's spellings, codes.ts). */
+function codeParam(d: Dataset, raw: string | undefined): string | null {
+  if (raw === undefined) return null;
+  const market = d.daily ? d.codes.get(d.daily.code) : undefined;
+  return market ? normalizeCode(market, raw) : raw;
+}
+
 function parse(d: Dataset, calendar: Dataset, raw: Record<string, unknown>): Parsed {
   const allowed: readonly string[] = QUALITY_PARAMS;
   const get = (name: string): string | undefined => {
@@ -171,8 +179,10 @@ function parse(d: Dataset, calendar: Dataset, raw: Record<string, unknown>): Par
   const date = (name: string): string | null => {
     const v = get(name);
     if (v === undefined) return null;
-    if (!isDate(v)) throw invalid(`${name} must be a real date YYYY-MM-DD (got "${v}")`, { parameter: name });
-    return v;
+    const date = queryDate(v);
+    if (date === null)
+      throw invalid(`${name} must be a real date YYYY-MM-DD or YYYYMMDD (got "${v}")`, { parameter: name });
+    return date;
   };
   const int = (name: string, min: number, dflt: number): number => {
     const v = get(name);
@@ -197,7 +207,7 @@ function parse(d: Dataset, calendar: Dataset, raw: Record<string, unknown>): Par
       dataset: d,
       calendar,
       exchange,
-      code: get('code') ?? null,
+      code: codeParam(d, get('code')),
       dateFrom: date('date_from'),
       dateTo: date('date_to'),
     },

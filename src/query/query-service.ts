@@ -1,6 +1,6 @@
 import { CATALOG, type Catalog, type Dataset, type Field } from '../catalog/catalog.js';
 import { invalid } from '../errors.js';
-import type { Condition, QueryPlan, Store, Value } from '../storage/store.js';
+import { allowedValues, type Condition, type QueryPlan, type Store, type Value } from '../storage/store.js';
 import { adjustedFields, pagesBeforeAdjusting } from '../storage/bars-sql.js';
 import { rowJsonFields, type RowJsonFields } from '../storage/row-json.js';
 import { parseQuery, type ParsedQuery } from './parse.js';
@@ -49,6 +49,22 @@ export interface AdjustMeta {
 
 /** The codes that have factors, per factor source. */
 type FactorCodes = Map<string, Set<string>>;
+
+/** The codes (of `only`, null: all) whose factors come from several sources, and those sources. */
+function mixedSources(codes: FactorCodes, only: readonly Value[] | null): FactorState['mixed'] {
+  const wanted = only === null ? null : new Set(only);
+  const byCode = new Map<string, string[]>();
+  for (const [source, set] of codes) {
+    for (const c of set) if (!wanted || wanted.has(c)) byCode.set(c, [...(byCode.get(c) ?? []), source]);
+  }
+  const several = [...byCode].filter(([, s]) => s.length > 1);
+  return several.length > 0
+    ? {
+        names: [...new Set(several.flatMap(([, s]) => s))].sort(),
+        codes: several.map(([c]) => c).slice(0, 10),
+      }
+    : null;
+}
 
 /** The codes with factors at one version of the factor dataset; `mixed`: those of several sources. */
 interface FactorState {
@@ -192,12 +208,14 @@ export class QueryService {
     const adjust = plan.bars?.adjust;
     const daily = plan.dataset.daily;
     if (!adjust || !daily) return null;
-    const codeFilter = plan.where.find((c) => c.field === daily.code && c.op === 'eq');
-    const code = typeof codeFilter?.value === 'string' ? codeFilter.value : null;
+    const asked = allowedValues(plan.where, daily.code);
+    const code = asked?.length === 1 && typeof asked[0] === 'string' ? asked[0] : null;
     const state = await this.factorSources(adjust.factors, code, known);
     if (adjust.source !== null) return state;
-    if (state.mixed) {
-      const { codes, names } = state.mixed;
+    // A list of codes is judged on its own codes, not on every code with factors.
+    const mixed = asked && asked.length > 1 ? mixedSources(state.codes, asked) : state.mixed;
+    if (mixed) {
+      const { codes, names } = mixed;
       throw invalid(
         `factors of ${codes.join(', ')} come from several sources (${names.join(', ')}); choose one with adjust_source`,
         { parameter: 'adjust_source', allowed: names },
@@ -235,18 +253,7 @@ export class QueryService {
       set.add(String(row[fs.code.apiName]));
     }
     // Codes with factors from several sources, found once per factor version, not per request.
-    const byCode = new Map<string, string[]>();
-    for (const [source, set] of codes) {
-      for (const c of set) byCode.set(c, [...(byCode.get(c) ?? []), source]);
-    }
-    const several = [...byCode].filter(([, s]) => s.length > 1);
-    const mixed =
-      several.length > 0
-        ? {
-            names: [...new Set(several.flatMap(([, s]) => s))].sort(),
-            codes: several.map(([c]) => c).slice(0, 10),
-          }
-        : null;
+    const mixed = mixedSources(codes, null);
     const state: FactorState = { version, codes, mixed };
     // Kept only when no batch changed the factors while they were read (as seriesOf).
     if ((await this.store.datasets.datasetVersion(factors.name)) === version) {

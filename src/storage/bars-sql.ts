@@ -29,7 +29,7 @@ import {
   periodTableName,
   type StoredInterval,
 } from './periods.js';
-import type { BarsPlan, QueryPlan, Value } from './store.js';
+import { allowedValues, type BarsPlan, type QueryPlan, type Value } from './store.js';
 
 /**
  * Adjusted and resampled daily bars (`adjust`, `interval`) as one SELECT over a derived table
@@ -349,8 +349,8 @@ function barsSelectParts(plan: QueryPlan, dialect: Dialect, paged: boolean): Sel
     const tcols = raw(plan.dataset.rowFields.map((f) => `"t".${q(f.name)}`).join(', '));
     const f = factorLookup(plan, raw(`"t".${q(daily.date.name)}`));
     const anchor = bars.adjust.anchor;
-    const one = plan.where.find((c) => c.field === daily.code && c.op === 'eq');
-    const code = one && one.value !== null ? sql`${one.value}` : null;
+    const codes = allowedValues(plan.where, daily.code);
+    const code = codes?.length === 1 && codes[0] != null ? sql`${codes[0]}` : null;
     const a =
       bars.adjust.method === 'qfq'
         ? sql`, ${factorLookup(plan, anchor === null ? null : sql`${anchor}`, code)} AS "_a"`

@@ -233,6 +233,8 @@ export function whereConditions(plan: QueryPlan, dialect: Dialect): Sql | null {
     switch (c.op) {
       case 'eq':
         return sql`${col} = ${c.value}`;
+      case 'in':
+        return sql`${col} IN (${join(c.values.map((v) => sql`${v}`))})`;
       case 'gte':
         return sql`${col} >= ${c.value}`;
       case 'lte':

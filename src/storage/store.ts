@@ -114,11 +114,24 @@ export type ApplyResult =
 
 export type ConditionOp = 'eq' | 'like' | 'gte' | 'lte';
 
-export interface Condition {
-  field: Field;
-  op: ConditionOp;
-  /** For `like`: the raw text to find anywhere, case-insensitively (no wildcards of its own). */
-  value: Value;
+export type Condition =
+  | {
+      field: Field;
+      op: ConditionOp;
+      /** For `like`: the raw text to find anywhere, case-insensitively (no wildcards of its own). */
+      value: Value;
+    }
+  /** Any of several values (an exact filter given a list). */
+  | { field: Field; op: 'in'; values: readonly Value[] };
+
+/** The values an equality or list condition on `field` allows; null: none restricts it. */
+export function allowedValues(where: readonly Condition[], field: Field): readonly Value[] | null {
+  for (const c of where) {
+    if (c.field !== field) continue;
+    if (c.op === 'eq') return [c.value];
+    if (c.op === 'in') return c.values;
+  }
+  return null;
 }
 
 /**

@@ -33,6 +33,7 @@ export const etfBasic: DatasetDeclaration = {
   range: null,
   sort: { field: 'code', order: 'asc' },
   exact: ['code', 'category', 'asset_class', 'exchange'],
+  codes: { market: 'cn', fields: ['code'] },
   like: ['name', 'fund_company'],
 };
 
@@ -56,6 +57,7 @@ export const etfNav: DatasetDeclaration = {
   range: 'trade_date',
   sort: { field: 'trade_date', order: 'desc' },
   exact: ['code', 'trade_date', 'source'],
+  codes: { market: 'cn', fields: ['code'] },
 };
 
 export const etfPrice: DatasetDeclaration = {
@@ -87,6 +89,7 @@ export const etfPrice: DatasetDeclaration = {
   range: null,
   sort: { field: 'code', order: 'asc' },
   exact: ['code', 'source'],
+  codes: { market: 'cn', fields: ['code'] },
 };
 
 export const etfSize: DatasetDeclaration = {
@@ -109,6 +112,7 @@ export const etfSize: DatasetDeclaration = {
   range: 'trade_date',
   sort: { field: 'trade_date', order: 'desc' },
   exact: ['code', 'trade_date', 'source'],
+  codes: { market: 'cn', fields: ['code'] },
 };
 
 export const etfFlow: DatasetDeclaration = {
@@ -133,6 +137,7 @@ export const etfFlow: DatasetDeclaration = {
   range: 'trade_date',
   sort: { field: 'trade_date', order: 'desc' },
   exact: ['code', 'period', 'estimation_method', 'source'],
+  codes: { market: 'cn', fields: ['code'] },
 };
 
 export const etfHoldings: DatasetDeclaration = {
@@ -157,6 +162,7 @@ export const etfHoldings: DatasetDeclaration = {
   range: null,
   sort: { field: 'report_period', order: 'desc' },
   exact: ['code', 'report_period', 'holding_code', 'source'],
+  codes: { market: 'cn', fields: ['code', 'holding_code'] },
 };
 
 export const etfPcf: DatasetDeclaration = {
@@ -185,6 +191,7 @@ export const etfPcf: DatasetDeclaration = {
   range: 'trade_date',
   sort: { field: 'trade_date', order: 'desc' },
   exact: ['fund_code', 'trade_date', 'component_code', 'source_type'],
+  codes: { market: 'cn', fields: ['fund_code', 'component_code'] },
   sourceField: 'source_type',
 };
 
@@ -209,6 +216,7 @@ export const etfHolders: DatasetDeclaration = {
   range: null,
   sort: { field: 'report_period', order: 'desc' },
   exact: ['code', 'report_period', 'source'],
+  codes: { market: 'cn', fields: ['code'] },
 };
 
 export const etfDividend: DatasetDeclaration = {
@@ -231,6 +239,7 @@ export const etfDividend: DatasetDeclaration = {
   range: 'ex_date',
   sort: { field: 'ex_date', order: 'desc' },
   exact: ['code', 'ex_date', 'source'],
+  codes: { market: 'cn', fields: ['code'] },
 };
 
 export const etfCrossBorder: DatasetDeclaration = {
@@ -259,4 +268,5 @@ export const etfCrossBorder: DatasetDeclaration = {
   range: null,
   sort: { field: 'code', order: 'asc' },
   exact: ['code', 'overseas_ticker', 'source'],
+  codes: { market: 'cn', fields: ['code'] },
 };

@@ -34,6 +34,7 @@ export const etfDailyFeatures: DatasetDeclaration = {
   range: 'date',
   sort: { field: 'date', order: 'desc' },
   exact: ['code', 'date', 'source'],
+  codes: { market: 'cn', fields: ['code'] },
   daily: { code: 'symbol', date: 'date', calendar: 'SSE' },
 };
 
@@ -66,6 +67,7 @@ export const etfRiskFeatures: DatasetDeclaration = {
   range: 'date',
   sort: { field: 'date', order: 'desc' },
   exact: ['code', 'date', 'window', 'source'],
+  codes: { market: 'cn', fields: ['code'] },
 };
 
 export const etfCrossBorderFeatures: DatasetDeclaration = {
@@ -96,6 +98,7 @@ export const etfCrossBorderFeatures: DatasetDeclaration = {
   range: 'date',
   sort: { field: 'date', order: 'desc' },
   exact: ['code', 'date', 'source'],
+  codes: { market: 'cn', fields: ['code'] },
   daily: { code: 'symbol', date: 'date', calendar: 'SSE' },
 };
 
@@ -129,5 +132,6 @@ export const indexDailyFeatures: DatasetDeclaration = {
   range: 'date',
   sort: { field: 'date', order: 'desc' },
   exact: ['index_code', 'date', 'source'],
+  codes: { market: 'cn', fields: ['index_code'] },
   daily: { code: 'symbol', date: 'date', calendar: 'SSE' },
 };

@@ -26,6 +26,7 @@ export const adjFactor: DatasetDeclaration = {
   range: 'date',
   sort: { field: 'date', order: 'desc' },
   exact: ['code', 'date', 'source'],
+  codes: { market: 'cn', fields: ['code'] },
   factors: { code: 'symbol', date: 'date', value: 'adj_factor' },
 };
 
@@ -54,6 +55,7 @@ export const corporateActions: DatasetDeclaration = {
   range: 'ex_date',
   sort: { field: 'ex_date', order: 'desc' },
   exact: ['code', 'ex_date', 'action', 'source'],
+  codes: { market: 'cn', fields: ['code'] },
 };
 
 export const tradeCalendar: DatasetDeclaration = {

@@ -30,6 +30,7 @@ export const etfDaily: DatasetDeclaration = {
   range: 'date',
   sort: { field: 'date', order: 'desc' },
   exact: ['code', 'date', 'source'],
+  codes: { market: 'cn', fields: ['code'] },
   daily: {
     code: 'symbol',
     date: 'date',
@@ -85,6 +86,7 @@ export const indexDaily: DatasetDeclaration = {
   range: 'trade_date',
   sort: { field: 'trade_date', order: 'desc' },
   exact: ['index_code', 'trade_date', 'source'],
+  codes: { market: 'cn', fields: ['index_code'] },
   daily: {
     code: 'symbol',
     date: 'date',
@@ -167,6 +169,7 @@ export const qdiiNav: DatasetDeclaration = {
   range: 'date',
   sort: { field: 'date', order: 'desc' },
   exact: ['code', 'date', 'source'],
+  codes: { market: 'cn', fields: ['code'] },
   daily: { code: 'symbol', date: 'date', calendar: 'SSE' },
 };
 
@@ -198,6 +201,7 @@ export const industrySw: DatasetDeclaration = {
   range: null,
   sort: { field: 'code', order: 'asc' },
   exact: ['code', 'industry_code', 'source'],
+  codes: { market: 'cn', fields: ['code'] },
   like: ['name'],
 };
 
@@ -233,6 +237,7 @@ export const stockDaily: DatasetDeclaration = {
   range: 'date',
   sort: { field: 'date', order: 'desc' },
   exact: ['code', 'date', 'source'],
+  codes: { market: 'cn', fields: ['code'] },
   daily: {
     code: 'symbol',
     date: 'date',

@@ -34,6 +34,7 @@ export const stockSpot: DatasetDeclaration = {
   range: null,
   sort: { field: 'code', order: 'asc' },
   exact: ['code', 'industry', 'source'],
+  codes: { market: 'cn', fields: ['code'] },
   like: ['name'],
 };
 
@@ -58,6 +59,7 @@ export const stockFinancials: DatasetDeclaration = {
   range: 'report_date',
   sort: { field: 'report_date', order: 'desc' },
   exact: ['code', 'report_date', 'report_type', 'metric', 'source'],
+  codes: { market: 'cn', fields: ['code'] },
 };
 
 export const indexConstituents: DatasetDeclaration = {
@@ -79,6 +81,7 @@ export const indexConstituents: DatasetDeclaration = {
   range: 'trade_date',
   sort: { field: 'trade_date', order: 'desc' },
   exact: ['index_code', 'stock_code', 'source'],
+  codes: { market: 'cn', fields: ['index_code', 'stock_code'] },
 };
 
 export const indexMeta: DatasetDeclaration = {
@@ -105,6 +108,7 @@ export const indexMeta: DatasetDeclaration = {
   range: null,
   sort: { field: 'index_code', order: 'asc' },
   exact: ['index_code'],
+  codes: { market: 'cn', fields: ['index_code'] },
   like: ['name'],
 };
 

@@ -37,6 +37,7 @@ export const usCompanies: DatasetDeclaration = {
   range: null,
   sort: { field: 'cik', order: 'asc' },
   exact: ['cik', 'ticker', 'exchange', 'sic'],
+  codes: { market: 'us', fields: ['cik', 'ticker'] },
   like: ['name'],
 };
 
@@ -67,6 +68,7 @@ export const usFilings: DatasetDeclaration = {
   range: 'filed_date',
   sort: { field: 'filed_date', order: 'desc' },
   exact: ['cik', 'ticker', 'form', 'accession_number'],
+  codes: { market: 'us', fields: ['cik', 'ticker'] },
 };
 
 export const usFinancialFacts: DatasetDeclaration = {
@@ -97,6 +99,7 @@ export const usFinancialFacts: DatasetDeclaration = {
   range: 'end_date',
   sort: { field: 'end_date', order: 'desc' },
   exact: ['cik', 'taxonomy', 'concept', 'unit', 'fy', 'fp', 'form', 'frame'],
+  codes: { market: 'us', fields: ['cik'] },
 };
 
 export const usInsiderTrades: DatasetDeclaration = {
@@ -133,6 +136,7 @@ export const usInsiderTrades: DatasetDeclaration = {
   range: 'transaction_date',
   sort: { field: 'transaction_date', order: 'desc' },
   exact: ['issuer_cik', 'ticker', 'owner_cik', 'transaction_code', 'acquired_disposed'],
+  codes: { market: 'us', fields: ['issuer_cik', 'ticker', 'owner_cik'] },
   like: ['owner_name'],
 };
 
@@ -172,5 +176,6 @@ export const us13fHoldings: DatasetDeclaration = {
   range: 'period_of_report',
   sort: { field: 'value_usd', order: 'desc' },
   exact: ['filer_cik', 'cusip', 'ticker', 'period_of_report', 'put_call'],
+  codes: { market: 'us', fields: ['filer_cik', 'cusip', 'ticker'] },
   like: ['issuer_name', 'filer_name'],
 };
