@@ -22,6 +22,11 @@ const ConfigSchema = Type.Object({
   ),
   /** Largest accepted request body, bytes (64 MiB). */
   MDS_BODY_LIMIT: Type.Integer({ minimum: 1024, default: 64 * 1024 * 1024 }),
+  /**
+   * Bytes of batch bodies in flight per process (read, or being processed): beyond it a batch is
+   * refused with 503 / 5032 (access/budgets.ts). 256 MiB. 0: no budget.
+   */
+  MDS_INGEST_MEMORY_BUDGET: Type.Integer({ minimum: 0, default: 256 * 1024 * 1024 }),
   /** Most records in one batch. */
   MDS_MAX_RECORDS: Type.Integer({ minimum: 1, default: 100_000 }),
   /** Days a processed batch keeps its status record. */
@@ -40,6 +45,10 @@ const ConfigSchema = Type.Object({
   MDS_MAX_CONNECTIONS: Type.Integer({ minimum: 0, default: 10_000 }),
   /** An export (format=csv|ndjson) whose client reads nothing this long is cut off, ms. */
   MDS_EXPORT_STALL_TIMEOUT_MS: Type.Integer({ minimum: 1, default: 60_000 }),
+  /** Exports running at once per key in one process, then 429 / 4291 (0: no limit). */
+  MDS_EXPORTS_PER_KEY: Type.Integer({ minimum: 0, default: 4 }),
+  /** Exports running at once in one process, then 503 / 5031 (0: no limit). */
+  MDS_EXPORTS_PER_PROCESS: Type.Integer({ minimum: 0, default: 16 }),
   /** Grace period for in-flight requests on SIGTERM, ms. */
   MDS_SHUTDOWN_GRACE_MS: Type.Integer({ minimum: 0, default: 10_000 }),
   /** Failed authentications allowed per client address per minute. */

@@ -25,6 +25,9 @@ export const ERRORS = {
   4310: { status: 431, message: 'request headers too large' },
   4221: { status: 422, message: 'every record was rejected' },
   4290: { status: 429, message: 'too many failed authentication attempts' },
+  4291: { status: 429, message: 'too many exports at once for this key' },
+  5031: { status: 503, message: 'the server is running as many exports as it may; retry later' },
+  5032: { status: 503, message: 'too much batch data in flight on this server; retry later' },
   5000: { status: 500, message: 'internal server error' },
   5030: { status: 503, message: 'service unavailable; retry later' },
 } as const satisfies Record<number, { status: number; message: string }>;

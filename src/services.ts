@@ -11,6 +11,7 @@ import { QualityService } from './query/quality-service.js';
 import { KeyRing } from './access/keyring.js';
 import { AuthFailureGuard } from './access/auth-failures.js';
 import { AdminTokens } from './access/admin-tokens.js';
+import { ExportBudget, IngestMemoryBudget } from './access/budgets.js';
 import type { Limiter } from './access/limiter.js';
 import { createLimiter } from './access/create-limiter.js';
 import { KeyService, keyDefaults } from './access/key-service.js';
@@ -54,6 +55,10 @@ export interface Services {
   readonly keys: KeyService;
   readonly usage: UsageRecorder;
   readonly authFailures: AuthFailureGuard;
+  /** Exports running at once, per key and in this process (MDS_EXPORTS_PER_KEY / _PER_PROCESS). */
+  readonly exports: ExportBudget;
+  /** Bytes of batch bodies in flight in this process (MDS_INGEST_MEMORY_BUDGET). */
+  readonly ingestMemory: IngestMemoryBudget;
   /** MDS_ADMIN_TOKEN and the admin tokens of `mds admin-token`. */
   readonly adminTokens: AdminTokens;
   readonly readiness: Readiness;
@@ -92,6 +97,8 @@ export async function createServices(deps: ServiceDeps): Promise<Services> {
     keys: new KeyService(store, keyDefaults(config)),
     usage,
     authFailures: new AuthFailureGuard(config.MDS_AUTH_FAILURES_PER_MINUTE),
+    exports: new ExportBudget(config.MDS_EXPORTS_PER_KEY, config.MDS_EXPORTS_PER_PROCESS),
+    ingestMemory: new IngestMemoryBudget(config.MDS_INGEST_MEMORY_BUDGET),
     adminTokens: new AdminTokens(store, config.MDS_ADMIN_TOKEN),
     readiness: new Readiness(deps.ready ?? (() => true)),
     async close() {

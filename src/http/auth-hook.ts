@@ -33,9 +33,18 @@ function apply(reply: FastifyReply, d: LimitDecision): void {
  */
 export function authHook(
   scope: KeyScope,
-  deps: { keyring: KeyRing; guard: AuthFailureGuard; limiter: Limiter | null },
+  deps: {
+    keyring: KeyRing;
+    guard: AuthFailureGuard;
+    limiter: Limiter | null;
+    /**
+     * Admission after authentication and before counting (the export budget): throws its
+     * refusal, which then costs the key nothing, as other refusals (keys-and-limits.md).
+     */
+    admit?: (req: FastifyRequest, reply: FastifyReply, p: Principal) => void;
+  },
 ): onRequestHookHandler {
-  const { keyring, guard, limiter } = deps;
+  const { keyring, guard, limiter, admit } = deps;
   const header = KEY_HEADERS[scope];
 
   // Only an invalid credential counts (a missing one is no guess); it may come back as 4290.
@@ -53,6 +62,7 @@ export function authHook(
       }
       req.principal = principal;
     }
+    admit?.(req, reply, principal);
     if (limiter) apply(reply, await limiter.consume(principal));
   }
 
@@ -72,6 +82,7 @@ export function authHook(
     // A decision at once (no promise on the common path), or a promise of one.
     let d: LimitDecision | Promise<LimitDecision> | null;
     try {
+      admit?.(req, reply, principal);
       d = limiter === null ? null : limiter.consume(principal);
       if (d !== null && !(d instanceof Promise)) apply(reply, d);
     } catch (err) {

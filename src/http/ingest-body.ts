@@ -3,6 +3,7 @@ import zlib from 'node:zlib';
 import type { Readable } from 'node:stream';
 import type { FastifyRequest } from 'fastify';
 import { AppError } from '../errors.js';
+import type { IngestReservation } from '../access/budgets.js';
 
 /**
  * The ingest body as bytes, never as text or a parsed value: the batch is parsed off the
@@ -32,15 +33,26 @@ function decoderFor(header: string | undefined): (() => zlib.Gunzip | zlib.Infla
 const tooLarge = (limit: number): AppError =>
   new AppError(4130, `request body too large: more than ${limit} bytes (decompressed)`);
 
-/** Reads the whole body, decompressed, refusing more than `limit` bytes. */
+/**
+ * Reads the whole body, decompressed, refusing more than `limit` bytes. `memory` covers what is
+ * read (MDS_INGEST_MEMORY_BUDGET): a declared length is reserved before the first byte is read,
+ * and the reservation grows with what arrives beyond it (chunked or compressed bodies); past
+ * the budget the body is refused (503 / 5032). The caller releases it once the batch is answered.
+ */
 export function readIngestBody(
   req: FastifyRequest,
   payload: IncomingMessage,
   limit: number,
+  memory: IngestReservation,
 ): Promise<Buffer> {
   const decoder = decoderFor(req.headers['content-encoding']);
   const declared = Number(req.headers['content-length'] ?? NaN);
   if (declared > limit) return Promise.reject(tooLarge(limit));
+  try {
+    if (declared > 0) memory.cover(declared);
+  } catch (err) {
+    return Promise.reject(err as AppError);
+  }
   return new Promise<Buffer>((resolve, reject) => {
     const source: Readable = decoder ? payload.pipe(decoder()) : payload;
     const chunks: Buffer[] = [];
@@ -63,6 +75,11 @@ export function readIngestBody(
       if (done) return;
       size += chunk.length;
       if (size > limit) return fail(tooLarge(limit));
+      try {
+        memory.cover(size);
+      } catch (err) {
+        return fail(err as AppError);
+      }
       chunks.push(chunk);
     });
     source.on('end', () => {

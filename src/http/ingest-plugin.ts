@@ -17,6 +17,9 @@ export async function ingestPlugin(app: FastifyInstance, opts: IngestPluginOptio
   const { services } = opts;
   const { keyring, authFailures: guard } = services;
   app.addHook('onRequest', authHook('ingest', { keyring, guard, limiter: null }));
-  registerIngestRoutes(app, services.ingest, services.config.MDS_BODY_LIMIT);
+  registerIngestRoutes(app, services.ingest, {
+    bodyLimit: services.config.MDS_BODY_LIMIT,
+    memory: services.ingestMemory,
+  });
   registerEventsRoutes(app, services.catalog, services.batchEvents, opts.events);
 }

@@ -1,21 +1,48 @@
 import type { FastifyInstance } from 'fastify';
 import type { BatchIngest } from '../ingest/ingest-service.js';
+import type { IngestMemoryBudget, IngestReservation } from '../access/budgets.js';
 import { answerOf } from '../ingest/batch-registry.js';
 import { readIngestBody } from './ingest-body.js';
 
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The batch body's share of MDS_INGEST_MEMORY_BUDGET, held until the batch is answered. */
+    ingestMemory?: IngestReservation;
+  }
+}
+
 /** Spec 4.4: push a batch, look a batch up. Both need UP-API-KEY. */
-export function registerIngestRoutes(app: FastifyInstance, ingest: BatchIngest, bodyLimit: number): void {
+export function registerIngestRoutes(
+  app: FastifyInstance,
+  ingest: BatchIngest,
+  opts: { bodyLimit: number; memory: IngestMemoryBudget },
+): void {
   // In the ingest plugin's scope: the batch body is read as bytes (ingest-body.ts).
   app.removeContentTypeParser('application/json');
   app.addContentTypeParser('application/json', (req, payload, done) => {
-    readIngestBody(req, payload, bodyLimit).then(
+    const memory = opts.memory.reservation();
+    req.ingestMemory = memory;
+    readIngestBody(req, payload, opts.bodyLimit, memory).then(
       (bytes) => done(null, bytes),
-      (err: Error) => done(err, undefined),
+      (err: Error) => {
+        memory.release();
+        done(err, undefined);
+      },
     );
   });
+  // Whatever happened to the request, its body's memory is given back with the answer.
+  app.addHook('onResponse', (req, _reply, done) => {
+    req.ingestMemory?.release();
+    done();
+  });
   app.post('/api/v1/upstream/ingest/batches', async (req, reply) => {
-    const answer = answerOf(await ingest.ingestBytes(req.body as Buffer));
-    return reply.code(answer.http).send(answer.body);
+    try {
+      const answer = answerOf(await ingest.ingestBytes(req.body as Buffer));
+      return reply.code(answer.http).send(answer.body);
+    } finally {
+      // Processed (or failed): the bytes and their parse are gone from this process.
+      req.ingestMemory?.release();
+    }
   });
 
   app.get<{ Params: { batch_id: string } }>('/api/v1/upstream/ingest/batches/:batch_id', async (req) => {

@@ -3,6 +3,9 @@ import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom
 import { AppError } from '../errors.js';
 import { PRIMARY_TIMEOUT_MS, primaryLink } from '../cluster/primary-link.js';
 import { METRICS_WAIT_MS } from '../cluster/messages.js';
+
+/** Refusals counted by mds_rate_limit_refusals_total: limits and budgets. */
+const REFUSALS: ReadonlySet<number> = new Set([4030, 4031, 4290, 4291, 5031, 5032]);
 import type { BatchIngest, RevertEvent } from '../ingest/ingest-service.js';
 import type { BatchRecord } from '../storage/store.js';
 
@@ -101,7 +104,9 @@ export function registerMetricsRoutes(app: FastifyInstance, ingest: BatchIngest)
   });
   const refusals = new Counter({
     name: 'mds_rate_limit_refusals_total',
-    help: 'Requests refused by a key limit: code 4030 (rate), 4031 (daily quota), 4290 (failed-auth guard)',
+    help:
+      'Requests refused by a key limit or a budget: code 4030 (rate), 4031 (daily quota), 4290 (failed-auth guard), ' +
+      '4291 / 5031 (exports per key / per process), 5032 (ingest memory)',
     labelNames: ['code'] as const,
     registers: [registry],
   });
@@ -163,10 +168,10 @@ export function registerMetricsRoutes(app: FastifyInstance, ingest: BatchIngest)
   });
   app.addHook('onError', (_req, _reply, err: unknown, done) => {
     const code = err instanceof AppError ? err.code : null;
-    if (code === 4030 || code === 4031 || code === 4290) refusals.inc({ code: String(code) });
+    if (code !== null && REFUSALS.has(code)) refusals.inc({ code: String(code) });
     done();
   });
-  for (const code of ['4030', '4031', '4290']) refusals.inc({ code }, 0);
+  for (const code of REFUSALS) refusals.inc({ code: String(code) }, 0);
 
   // In a cluster worker, the primary sums every worker's metrics (cluster/worker-hub.ts): a
   // scrape through the shared port sees the instance, whichever worker answers it.

@@ -1,5 +1,8 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Services } from '../services.js';
+import type { ExportBudget } from '../access/budgets.js';
+import type { Principal } from '../access/keyring.js';
+import { EXPORT_FORMATS } from '../export/export-formats.js';
 import { authHook } from './auth-hook.js';
 import { registerQueryRoutes } from './query-routes.js';
 import { registerQualityRoute } from './quality-routes.js';
@@ -11,9 +14,26 @@ import { registerQualityRoute } from './quality-routes.js';
  */
 export async function queryPlugin(app: FastifyInstance, { services }: { services: Services }): Promise<void> {
   const { keyring, authFailures: guard, limiter } = services;
-  app.addHook('onRequest', authHook('query', { keyring, guard, limiter }));
+  app.addHook(
+    'onRequest',
+    authHook('query', { keyring, guard, limiter, admit: exportGate(services.exports) }),
+  );
   registerQueryRoutes(app, services.catalog, services.query, {
     exportStallTimeoutMs: services.config.MDS_EXPORT_STALL_TIMEOUT_MS,
   });
   registerQualityRoute(app, '/api/v1/quality/:dataset', services.quality);
+}
+
+/**
+ * An export takes a place in the export budget (access/budgets.ts) from its admission until its
+ * response has ended, however it ends (sent, cut off, client gone): decided here, from the
+ * request alone, whatever runs the export.
+ */
+function exportGate(budget: ExportBudget): (req: FastifyRequest, reply: FastifyReply, p: Principal) => void {
+  return (req, reply, p) => {
+    const format = (req.query as Record<string, unknown>).format;
+    if (typeof format !== 'string' || format === 'json' || !Object.hasOwn(EXPORT_FORMATS, format)) return;
+    const release = budget.take(p.id);
+    reply.raw.once('close', release);
+  };
 }

@@ -1,0 +1,122 @@
+import { AppError } from '../errors.js';
+
+/** Seconds a refused export is told to wait: about what a short export takes. */
+export const EXPORT_RETRY_AFTER_S = 5;
+/** Seconds a refused batch is told to wait: about what a large batch takes to be processed. */
+export const INGEST_RETRY_AFTER_S = 2;
+
+/**
+ * Concurrent exports (`format` other than json) per key and per process: an export reads the
+ * whole result and holds a socket, a stream and its buffers for as long as its client reads, so
+ * one key must not take a process's capacity (issue 24: 200 slow exports from one key). Limits
+ * of 0 mean none. Beyond the key's: 429 / 4291; beyond the process's: 503 / 5031. Each with
+ * Retry-After.
+ */
+export class ExportBudget {
+  private total = 0;
+  private readonly byKey = new Map<string, number>();
+
+  constructor(
+    readonly perKey: number,
+    readonly perProcess: number,
+  ) {}
+
+  /** Exports running now, in all and for one key (tests, metrics). */
+  running(keyId?: string): number {
+    return keyId === undefined ? this.total : (this.byKey.get(keyId) ?? 0);
+  }
+
+  /** Takes a place for one export of `keyId`, or throws the refusal; returns its release (once). */
+  take(keyId: string): () => void {
+    const held = this.byKey.get(keyId) ?? 0;
+    if (this.perKey > 0 && held >= this.perKey) {
+      throw new AppError(
+        4291,
+        `too many exports at once: this key may run ${this.perKey} at a time (MDS_EXPORTS_PER_KEY); ` +
+          `retry when one has ended`,
+        { retryAfter: EXPORT_RETRY_AFTER_S },
+      );
+    }
+    if (this.perProcess > 0 && this.total >= this.perProcess) {
+      throw new AppError(
+        5031,
+        `the server is running as many exports as it may (${this.perProcess}, MDS_EXPORTS_PER_PROCESS); retry later`,
+        { retryAfter: EXPORT_RETRY_AFTER_S },
+      );
+    }
+    this.byKey.set(keyId, held + 1);
+    this.total++;
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      this.total--;
+      const n = (this.byKey.get(keyId) ?? 1) - 1;
+      if (n === 0) this.byKey.delete(keyId);
+      else this.byKey.set(keyId, n);
+    };
+  }
+}
+
+/**
+ * Bytes of ingest bodies in flight in one process, from the first byte read until the batch is
+ * answered (the body, then its parse in an ingest thread, take memory until then). Beyond the
+ * budget a batch is refused with 503 / 5032 and Retry-After: before its body is read when it
+ * declares its length, else when what it has sent passes the budget. A body alone in flight is
+ * always admitted, whatever its size (MDS_BODY_LIMIT bounds it), so a budget below the body
+ * limit slows batches down but never refuses every one. 0: no budget.
+ */
+export class IngestMemoryBudget {
+  private used = 0;
+
+  constructor(readonly limit: number) {}
+
+  /** Bytes reserved now (tests, metrics). */
+  get inFlight(): number {
+    return this.used;
+  }
+
+  /** A reservation that grows with the body it covers; release it once the batch is answered. */
+  reservation(): IngestReservation {
+    return new IngestReservation(this);
+  }
+
+  /** Whether `bytes` more fit, for a reservation holding `held` already; takes them if so. */
+  tryTake(bytes: number, held: number): boolean {
+    if (this.limit > 0 && this.used + bytes > this.limit && this.used - held > 0) return false;
+    this.used += bytes;
+    return true;
+  }
+
+  give(bytes: number): void {
+    this.used -= bytes;
+  }
+}
+
+export class IngestReservation {
+  private held = 0;
+  private released = false;
+
+  constructor(private readonly budget: IngestMemoryBudget) {}
+
+  /** Makes the reservation at least `bytes`, or throws 503 / 5032 (nothing more taken). */
+  cover(bytes: number): void {
+    if (this.released || bytes <= this.held) return;
+    if (!this.budget.tryTake(bytes - this.held, this.held)) {
+      throw new AppError(
+        5032,
+        `too much batch data in flight on this server (MDS_INGEST_MEMORY_BUDGET, ${this.budget.limit} bytes); ` +
+          'retry later',
+        { retryAfter: INGEST_RETRY_AFTER_S },
+      );
+    }
+    this.held = bytes;
+  }
+
+  release(): void {
+    if (this.released) return;
+    this.released = true;
+    this.budget.give(this.held);
+    this.held = 0;
+  }
+}
