@@ -45,6 +45,8 @@ export interface ApiParameter {
   explode?: boolean;
   /** Query filters: which kind (exact, like, range), as data for generated clients. */
   'x-mds-filter'?: 'exact' | 'like' | 'range';
+  /** Code filters: the market whose code spellings they take (catalog `codes`). */
+  'x-mds-code'?: 'cn' | 'us';
   /** Range filters: the row field they bound (a client splits a large pull by it). */
   'x-mds-field'?: string;
 }

@@ -133,6 +133,7 @@ function exactParameter(d: Dataset, f: Field): ApiParameter {
     style: 'form',
     explode: true,
     'x-mds-filter': 'exact',
+    ...(market ? { 'x-mds-code': market } : {}),
   };
 }
 
@@ -224,6 +225,12 @@ function datasetOperation(d: Dataset): ApiOperation {
       (d.range ? ` date_from/date_to apply to ${d.range.apiName}.` : ''),
     auth: 'query',
     parameters: allowedParams(d).map((n) => parameter(d, n)),
+    // Row name → ingest name where they differ (code → symbol): a client pushes what it pulled.
+    extensions: {
+      'x-mds-ingest-names': Object.fromEntries(
+        d.fields.filter((f) => f.apiName !== f.name).map((f) => [f.apiName, f.name]),
+      ),
+    },
     responses: {
       200: {
         description: 'rows in the envelope (format=json), or the whole result as an export',

@@ -24,7 +24,15 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "src"))
 
-from mds_client import AuthError, BadRequest, Client, NotFound, RateLimited  # noqa: E402
+from mds_client import (  # noqa: E402
+    AuthError,
+    BadRequest,
+    BatchRejected,
+    Client,
+    InvalidRows,
+    NotFound,
+    RateLimited,
+)
 
 ROOT = HERE.parents[2]
 QUERY_KEY = "py-test-query-key-0123456789"
@@ -253,10 +261,16 @@ class PushTests(unittest.TestCase):
             self.client.batch("no-such-batch")
         self.assertEqual(e.exception.code, 4040)
 
-    def test_partial_batch_returns_the_errors(self) -> None:
+    def test_partial_batch_raises_with_the_errors_or_returns_them(self) -> None:
         rows = self.rows()[:2]
         rows[1]["date"] = "2024-02-30"
-        (status,) = self.client.push("etf_daily", rows, source="push-partial")
+        with self.assertRaises(BatchRejected) as e:
+            self.client.push("etf_daily", rows, source="push-partial")
+        self.assertEqual(e.exception.errors[0]["field"], "date")
+        self.assertEqual(e.exception.errors[0]["index"], 1)
+        self.assertIn("1 of 2 records refused", e.exception.message)
+        self.assertEqual(len(e.exception.statuses), 1)
+        (status,) = self.client.push("etf_daily", rows, source="push-partial-2", raise_on_error=False)
         self.assertEqual((status["status"], status["accepted"], status["rejected"]), ("partial", 1, 1))
         self.assertEqual(status["errors"][0]["field"], "date")
 
@@ -484,3 +498,157 @@ class PolarsTests(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+def _counting(client: Client) -> list:
+    """Every HTTP request the client makes from now on: (method, path, params, status)."""
+    calls: list = []
+    send = client._http.request
+
+    def request(method, path, headers, params=None, body=None):  # type: ignore[no-untyped-def]
+        res = send(method, path, headers, params, body)
+        calls.append((method, path, list(params or []), res.status))
+        return res
+
+    client._http.request = request  # type: ignore[method-assign]
+    return calls
+
+
+def calendar_rows():
+    """SSE, 2024-01-01 … 2024-01-31: weekends and New Year's Day closed."""
+    out = []
+    for i in range(31):
+        day = dt.date(2024, 1, 1) + dt.timedelta(days=i)
+        is_open = 0 if day.weekday() >= 5 or i == 0 else 1
+        out.append({"exchange": "SSE", "date": day.isoformat(), "is_open": is_open, "source": "sse"})
+    return out
+
+
+class QuantTests(unittest.TestCase):
+    """Issue 27: many codes, codes as users write them, push what you pulled, panels, trading
+    days, progress and the disk cache — against the live service."""
+
+    @classmethod
+    def setUpClass(cls) -> None:
+        Client(BASE, QUERY_KEY, ingest_key=INGEST_KEY).push("trade_calendar", calendar_rows())
+
+    def setUp(self) -> None:
+        self.client = Client(BASE, QUERY_KEY, ingest_key=INGEST_KEY)
+
+    def test_many_codes_and_their_spellings_in_one_request(self) -> None:
+        calls = _counting(self.client)
+        rows = self.client.get("etf/kline", as_="records", code=["510001", "510002"], date_from="20240101")
+        self.assertEqual(len(rows), 46)
+        calls = [c for c in calls if c[1] == "/api/v1/etf/kline"]
+        self.assertEqual(len(calls), 1)
+        self.assertEqual([p for p in calls[0][2] if p[0] == "code"], [("code", "510001"), ("code", "510002")])
+        spelled = self.client.get("etf/kline", as_="records", code="510001.SH,sh510002")
+        self.assertEqual(sorted((r["code"], r["date"]) for r in spelled), sorted((r["code"], r["date"]) for r in rows))
+
+    def test_pushes_records_as_pulled(self) -> None:
+        pulled = self.client.get("etf/kline", as_="records", code="510004")
+        for r in pulled:
+            r["code"] = "577004"
+        statuses = self.client.push("etf_daily", pulled, source="round-trip")
+        self.assertEqual([s["status"] for s in statuses], ["accepted"])
+        back = self.client.get("etf/kline", as_="records", code="577004")
+        self.assertEqual(len(back), 23)
+        self.assertEqual({r["source"] for r in back}, {"round-trip"})  # source= is every row's
+        by_date = {r["date"]: r for r in pulled}
+        for r in back:
+            for k in ("open", "close", "volume", "updated_at"):
+                self.assertEqual(r[k], by_date[r["date"]][k], k)
+
+    @unittest.skipUnless(HAS_PANDAS, SKIP_PANDAS)
+    def test_pushes_a_frame_exactly_as_get_returned_it(self) -> None:
+        df = self.client.get("etf/kline", code="510006", via="json")
+        df["code"] = "577006"
+        df["source"] = "round-trip-frame"
+        (status,) = self.client.push("etf_daily", df)
+        self.assertEqual((status["status"], status["accepted"]), ("accepted", 23))
+        back = self.client.get("etf/kline", code="577006", via="json")
+        cols = ["date", "open", "close", "volume", "source", "updated_at"]
+        import pandas.testing as pdt
+
+        pdt.assert_frame_equal(back[cols], df[cols], check_dtype=False)  # source: object vs str after assignment
+        self.assertEqual(back.dtypes["date"], df.dtypes["date"])
+        # Pushed again: the same content-derived ids and idempotency keys, nothing written.
+        self.assertEqual(self.client.push("etf_daily", df)[0]["status"], "duplicate")
+
+    def test_rows_are_checked_before_anything_is_sent(self) -> None:
+        calls = _counting(self.client)
+        good = {"symbol": "577100", "date": "2024-01-02", "close": 1.0, "volume": 1.0, "source": "chk"}
+        with self.assertRaises(InvalidRows) as e:
+            self.client.push("etf_daily", [dict(good, colse=1.0)])
+        self.assertIn("unknown column(s) for etf_daily: colse", e.exception.message)
+        with self.assertRaises(InvalidRows) as e:
+            self.client.push("etf_daily", [good, {k: v for k, v in good.items() if k != "symbol"}, dict(good, close="abc")])
+        self.assertEqual(
+            e.exception.problems,
+            ["row 1: symbol (or code) is required", "row 2: close must be a number (got 'abc')"],
+        )
+        self.assertEqual([c for c in calls if c[0] == "POST"], [])
+
+    def test_updated_at_is_filled_with_the_push_time_and_said(self) -> None:
+        row = {"symbol": "577200", "date": "2024-01-02", "close": 1.0, "volume": 100.0, "source": "plain"}
+        before = dt.datetime.now(dt.timezone.utc).replace(microsecond=0)
+        with self.assertWarnsRegex(UserWarning, "updated_at was absent on 1 of 1 rows; set to the push time"):
+            (status,) = self.client.push("etf_daily", [row])
+        self.assertEqual(status["status"], "accepted")
+        (back,) = self.client.get("etf/kline", as_="records", code="577200")
+        stamped = dt.datetime.fromisoformat(back["updated_at"].replace("Z", "+00:00"))
+        self.assertGreaterEqual(stamped, before)
+
+    @unittest.skipUnless(HAS_PANDAS, SKIP_PANDAS)
+    def test_panel_one_request_per_chunk(self) -> None:
+        calls = _counting(self.client)
+        wide = self.client.panel(["510001", "510002.SH", "sh510003"], "close", chunk=2, date_from="20240105")
+        self.assertEqual(list(wide.columns), ["510001", "510002", "510003"])
+        self.assertEqual(len(wide), 19)
+        self.assertEqual(len([c for c in calls if c[1] == "/api/v1/etf/kline"]), 2)
+        one = self.client.get("etf/kline", code="510002", date_from="2024-01-05", via="json").set_index("date")
+        self.assertEqual(list(wide["510002"]), list(one["close"].sort_index()))
+        self.assertEqual(str(wide.index.dtype), "datetime64[ns]")
+
+    def test_trading_days_from_the_stored_calendar(self) -> None:
+        days = self.client.trading_days("2024-01-01", "20240110")
+        self.assertEqual([d.isoformat() for d in days][:3], ["2024-01-02", "2024-01-03", "2024-01-04"])
+        self.assertEqual(len(days), 7)
+        last = self.client.last_trading_days(3, end="2024-01-14")
+        self.assertEqual([d.isoformat() for d in last], ["2024-01-10", "2024-01-11", "2024-01-12"])
+        with self.assertWarnsRegex(UserWarning, "covers 2024-01-01 to 2024-01-31"):
+            self.client.trading_days("2023-12-01", "2024-02-10")
+        with self.assertRaises(BadRequest):
+            self.client.last_trading_days(30, end="2024-01-14")
+
+    def test_progress_bar_on_stderr_with_tqdm(self) -> None:
+        if importlib.util.find_spec("tqdm") is None:
+            self.skipTest("tqdm is not installed: progress bar test SKIPPED")
+        import contextlib
+        import io
+
+        from mds_client import _progress
+
+        err = io.StringIO()
+        delay, _progress.DELAY = _progress.DELAY, 0.0
+        try:
+            with contextlib.redirect_stderr(err):
+                Client(BASE, QUERY_KEY, progress=True).get("etf/kline", as_="records", via="json")
+        finally:
+            _progress.DELAY = delay
+        self.assertIn("etf_daily", err.getvalue())
+        self.assertIn("rows", err.getvalue())
+
+    def test_disk_cache_revalidates_and_keeps_as_of_answers(self) -> None:
+        directory = tempfile.mkdtemp(prefix="mds-cache-", dir=_tmp)
+        client = Client(BASE, QUERY_KEY, cache_dir=directory)
+        calls = _counting(client)
+        first = client.get("etf/kline", as_="records", via="json", code="510009")
+        again = client.get("etf/kline", as_="records", via="json", code="510009")
+        self.assertEqual(again, first)
+        self.assertEqual([c[3] for c in calls if c[1] == "/api/v1/etf/kline"], [200, 304])
+        past = (dt.datetime.now(dt.timezone.utc) - dt.timedelta(minutes=5)).strftime("%Y-%m-%dT%H:%M:%SZ")
+        at = client.get("etf/kline", as_="records", via="json", code="510009", as_of=past)
+        n = len(calls)
+        self.assertEqual(client.get("etf/kline", as_="records", via="json", code="510009", as_of=past), at)
+        self.assertEqual(len(calls), n)  # served from disk: no request at all

@@ -14,7 +14,9 @@ from .client import Client
 from .errors import (
     AuthError,
     BadRequest,
+    BatchRejected,
     Conflict,
+    InvalidRows,
     MdsError,
     NotFound,
     QuotaExceeded,
@@ -35,5 +37,7 @@ __all__ = [
     "NotFound",
     "Conflict",
     "ServerError",
+    "InvalidRows",
+    "BatchRejected",
 ]
 __version__ = "0.1.0"

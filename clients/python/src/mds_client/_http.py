@@ -128,6 +128,10 @@ class Transport:
             except urllib.error.HTTPError as e:
                 hdrs = {k.lower(): v for k, v in e.headers.items()} if e.headers else {}
                 self._note_limits(hdrs)
+                if e.code == 304:
+                    # Not modified (If-None-Match): the caller's cached body is the answer.
+                    e.close()
+                    return Response(304, hdrs, _Bytes(b""))
                 text = e.read()
                 try:
                     answer = json.loads(text.decode("utf-8"))

@@ -15,6 +15,7 @@ import json
 import math
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence
 
+from .errors import InvalidRows
 from .schema import DatasetInfo
 
 Row = Dict[str, Any]
@@ -52,27 +53,130 @@ def _missing(v: Any) -> bool:
     return type(v).__name__ in ("NAType", "NaTType")
 
 
-def clean_row(info: DatasetInfo, row: Mapping[str, Any]) -> Row:
-    """One row as JSON values of its ingest fields' types; server-set columns dropped."""
-    out: Row = {}
-    for name, v in row.items():
-        if name == "created_at" and info.ingest_field(name) is None:
-            continue
-        f = info.ingest_field(name)
-        if _missing(v):
-            out[name] = None
-        elif f is None:
-            out[name] = v.item() if hasattr(v, "item") else v  # the service names unknown fields
-        elif f.kind == "date":
-            out[name] = _date(v)
-        elif f.kind == "timestamp":
-            out[name] = _timestamp(v)
-        elif f.kind == "number":
-            out[name] = float(v)
-        elif f.kind in ("integer", "flag"):
-            out[name] = int(v)
+#: Columns a pulled frame carries that the server sets: dropped, never sent.
+SERVER_SET = ("created_at",)
+
+#: The most problems an InvalidRows lists (their count is always given).
+MAX_PROBLEMS = 50
+
+
+def _convert(kind: str, v: Any) -> Any:
+    """One value as the JSON type of its field's kind; raises ValueError when it is not one."""
+    if kind == "date":
+        return _date(v)
+    if kind == "timestamp":
+        return _timestamp(v)
+    if hasattr(v, "item") and not isinstance(v, str):
+        v = v.item()  # numpy scalars
+    if kind == "number":
+        if isinstance(v, bool) or not isinstance(v, (int, float, str)):
+            raise ValueError("a number")
+        return float(v)
+    if kind in ("integer", "flag"):
+        if isinstance(v, bool):
+            n = int(v)
+        elif isinstance(v, float):
+            if not v.is_integer():
+                raise ValueError("an integer")
+            n = int(v)
+        elif isinstance(v, (int, str)):
+            n = int(v)
         else:
-            out[name] = str(v)
+            raise ValueError("an integer")
+        if kind == "flag" and n not in (0, 1):
+            raise ValueError("0 or 1")
+        return n
+    return str(v)
+
+
+def column_fields(info: DatasetInfo, columns: Sequence[str]) -> Dict[str, Optional[str]]:
+    """Each column's ingest field: by ingest name, else by row name (``code`` → ``symbol``, as
+    ``client.get`` returns it); None for a column the server sets (dropped). Raises InvalidRows
+    for unknown columns or two columns of one field."""
+    out: Dict[str, Optional[str]] = {}
+    unknown: List[str] = []
+    taken: Dict[str, str] = {}
+    for c in columns:
+        if info.ingest_field(c) is not None:
+            target = c
+        elif info.ingest_field(info.ingest_names.get(c, "")) is not None:
+            target = info.ingest_names[c]
+        elif c in SERVER_SET:
+            out[c] = None
+            continue
+        else:
+            unknown.append(c)
+            continue
+        if target in taken:
+            raise InvalidRows(
+                "columns %r and %r are both field %s of %s: drop one" % (taken[target], c, target, info.name),
+                ["columns %r and %r are both field %s" % (taken[target], c, target)],
+            )
+        taken[target] = c
+        out[c] = target
+    if unknown:
+        names = ", ".join(
+            f.name + ("*" if f.required else "") for f in info.ingest_fields
+        )
+        raise InvalidRows(
+            "unknown column(s) for %s: %s; fields (* required): %s" % (info.name, ", ".join(unknown), names),
+            ["unknown column %r" % c for c in unknown],
+        )
+    return out
+
+
+def prepare_rows(
+    info: DatasetInfo, rows: Sequence[Mapping[str, Any]], fill: Optional[Mapping[str, Any]] = None
+) -> List[Row]:
+    """Rows as ingest records' data, checked as ``mds push`` checks a file, before anything is
+    sent: columns by ingest or row name, server-set columns dropped, values converted to their
+    fields' JSON types (NaN / NA / NaT → null), ``fill`` applied where a value is absent, every
+    required field present. Raises InvalidRows listing the problems."""
+    columns: Dict[str, None] = {}
+    for r in rows:
+        for k in r:
+            columns.setdefault(k, None)
+    fields = column_fields(info, list(columns))
+    kinds = {f.name: f.kind for f in info.ingest_fields}
+    problems: List[str] = []
+    count = 0
+    out: List[Row] = []
+    for i, row in enumerate(rows):
+        clean: Row = {}
+        bad: set = set()
+        for c, v in row.items():
+            target = fields.get(c)
+            if target is None:
+                continue
+            if _missing(v):
+                clean[target] = None
+                continue
+            try:
+                clean[target] = _convert(kinds[target], v)
+            except (TypeError, ValueError, OverflowError) as e:
+                bad.add(target)
+                count += 1
+                if len(problems) < MAX_PROBLEMS:
+                    what = str(e) if str(e).startswith(("a ", "an ", "0 ")) else "a %s" % kinds[target]
+                    problems.append("row %d: %s must be %s (got %r)" % (i, c, what, v))
+        for k, v in (fill or {}).items():
+            if clean.get(k) is None:
+                clean[k] = v
+        for f in info.ingest_fields:
+            if f.required and clean.get(f.name) is None and f.name not in bad:
+                count += 1
+                if len(problems) < MAX_PROBLEMS:
+                    alias = next((r for r, n in info.ingest_names.items() if n == f.name), None)
+                    problems.append(
+                        "row %d: %s%s is required" % (i, f.name, " (or %s)" % alias if alias else "")
+                    )
+        out.append(clean)
+    if problems:
+        raise InvalidRows(
+            "%d problem(s) in the rows for %s, nothing sent: %s%s"
+            % (count, info.name, "; ".join(problems[:5]), " …" if count > 5 else ""),
+            problems,
+        )
     return out
 
 

@@ -3,14 +3,19 @@
 from __future__ import annotations
 
 import datetime as _dt
+import io
 import json
+import re
+import warnings
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, Dict, Iterable, List, Optional, Tuple, Union
+from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple, Union
 
+from . import _progress
 from . import batches as _batches
 from . import frames
-from ._http import Transport
-from .errors import BadRequest, MdsError
+from ._cache import DiskCache, immutable
+from ._http import Response, Transport
+from .errors import BadRequest, BatchRejected, MdsError
 from .schema import DatasetInfo, datasets_from_openapi
 
 _PAGE = 1000
@@ -30,9 +35,49 @@ def _param(v: Any) -> str:
         return "1" if v else "0"
     if isinstance(v, (_dt.date, _dt.datetime)):
         return v.isoformat()[:10] if not isinstance(v, _dt.datetime) else v.isoformat()
-    if isinstance(v, (list, tuple)):
-        return ",".join(str(x) for x in v)
+    if hasattr(v, "isoformat") and hasattr(v, "to_pydatetime"):  # pandas.Timestamp
+        return _param(v.to_pydatetime())
+    if isinstance(v, (list, tuple, set)):
+        return ",".join(_param(x) for x in v)
     return str(v)
+
+
+def _query(params: Dict[str, Any]) -> List[Tuple[str, str]]:
+    """Keyword parameters as query pairs: ``fields`` a comma list; any other list (an exact
+    filter's values, ``code=["510300", "510500"]``) one pair per value (repeated parameters)."""
+    out: List[Tuple[str, str]] = []
+    for k, v in params.items():
+        if v is None:
+            continue
+        if isinstance(v, (list, tuple, set)) and k != "fields":
+            out.extend((k, _param(x)) for x in v)
+        else:
+            out.append((k, _param(v)))
+    return out
+
+
+def _has_value(row: Any, name: str) -> bool:
+    v = row.get(name) if hasattr(row, "get") else None
+    return v is not None and not _batches._missing(v)
+
+
+def _compact(d: str) -> str:
+    """YYYYMMDD → YYYY-MM-DD (as the service takes both)."""
+    return "%s-%s-%s" % (d[:4], d[4:6], d[6:8]) if len(d) == 8 and d.isdigit() else d
+
+
+_CN_CODE = re.compile(r"^(?:(?:sh|sz|bj)\.?(\d{6})|(\d{6})\.(?:sh|sz|bj|ss|xshg|xshe))$", re.IGNORECASE)
+
+
+def _stored_code(asked: str) -> str:
+    """A CN code as the service stores it (src/query/codes.ts): 510300.SH, sh510300 → 510300."""
+    m = _CN_CODE.match(asked)
+    return (m.group(1) or m.group(2)) if m else asked
+
+
+def _now_iso() -> str:
+    now = _dt.datetime.now(_dt.timezone.utc)
+    return now.strftime("%Y-%m-%dT%H:%M:%S.") + "%03dZ" % (now.microsecond // 1000)
 
 
 def _etag_version(etag: Optional[str]) -> Optional[str]:
@@ -71,6 +116,11 @@ class Client:
             (the default for :meth:`get`); 1: always one download. See docs/python-client.md.
         parallel_min_rows: the fewest rows worth a request of their own: a pull is split into
             at most ``total // parallel_min_rows`` parts, so smaller pulls stay one download.
+        progress: progress bars (tqdm) for pulls and pushes that take more than 2 seconds;
+            None (default): when tqdm is installed; False: never; True: always (needs tqdm).
+        cache_dir: a directory for a disk cache of query answers (opt-in): answers with an
+            ``as_of`` in the past are served from it without a request, others are
+            revalidated by their ETag (a 304 costs no body). See docs/python-client.md.
     """
 
     def __init__(
@@ -84,8 +134,12 @@ class Client:
         max_wait: float = 120.0,
         parallel: int = 2,
         parallel_min_rows: int = 100_000,
+        progress: Optional[bool] = None,
+        cache_dir: Optional[str] = None,
     ) -> None:
         self.key = key
+        self.progress = progress
+        self._cache = DiskCache(cache_dir) if cache_dir else None
         self.parallel = parallel
         self.parallel_min_rows = parallel_min_rows
         self.ingest_key = ingest_key
@@ -148,7 +202,7 @@ class Client:
         datetimes, numbers → float64, integers → Int64, flags → Int8 (see docs/python-client.md).
         """
         info = self.dataset(path)
-        query = [(k, _param(v)) for k, v in params.items() if v is not None]
+        query = _query(params)
         names = [n.strip() for n in dict(query).get("fields", "").split(",") if n.strip()]
         fields = [f for f in (info.row_field(n) for n in names) if f] if names else info.row_fields
         single_page = any(k in params for k in _PAGING)
@@ -182,14 +236,144 @@ class Client:
             return pa.Table.from_pandas(frames.pandas_frame(records, fields), preserve_index=False)
         return frames.pandas_frame(records, fields)
 
+    def panel(
+        self,
+        codes: Sequence[str],
+        field: str = "close",
+        path: str = "etf/kline",
+        *,
+        date_from: Any = None,
+        date_to: Any = None,
+        chunk: int = 200,
+        **params: Any,
+    ) -> Any:
+        """A wide pandas frame of one field: a row per date, a column per code.
+
+        One request per ``chunk`` codes (a comma list), not one per code; ``params`` are the
+        endpoint's other parameters (``adjust="qfq"``, ``interval="1w"``, ``source``, ``as_of``).
+        Codes may be written as the endpoint takes them (``510300.SH``); columns are named as
+        stored (``510300``), in the order given. A date missing for a code is NaN.
+
+        Example::
+
+            closes = client.panel(["510300", "510500"], "close", adjust="qfq", date_from="20240101")
+            returns = closes.pct_change()
+        """
+        if chunk < 1:
+            raise ValueError("chunk must be ≥ 1")
+        info = self.dataset(path)
+        if not info.code_filters:
+            raise BadRequest("%s has no code filter: panel() needs one" % info.path, code=4001)
+        code = info.code_filters[0]
+        date = info.range_field or "date"
+        wanted = list(dict.fromkeys(str(c) for c in codes))
+        frames_: List[Any] = []
+        with _progress.bar(self.progress, len(wanted), info.name + " panel", "codes") as bar:
+            for i in range(0, len(wanted), chunk):
+                part = wanted[i : i + chunk]
+                frames_.append(
+                    self.get(
+                        info.name,
+                        **{code: ",".join(part)},
+                        date_from=date_from,
+                        date_to=date_to,
+                        fields=[code, date, field],
+                        **{"parallel": 1, **params},
+                    )
+                )
+                bar.update(len(part))
+        import pandas as pd
+
+        long = pd.concat(frames_, ignore_index=True) if frames_ else pd.DataFrame(columns=[code, date, field])
+        if long.duplicated([date, code]).any():
+            raise BadRequest(
+                "several rows per code and date (one per source?): give source=… to choose one", code=4001
+            )
+        wide = long.pivot(index=date, columns=code, values=field).sort_index()
+        # Columns in the order asked, by stored form (510300.SH → 510300); codes with no rows as NaN.
+        market = info.code_markets.get(code)
+        order = [_stored_code(c) if market == "cn" else c for c in wanted]
+        wide = wide.reindex(columns=list(dict.fromkeys(order)))
+        wide.columns.name = code
+        return wide
+
+    def trading_days(
+        self, start: Any, end: Any, exchange: str = "SSE", source: Optional[str] = None
+    ) -> List[_dt.date]:
+        """The open days of ``exchange`` from ``start`` to ``end`` (both included), from the
+        stored trading calendar (``market/trade-calendar``). Warns when the stored calendar does
+        not cover the whole span (days outside it cannot be known)."""
+        rows = self.get(
+            "market/trade-calendar",
+            as_="records",
+            via="json",
+            exchange=exchange,
+            date_from=start,
+            date_to=end,
+            source=source,
+            fields=["date", "is_open"],
+            sort="date",
+            order="asc",
+        )
+        if not rows:
+            warnings.warn("no stored %s calendar between %s and %s" % (exchange, _param(start), _param(end)), stacklevel=2)
+            return []
+        lo = _dt.date.fromisoformat(_compact(_param(start)[:10]))
+        hi = _dt.date.fromisoformat(_compact(_param(end)[:10]))
+        first, last = _dt.date.fromisoformat(rows[0]["date"]), _dt.date.fromisoformat(rows[-1]["date"])
+        if first > lo or last < hi:
+            warnings.warn(
+                "the stored %s calendar covers %s to %s of the %s to %s asked: days outside it are unknown"
+                % (exchange, first, last, lo, hi),
+                stacklevel=2,
+            )
+        return [_dt.date.fromisoformat(r["date"]) for r in rows if r["is_open"] == 1]
+
+    def last_trading_days(
+        self, n: int, end: Any = None, exchange: str = "SSE", source: Optional[str] = None
+    ) -> List[_dt.date]:
+        """The last ``n`` open days of ``exchange`` on or before ``end`` (default: today, UTC),
+        oldest first, from the stored trading calendar. Raises when it holds fewer."""
+        if n < 1:
+            raise ValueError("n must be ≥ 1")
+        end = end if end is not None else _dt.datetime.now(_dt.timezone.utc).date()
+        days: List[_dt.date] = []
+        for page in self.pages(
+            "market/trade-calendar",
+            exchange=exchange,
+            is_open=1,
+            date_to=end,
+            source=source,
+            fields=["date"],
+            sort="date",
+            order="desc",
+        ):
+            days.extend(_dt.date.fromisoformat(r["date"]) for r in page)
+            if len(days) >= n:
+                break
+        if len(days) < n:
+            raise BadRequest(
+                "the stored %s calendar holds %d open days on or before %s, not %d" % (exchange, len(days), _param(end), n),
+                code=4001,
+            )
+        return sorted(days[:n])
+
     def pages(self, path: str, **params: Any) -> Iterable[List[Dict[str, Any]]]:
         """The JSON pages of a query one by one (``cursor`` paging), for streaming use."""
         info = self.dataset(path)
-        query = [(k, _param(v)) for k, v in params.items() if v is not None and k not in _PAGING]
+        return self._page_iter(info, [(k, v) for k, v in _query(params) if k not in _PAGING])
+
+    def _page_iter(
+        self, info: DatasetInfo, query: List[Tuple[str, str]], progress: Any = None
+    ) -> Iterable[List[Dict[str, Any]]]:
         cursor: Optional[str] = None
         while True:
             q = query + [("limit", str(_PAGE))] + ([("cursor", cursor)] if cursor else [])
-            body = self._http.request("GET", info.path, self._query_headers(), q).json()
+            body = self._get_query(info.path, q).json()
+            if progress is not None:
+                if progress.total is None:
+                    progress.total = int(body.get("meta", {}).get("total") or 0)
+                progress.update(len(body["data"]))
             yield body["data"]
             cursor = body.get("meta", {}).get("next_cursor")
             if not cursor:
@@ -197,11 +381,33 @@ class Client:
 
     def _pages(self, info: DatasetInfo, query: List[Tuple[str, str]], single: bool) -> List[Dict[str, Any]]:
         if single:
-            return self._http.request("GET", info.path, self._query_headers(), query).json()["data"]
+            return self._get_query(info.path, query).json()["data"]
         out: List[Dict[str, Any]] = []
-        for page in self.pages(info.name, **dict(query)):
-            out.extend(page)
+        with _progress.bar(self.progress, None, info.name, "rows") as bar:
+            for page in self._page_iter(info, query, bar):
+                out.extend(page)
         return out
+
+    def _get_query(self, path: str, query: List[Tuple[str, str]]) -> Response:
+        """A GET of the query API, through the disk cache when there is one."""
+        cache = self._cache
+        if cache is None:
+            return self._http.request("GET", path, self._query_headers(), query)
+        url = self._http.url(path, query)
+        hit = cache.get(url)
+        if hit is not None and hit[2]:
+            return Response(200, hit[0], io.BytesIO(hit[1]))
+        headers = dict(self._query_headers())
+        if hit is not None and hit[0].get("etag"):
+            headers["If-None-Match"] = hit[0]["etag"]
+        res = self._http.request("GET", path, headers, query)
+        if res.status == 304 and hit is not None:
+            return Response(200, hit[0], io.BytesIO(hit[1]))
+        body = res.read()
+        keep = {k: v for k, v in res.headers.items() if k in ("etag", "content-type")}
+        if keep.get("etag") or immutable(query):
+            cache.put(url, keep, body, immutable(query))
+        return Response(res.status, res.headers, io.BytesIO(body))
 
     def _download(self, info: DatasetInfo, query: List[Tuple[str, str]], fmt: str, parallel: int) -> Any:
         parts = self._split(info, query, parallel) if parallel > 1 else None
@@ -290,7 +496,7 @@ class Client:
 
     def _probe(self, info: DatasetInfo, query: List[Tuple[str, str]]) -> Tuple[Optional[str], int, Optional[str]]:
         """(dataset version from the ETag, meta.total, the one row's range field) of a JSON page."""
-        res = self._http.request("GET", info.path, self._query_headers(), query)
+        res = self._get_query(info.path, query)
         body = res.json()
         rows = body.get("data") or []
         field = dict(query).get("fields")
@@ -301,13 +507,19 @@ class Client:
         """One export, read into a pyarrow Table; with the answer's ETag."""
         import pyarrow as pa
 
-        res = self._http.request("GET", info.path, self._query_headers(), query + [("format", fmt)])
+        res = self._get_query(info.path, query + [("format", fmt)])
         etag = res.headers.get("etag")
         if fmt == "arrow":
             # Read batch by batch from the socket: no second copy of the bytes.
             try:
-                with pa.ipc.open_stream(res.raw) as reader:
-                    return reader.read_all(), etag
+                with pa.ipc.open_stream(res.raw) as reader, _progress.bar(
+                    self.progress, None, info.name, "rows"
+                ) as bar:
+                    batches = []
+                    for b in reader:
+                        batches.append(b)
+                        bar.update(b.num_rows)
+                    return pa.Table.from_batches(batches, schema=reader.schema), etag
             finally:
                 res.raw.close()
         import pyarrow.parquet as pq
@@ -345,18 +557,23 @@ class Client:
         business_date: Union[str, _dt.date, None] = None,
         batch_size: int = 10_000,
         run_id: Optional[str] = None,
+        raise_on_error: bool = True,
+        fill_updated_at: bool = True,
     ) -> List[Dict[str, Any]]:
         """Pushes rows (a list of dicts, or a pandas / polars DataFrame) as schema-3.0 batches.
 
-        Column names are the dataset's ingest field names (``symbol``, ``date``, … as in
-        docs/endpoints.md and the ``<dataset>_batch`` schema of ``/openapi.json``); a
-        ``created_at`` column (set by the server) is dropped. Values are converted to the
-        fields' JSON types (dates as ``YYYY-MM-DD``, timestamps ISO 8601 UTC, NaN/NA → null).
+        A frame exactly as :meth:`get` returned it can be pushed back: columns are matched by
+        ingest name (``symbol``) or row name (``code``, from ``x-mds-ingest-names`` in
+        ``/openapi.json``); ``created_at`` (set by the server) is dropped. Values are converted
+        to the fields' JSON types (dates as ``YYYY-MM-DD``, timestamps ISO 8601 UTC, NaN/NA →
+        null). The rows are checked before anything is sent, as ``mds push`` checks a file:
+        an unknown column, a missing required field or a value not of its field's type raises
+        :class:`~mds_client.InvalidRows` listing every problem.
 
         Args:
             dataset: the dataset name (``"etf_daily"``).
-            source: ``meta.source``; also fills an absent ``source`` field. Default: the rows'
-                single ``source`` value, else ``"mds-client"``.
+            source: ``meta.source`` and the ``source`` field of every row (it replaces the
+                rows' own). Default: the rows' single ``source`` value, else ``"mds-client"``.
             snapshot: ``"incremental"`` (upsert) or ``"full"`` (the rows are the whole
                 partition ``business_date`` of ``source``: rows of it not sent are deleted).
                 A full snapshot is one batch, never split.
@@ -364,14 +581,20 @@ class Client:
                 date field (or today, UTC). Required for a full snapshot without one.
             batch_size: records per batch for incremental pushes.
             run_id: ``meta.source_run_id``; default: derived from the first batch id.
+            raise_on_error: raise :class:`~mds_client.BatchRejected` when a batch comes back
+                ``rejected`` or ``partial`` (default); False: return its status record.
+            fill_updated_at: a dataset's ``updated_at`` absent from a row is set to the push
+                time, with a warning saying on how many rows (default); False: leave it absent.
 
         Returns:
             The batch status record of each batch (spec 2.4), in order; ``status`` is
-            ``accepted``, ``partial``, ``rejected`` or ``duplicate`` (already pushed: nothing
-            written). Retries (network errors, 5xx, 409/4091) resend the same batch id, so a
-            batch is never applied twice.
+            ``accepted``, ``duplicate`` (already pushed: nothing written) or, with
+            ``raise_on_error=False``, ``partial`` / ``rejected``. Retries (network errors, 5xx,
+            409/4091) resend the same batch id, so a batch is never applied twice.
 
         Raises:
+            InvalidRows: the rows cannot be pushed (nothing was sent).
+            BatchRejected: a batch was refused in whole or in part (the ones before it were applied).
             BadRequest: 400 (e.g. a malformed batch) or 422/4220 (checksum).
             Conflict: 409/4090, the batch id was used for other content.
         """
@@ -379,17 +602,32 @@ class Client:
         if snapshot not in ("incremental", "full"):
             raise ValueError("snapshot must be 'incremental' or 'full'")
         snapshot_type = "full_snapshot" if snapshot == "full" else "incremental"
-        clean = [_batches.clean_row(info, r) for r in _batches.rows_of(rows)]
-        if not clean:
+        given = _batches.rows_of(rows)
+        if not given:
             raise ValueError("no rows to push")
+        fill: Dict[str, Any] = {}
         has_source = info.ingest_field("source") is not None
+        now = _now_iso()
+        stamp = fill_updated_at and info.ingest_field("updated_at") is not None
+        if stamp:
+            fill["updated_at"] = now
+        if source is not None and has_source:
+            fill["source"] = source
+        clean = _batches.prepare_rows(info, given, fill)
+        if stamp:
+            stamped = sum(1 for r, g in zip(clean, given) if r.get("updated_at") == now and not _has_value(g, "updated_at"))
+            if stamped:
+                warnings.warn(
+                    "%s: updated_at was absent on %d of %d rows; set to the push time %s (fill_updated_at=False to leave it out)"
+                    % (info.name, stamped, len(clean), now),
+                    stacklevel=2,
+                )
         if source is None:
             values = {r.get("source") for r in clean if r.get("source") is not None}
             source = values.pop() if len(values) == 1 else "mds-client"
         elif has_source:
             for r in clean:
-                if r.get("source") is None:
-                    r["source"] = source
+                r["source"] = source
         if isinstance(business_date, _dt.date):
             business_date = business_date.isoformat()
         if business_date is None:
@@ -399,17 +637,34 @@ class Client:
         business_date = business_date or _dt.datetime.now(_dt.timezone.utc).date().isoformat()
         parts = [clean] if snapshot_type == "full_snapshot" else list(_batches.chunks(clean, batch_size))
         out: List[Dict[str, Any]] = []
-        for part in parts:
-            bid, body = _batches.build_body(
-                info,
-                part,
-                source=source,
-                snapshot_type=snapshot_type,
-                business_date=business_date,
-                run_id=run_id or "mds-client",
-            )
-            res = self._http.request("POST", "/api/v1/upstream/ingest/batches", self._ingest_headers(), body=body)
-            out.append(json.loads(res.read().decode("utf-8")))
+        with _progress.bar(self.progress, len(clean), info.name + " push", "rows") as bar:
+            for part in parts:
+                bid, body = _batches.build_body(
+                    info,
+                    part,
+                    source=source,
+                    snapshot_type=snapshot_type,
+                    business_date=business_date,
+                    run_id=run_id or "mds-client",
+                )
+                res = self._http.request(
+                    "POST", "/api/v1/upstream/ingest/batches", self._ingest_headers(), body=body
+                )
+                status = json.loads(res.read().decode("utf-8"))
+                out.append(status)
+                bar.update(len(part))
+                if raise_on_error and status.get("status") in ("rejected", "partial"):
+                    errors = status.get("errors") or []
+                    shown = "; ".join(
+                        "record %s: %s%s" % (e.get("index"), e.get("field") + ": " if e.get("field") else "", e.get("reason"))
+                        for e in errors[:5]
+                    )
+                    raise BatchRejected(
+                        "batch %s %s: %s of %s records refused (%s%s)"
+                        % (bid, status.get("status"), status.get("rejected"), len(part), shown, " …" if len(errors) > 5 else ""),
+                        status,
+                        out,
+                    )
         return out
 
     def batch(self, batch_id: str) -> Dict[str, Any]:

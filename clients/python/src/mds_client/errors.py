@@ -61,6 +61,39 @@ class ServerError(MdsError):
     """5xx after every retry."""
 
 
+class InvalidRows(MdsError, ValueError):
+    """Rows that cannot be pushed, found before anything is sent (as ``mds push`` checks a file):
+    unknown columns, a missing required field, a value that is not of its field's type.
+
+    Attributes:
+        problems: one message per problem (``row 3: close must be a number (got 'abc')``),
+            at most 50; ``message`` says how many there were in all.
+    """
+
+    def __init__(self, message: str, problems: "list[str]") -> None:
+        super().__init__(message, code=4001)
+        self.problems = problems
+
+
+class BatchRejected(MdsError):
+    """A batch the service answered ``rejected`` (every record refused) or ``partial``.
+
+    Raised by :meth:`Client.push` unless ``raise_on_error=False``. Batches before it were
+    applied and are in ``statuses``; none after it was sent.
+
+    Attributes:
+        status: the batch status record of the refused batch (``errors`` per record).
+        statuses: every status record so far, this one last.
+        errors: the refused records' errors (``index``, ``idempotency_key``, ``field``, ``reason``).
+    """
+
+    def __init__(self, message: str, status: Dict[str, Any], statuses: "list[Dict[str, Any]]") -> None:
+        super().__init__(message, code=int(status.get("code") or 0), body=status)
+        self.status = status
+        self.statuses = statuses
+        self.errors = list(status.get("errors") or [])
+
+
 def error_for(status: int, body: Dict[str, Any], retry_after: Optional[float]) -> MdsError:
     """The exception for an error answer."""
     code = int(body.get("code") or 0) if isinstance(body.get("code"), (int, float)) else 0

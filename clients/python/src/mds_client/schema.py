@@ -37,6 +37,10 @@ class Field:
     name: str
     kind: str
     nullable: bool
+    #: Ingest fields: the batch schema requires it.
+    required: bool = False
+    #: Numeric fields: the unit the catalog declares (``x-mds-unit``: ``CNY``, ``shares``, ``%``, …).
+    unit: Optional[str] = None
 
 
 @dataclass
@@ -56,6 +60,17 @@ class DatasetInfo:
     #: The default sort field and order (the ``sort`` / ``order`` parameters' defaults).
     sort: Optional[str] = None
     order: Optional[str] = None
+    #: Exact filters holding instrument codes (``x-mds-code``), e.g. ``["code"]``.
+    code_filters: List[str] = field(default_factory=list)
+    #: Each code filter's market (``cn``: also 510300.SH, sh510300; ``us``: as written).
+    code_markets: Dict[str, str] = field(default_factory=dict)
+    #: Row name → ingest name where they differ (``x-mds-ingest-names``: ``code`` → ``symbol``).
+    ingest_names: Dict[str, str] = field(default_factory=dict)
+
+    @property
+    def units(self) -> Dict[str, str]:
+        """Each numeric row field's unit, e.g. ``{"close": "CNY", "volume": "shares"}``."""
+        return {f.name: f.unit for f in self.row_fields if f.unit}
 
     def row_field(self, name: str) -> Optional[Field]:
         return next((f for f in self.row_fields if f.name == name), None)
@@ -76,10 +91,13 @@ def _resolve(doc: Dict[str, Any], schema: Dict[str, Any]) -> Dict[str, Any]:
 
 def _fields(doc: Dict[str, Any], schema: Dict[str, Any]) -> List[Field]:
     schema = _resolve(doc, schema)
+    required = set(schema.get("required", []))
     out = []
     for name, prop in schema.get("properties", {}).items():
-        kind, nullable = field_kind(_resolve(doc, prop))
-        out.append(Field(name, kind, nullable))
+        prop = _resolve(doc, prop)
+        kind, nullable = field_kind(prop)
+        unit = prop.get("x-mds-unit")
+        out.append(Field(name, kind, nullable, name in required, unit if isinstance(unit, str) else None))
     return out
 
 
@@ -103,10 +121,16 @@ def datasets_from_openapi(doc: Dict[str, Any]) -> Dict[str, DatasetInfo]:
             pname = p.get("name")
             if p.get("x-mds-filter"):
                 info.filters.append(pname)
+            if p.get("x-mds-code"):
+                info.code_filters.append(pname)
+                info.code_markets[pname] = str(p["x-mds-code"])
             if p.get("x-mds-filter") == "range" and isinstance(p.get("x-mds-field"), str):
                 info.range_field = p["x-mds-field"]
             if pname in ("sort", "order"):
                 setattr(info, pname, _resolve(doc, p.get("schema", {})).get("default"))
+        names = op.get("x-mds-ingest-names")
+        if isinstance(names, dict):
+            info.ingest_names = {str(k): str(v) for k, v in names.items()}
         batch = schemas.get("%s_batch" % name)
         if batch:
             records = _resolve(doc, batch["properties"]["records"])
