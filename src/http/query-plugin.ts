@@ -3,6 +3,7 @@ import type { Services } from '../services.js';
 import type { ExportBudget } from '../access/budgets.js';
 import type { Principal } from '../access/keyring.js';
 import { EXPORT_FORMATS } from '../export/export-formats.js';
+import { checkQueryEncoding } from '../query/parse.js';
 import { authHook } from './auth-hook.js';
 import { registerQueryRoutes } from './query-routes.js';
 import { registerQualityRoute } from './quality-routes.js';
@@ -18,6 +19,16 @@ export async function queryPlugin(app: FastifyInstance, { services }: { services
     'onRequest',
     authHook('query', { keyring, guard, limiter, admit: exportGate(services.exports) }),
   );
+  // After the key (a request without one is a 401 whatever its parameters), before any route.
+  app.addHook('onRequest', (req, _reply, done) => {
+    try {
+      checkQueryEncoding(req.url);
+    } catch (err) {
+      done(err as Error);
+      return;
+    }
+    done();
+  });
   registerQueryRoutes(app, services.catalog, services.query, {
     exportStallTimeoutMs: services.config.MDS_EXPORT_STALL_TIMEOUT_MS,
   });

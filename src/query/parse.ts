@@ -143,6 +143,33 @@ function exactValues(d: Dataset, f: Field, given: readonly string[]): Value[] {
 }
 
 /**
+ * The raw query string's percent-encoding: every `%` starts two hex digits and the bytes they
+ * give are UTF-8. The query string parser keeps an undecodable `%FF` as the text "%FF", which
+ * would be answered as a filter on that text (200, no rows), while the same byte sent raw is a
+ * 400: both are refused alike, naming the parameter (400 / 4001).
+ */
+export function checkQueryEncoding(url: string): void {
+  const q = url.indexOf('?');
+  if (q < 0 || url.indexOf('%', q) < 0) return;
+  for (const part of url.slice(q + 1).split('&')) {
+    if (!part.includes('%')) continue;
+    try {
+      decodeURIComponent(part);
+    } catch {
+      const eq = part.indexOf('=');
+      const rawName = eq < 0 ? part : part.slice(0, eq);
+      let name = rawName;
+      try {
+        name = decodeURIComponent(rawName);
+      } catch {
+        // The name itself is broken: named as sent.
+      }
+      throw invalid(`parameter ${name} is not valid percent-encoded UTF-8`, { parameter: name });
+    }
+  }
+}
+
+/**
  * Stage 1 of a query: the raw query string → typed, whitelisted parameters. Anything not in
  * the catalog for this endpoint is a 400 / 4001 naming what is allowed.
  */
