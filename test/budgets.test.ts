@@ -7,6 +7,7 @@ import { bigEtfBatch } from './helpers/big-batch.js';
 import { INGEST_KEY, QUERY_KEY, freshDatabaseUrl } from './helpers/harness.js';
 import {
   StagedPost,
+  rawExchange,
   rawStatus,
   request,
   sleep,
@@ -48,19 +49,6 @@ async function stalledExport(port: number, key: string): Promise<{ head: string;
     socket.on('data', onData);
   });
   return { head: got.slice(0, got.indexOf('\r\n')), socket };
-}
-
-/** A request of which only the headers are sent: its answer shows what was decided before the body. */
-async function headersOnly(port: number, head: string): Promise<string> {
-  const socket = net.connect(port, '127.0.0.1');
-  socket.on('error', () => {});
-  await once(socket, 'connect');
-  let got = '';
-  socket.on('data', (d: Buffer) => (got += d.toString('utf8')));
-  socket.write(head);
-  await Promise.race([once(socket, 'close'), sleep(10_000)]);
-  socket.destroy();
-  return got;
 }
 
 /** An export refused with `status` / `code`, told to come back in 5 s. */
@@ -140,7 +128,8 @@ describe('export and ingest budgets (a real server)', { timeout: 180_000 }, () =
     await sleep(300);
 
     // A declared 400 KB would pass the budget: refused from its headers, the body never read.
-    const refused = await headersOnly(
+    // Only its headers are sent: the answer shows what was decided before the body.
+    const refused = await rawExchange(
       server.port,
       `POST ${PUSH} HTTP/1.1\r\nHost: x\r\nUP-API-KEY: ${INGEST_KEY}\r\nContent-Type: application/json\r\n` +
         `Content-Length: 400000\r\n\r\n`,

@@ -1,9 +1,7 @@
 import assert from 'node:assert/strict';
-import { once } from 'node:events';
-import net from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { QUERY_KEY, freshDatabaseUrl } from './helpers/harness.js';
-import { rawStatus, startServer, type ServerProcess } from './helpers/server-process.js';
+import { rawExchange, rawStatus, startServer, type ServerProcess } from './helpers/server-process.js';
 
 /**
  * Issue 24 item 7b, on a real server over raw sockets: a filter value whose percent-encoding is
@@ -14,22 +12,15 @@ import { rawStatus, startServer, type ServerProcess } from './helpers/server-pro
 const KLINE = '/api/v1/etf/kline';
 
 /** GET `target` (bytes, sent as they are) with the query key; the raw answer. */
-async function rawGet(port: number, target: Buffer): Promise<string> {
-  const socket = net.connect(port, '127.0.0.1');
-  socket.on('error', () => {});
-  await once(socket, 'connect');
-  let got = '';
-  socket.on('data', (d: Buffer) => (got += d.toString('utf8')));
-  socket.write(
+const rawGet = (port: number, target: Buffer): Promise<string> =>
+  rawExchange(
+    port,
     Buffer.concat([
       Buffer.from('GET '),
       target,
       Buffer.from(` HTTP/1.1\r\nHost: x\r\nQ-API-KEY: ${QUERY_KEY}\r\nConnection: close\r\n\r\n`),
     ]),
   );
-  await once(socket, 'close');
-  return got;
-}
 
 const bodyOf = (raw: string): { code: number; parameter?: string; message: string } =>
   JSON.parse(raw.slice(raw.indexOf('\r\n\r\n') + 4)) as { code: number; parameter?: string; message: string };

@@ -1,4 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
 import http from 'node:http';
 import net from 'node:net';
 import path from 'node:path';
@@ -248,6 +249,22 @@ export class StagedPost {
   destroy(): void {
     this.socket.destroy();
   }
+}
+
+/**
+ * Writes `bytes` (a whole request, or only its headers) on a fresh raw socket and returns what
+ * came back once the server closed it (or after `giveUpMs`).
+ */
+export async function rawExchange(port: number, bytes: Buffer | string, giveUpMs = 10_000): Promise<string> {
+  const socket = net.connect(port, '127.0.0.1');
+  socket.on('error', () => {});
+  await once(socket, 'connect');
+  let got = '';
+  socket.on('data', (d: Buffer) => (got += d.toString('utf8')));
+  socket.write(bytes);
+  await Promise.race([once(socket, 'close'), sleep(giveUpMs)]);
+  socket.destroy();
+  return got;
 }
 
 /** Status code of a raw HTTP response text, or 0 when there is none. */
