@@ -69,7 +69,11 @@ export async function createApp(services: Services, opts: AppOptions = {}): Prom
   // Hooks on the root see every request; each API group adds its own auth in its plugin.
   registerLifecycleHooks(app, readiness);
   registerErrorHandling(app);
-  const metrics = registerMetricsRoutes(app, services.ingest);
+  const metrics = registerMetricsRoutes(
+    app,
+    services.ingest,
+    services.store.databaseStats?.bind(services.store),
+  );
   registerHealthRoute(app, store, () => readiness.isReady());
 
   await app.register(ingestPlugin, { services, events: { ...opts.events, gauge: metrics.sseClients } });

@@ -63,6 +63,26 @@ const ConfigSchema = Type.Object({
   MDS_PG_CONNECT_TIMEOUT_MS: Type.Integer({ minimum: 1, default: 5000 }),
   /** Client-side limit on one statement's answer outside batch transactions, ms (postgres-db.ts). */
   MDS_PG_QUERY_TIMEOUT_MS: Type.Integer({ minimum: 1, default: 10_000 }),
+  /**
+   * PostgreSQL streaming replicas that serve reads (queries, exports, quality reports, trails):
+   * comma-separated postgres:// URLs. Writes always go to DATABASE_URL (docs/deployment.md).
+   */
+  DATABASE_READ_URLS: Type.String({ default: '' }),
+  /** A replica further behind the primary than this, ms, serves no reads until it catches up. */
+  MDS_REPLICA_MAX_LAG_MS: Type.Integer({ minimum: 1, default: 5000 }),
+  /** How often each replica's position (and the primary's) is read, ms. */
+  MDS_REPLICA_CHECK_MS: Type.Integer({ minimum: 10, default: 500 }),
+  /**
+   * How long a read that presents MDS-Read-After waits for a replica to replay that far before
+   * it is served by the primary, ms.
+   */
+  MDS_READ_AFTER_WAIT_MS: Type.Integer({ minimum: 0, default: 1000 }),
+  /**
+   * `pgbouncer`: the PostgreSQL URLs point at a pooler in transaction mode (PgBouncer): no named
+   * prepared statements, no session settings at connect (statement_timeout is set per
+   * transaction). `none`: direct connections; a pooler found in between stops the start.
+   */
+  MDS_PG_POOLER: Type.Union([Type.Literal('none'), Type.Literal('pgbouncer')], { default: 'none' }),
   /** Worker processes sharing the port (0 = one per core, the default; 1 = no cluster). */
   MDS_WORKERS: Type.Integer({ minimum: 0, default: 0 }),
   /** Proxies whose X-Forwarded-For is believed: addresses / CIDRs, comma separated. See parseTrustProxy. */

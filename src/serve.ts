@@ -1,8 +1,8 @@
 import { CATALOG } from './catalog/catalog.js';
-import { loadConfig } from './config.js';
+import { loadConfig, splitKeys } from './config.js';
 import { EXIT_CONFIG } from './exit-codes.js';
 import { createStore } from './storage/create-store.js';
-import { SchemaTooNewError } from './storage/store.js';
+import { SchemaTooNewError, StoreSetupError } from './storage/store.js';
 import { createServices } from './services.js';
 import { requestThreadCheckpoints } from './ingest/ingest-pool.js';
 import { createApp } from './app.js';
@@ -11,9 +11,20 @@ import { JOIN_WHEN_READY, primaryLink } from './cluster/primary-link.js';
 /** config → store → services → app → listen; migrations retried with backoff; graceful shutdown on signals. */
 export async function serve(): Promise<void> {
   const config = loadConfig();
+  const readUrls = splitKeys(config.DATABASE_READ_URLS);
   const store = await createStore(config.DATABASE_URL, CATALOG, {
     ...config,
     sqliteCheckpoints: requestThreadCheckpoints(config),
+    ...(readUrls.length > 0
+      ? {
+          replicas: {
+            urls: readUrls,
+            maxLagMs: config.MDS_REPLICA_MAX_LAG_MS,
+            checkMs: config.MDS_REPLICA_CHECK_MS,
+            readAfterWaitMs: config.MDS_READ_AFTER_WAIT_MS,
+          },
+        }
+      : {}),
   });
   // Not ready (503) until the migration below succeeds.
   const services = await createServices({ config, store, ready: () => false });
@@ -34,9 +45,11 @@ export async function serve(): Promise<void> {
         app.log.info({ storage: store.backend }, 'database ready');
         return true;
       } catch (err) {
-        if (err instanceof SchemaTooNewError) {
-          // Another release's database: waiting does not change it.
-          app.log.fatal({ err }, 'database schema is newer than this release; exiting');
+        if (err instanceof StoreSetupError) {
+          // Another release's database, a pooler in the wrong mode: waiting does not change it.
+          const what =
+            err instanceof SchemaTooNewError ? 'database schema is newer than this release' : err.message;
+          app.log.fatal({ err }, `${what}; exiting`);
           process.exitCode = EXIT_CONFIG;
           stopping = true;
           await app.close();

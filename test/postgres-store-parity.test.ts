@@ -323,6 +323,7 @@ function recording(store: Store, called: Set<string>): Store {
     revisions: wrap(store.revisions, 'revisions'),
     migrate: () => store.migrate(),
     ping: () => store.ping(),
+    readToken: () => store.readToken(),
     close: () => store.close(),
   };
 }

@@ -1,4 +1,5 @@
 import { Readable } from 'node:stream';
+import { bindReadSession } from '../storage/read-consistency.js';
 
 /**
  * Largest piece handed to the response at once: the stall clock restarts every time one is taken.
@@ -31,7 +32,7 @@ export function exportBody(chunks: AsyncIterable<string | Uint8Array>, stallTime
     read() {
       clearTimeout(stall);
       stall = undefined;
-      if (!pumping) void pump();
+      if (!pumping) void pumpInSession();
     },
     destroy(err, cb) {
       clearTimeout(stall);
@@ -39,6 +40,10 @@ export function exportBody(chunks: AsyncIterable<string | Uint8Array>, stallTime
       cb(err);
     },
   });
+
+  // Pages are read when the client drains its socket, outside the handler's continuation: each
+  // in the request's read session, so they come from the database its first page came from.
+  const pumpInSession = bindReadSession(pump);
 
   /** Pushes pieces until the client's buffer is full (read() resumes it later) or the end. */
   async function pump(): Promise<void> {

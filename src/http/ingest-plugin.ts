@@ -20,6 +20,7 @@ export async function ingestPlugin(app: FastifyInstance, opts: IngestPluginOptio
   registerIngestRoutes(app, services.ingest, {
     bodyLimit: services.config.MDS_BODY_LIMIT,
     memory: services.ingestMemory,
+    readToken: () => services.store.readToken(),
   });
   registerEventsRoutes(app, services.catalog, services.batchEvents, opts.events);
 }

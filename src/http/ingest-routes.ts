@@ -11,11 +11,14 @@ declare module 'fastify' {
   }
 }
 
-/** Spec 4.4: push a batch, look a batch up. Both need UP-API-KEY. */
+/**
+ * Spec 4.4: push a batch, look a batch up. Both need UP-API-KEY. `readToken`: the store's
+ * read-your-writes token, sent as MDS-Read-After with every batch answer when there is one.
+ */
 export function registerIngestRoutes(
   app: FastifyInstance,
   ingest: BatchIngest,
-  opts: { bodyLimit: number; memory: IngestMemoryBudget },
+  opts: { bodyLimit: number; memory: IngestMemoryBudget; readToken: () => Promise<string | null> },
 ): void {
   // In the ingest plugin's scope: the batch body is read as bytes (ingest-body.ts).
   app.removeContentTypeParser('application/json');
@@ -38,6 +41,10 @@ export function registerIngestRoutes(
   app.post('/api/v1/upstream/ingest/batches', async (req, reply) => {
     try {
       const answer = answerOf(await ingest.ingestBytes(req.body as Buffer));
+      // Read after the batch committed: a query presenting it sees the batch (read-needs.ts). A
+      // primary gone since the commit leaves the answer without one rather than failing it.
+      const token = await opts.readToken().catch(() => null);
+      if (token !== null) reply.header('MDS-Read-After', token);
       return reply.code(answer.http).send(answer.body);
     } finally {
       // Processed (or failed): the bytes and their parse are gone from this process.

@@ -7,7 +7,7 @@ import { METRICS_WAIT_MS } from '../cluster/messages.js';
 /** Refusals counted by mds_rate_limit_refusals_total: limits and budgets. */
 const REFUSALS: ReadonlySet<number> = new Set([4030, 4031, 4290, 4291, 5031, 5032]);
 import type { BatchIngest, RevertEvent } from '../ingest/ingest-service.js';
-import type { BatchRecord } from '../storage/store.js';
+import type { BatchRecord, DatabaseStats } from '../storage/store.js';
 
 /**
  * GET /metrics in the Prometheus text format. One registry per app (not prom-client's global
@@ -35,6 +35,65 @@ interface RouteMethod {
 
 const LATENCY_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
 
+/**
+ * PostgreSQL pools and read replicas (docs/deployment.md "Operator's checks"), read from the
+ * store when scraped. Summed over a cluster's workers, except lag (the worst) and up (the least).
+ */
+function databaseMetrics(registry: Registry, stats: () => DatabaseStats): void {
+  const each = (
+    s: DatabaseStats,
+  ): { name: string; pool: DatabaseStats['primary']['pool']; reads: number }[] => [
+    { name: 'primary', ...s.primary },
+    ...s.replicas,
+  ];
+  const pool = new Gauge({
+    name: 'mds_pg_pool_connections',
+    help: 'PostgreSQL connections of this process by database: in use (busy), idle, and requests waiting for one (waiting > 0: the pool is saturated)',
+    labelNames: ['database', 'state'] as const,
+    registers: [registry],
+    collect() {
+      for (const db of each(stats())) {
+        pool.set({ database: db.name, state: 'busy' }, db.pool.total - db.pool.idle);
+        pool.set({ database: db.name, state: 'idle' }, db.pool.idle);
+        pool.set({ database: db.name, state: 'waiting' }, db.pool.waiting);
+      }
+    },
+  });
+  const seen = new Map<string, number>();
+  const reads = new Counter({
+    name: 'mds_pg_reads_total',
+    help: 'Dataset reads (statements) by the database that served them: primary or a replica',
+    labelNames: ['database'] as const,
+    registers: [registry],
+    collect() {
+      for (const db of each(stats())) {
+        reads.inc({ database: db.name }, db.reads - (seen.get(db.name) ?? 0));
+        seen.set(db.name, db.reads);
+      }
+    },
+  });
+  const lag = new Gauge({
+    name: 'mds_pg_replica_lag_seconds',
+    help: 'How far each read replica is behind the primary at most (its reads are stopped past MDS_REPLICA_MAX_LAG_MS)',
+    labelNames: ['replica'] as const,
+    registers: [registry],
+    aggregator: 'max',
+    collect() {
+      for (const r of stats().replicas) if (r.lagMs !== null) lag.set({ replica: r.name }, r.lagMs / 1000);
+    },
+  });
+  const up = new Gauge({
+    name: 'mds_pg_replica_serving',
+    help: 'Whether each read replica serves reads now (1) or not (0: down, not a standby, or too far behind)',
+    labelNames: ['replica'] as const,
+    registers: [registry],
+    aggregator: 'min',
+    collect() {
+      for (const r of stats().replicas) up.set({ replica: r.name }, r.usable ? 1 : 0);
+    },
+  });
+}
+
 let processRegistry: Registry | null = null;
 
 /** Process metrics (memory, CPU, event loop, GC) are per process: collected once, shared by apps. */
@@ -46,8 +105,13 @@ function processMetrics(): Registry {
   return processRegistry;
 }
 
-export function registerMetricsRoutes(app: FastifyInstance, ingest: BatchIngest): Metrics {
+export function registerMetricsRoutes(
+  app: FastifyInstance,
+  ingest: BatchIngest,
+  databaseStats?: () => DatabaseStats,
+): Metrics {
   const registry = new Registry();
+  if (databaseStats) databaseMetrics(registry, databaseStats);
 
   // Requests are counted in plain cells and added to the counter when it is read: prom-client
   // hashes the label set on every inc(). Cells are kept in first-seen order, as the counter's.

@@ -7,6 +7,7 @@ import { checkQueryEncoding } from '../query/parse.js';
 import { authHook } from './auth-hook.js';
 import { registerQueryRoutes } from './query-routes.js';
 import { registerQualityRoute } from './quality-routes.js';
+import { readSessionHook } from './read-needs.js';
 
 /**
  * The query API: one route per catalog dataset, behind a query key, its rate limit and quota.
@@ -15,6 +16,8 @@ import { registerQualityRoute } from './quality-routes.js';
  */
 export async function queryPlugin(app: FastifyInstance, { services }: { services: Services }): Promise<void> {
   const { keyring, authFailures: guard, limiter } = services;
+  // First: every later hook and the handler run in the request's read session.
+  app.addHook('onRequest', readSessionHook);
   app.addHook(
     'onRequest',
     authHook('query', { keyring, guard, limiter, admit: exportGate(services.exports) }),

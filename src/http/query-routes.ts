@@ -12,6 +12,7 @@ import { rowSchema } from '../contract/rows.js';
 import { revisionItemSchema } from '../contract/revisions.js';
 import { ResponseCache } from './response-cache.js';
 import { exportBody } from './export-body.js';
+import { notePageNeeds } from './read-needs.js';
 
 /** What Fastify sends for a serialised object; a cached body is sent with the same type. */
 const JSON_TYPE = 'application/json; charset=utf-8';
@@ -78,6 +79,7 @@ async function servePage(
   parse: () => { parsed: ParsedQuery; plan: QueryPlan },
   item: ((r: Record<string, Value>) => unknown) | null,
 ): Promise<FastifyReply> {
+  notePageNeeds(req, d, d.daily?.adjust?.factors);
   // A polled URL is answered from the cache while its dataset's version (and an adjusted
   // answer's factors' version) is unchanged.
   const cached = cache.get(req.url);

@@ -7,6 +7,7 @@ import { AppError, type ErrorCode } from '../errors.js';
 import type { Catalog } from '../catalog/catalog.js';
 import {
   SchemaTooNewError,
+  StoreSetupError,
   StoreUnavailableError,
   type BatchRecord,
   type DatasetCoverage,
@@ -62,6 +63,7 @@ export type PoolError =
   | { kind: 'unavailable'; message: string }
   /** Another release's database (main.ts exits 78 on it instead of retrying). */
   | { kind: 'schema'; message: string }
+  | { kind: 'setup'; message: string }
   | { kind: 'internal'; message: string; stack: string | undefined };
 
 export type PoolReply =
@@ -92,6 +94,7 @@ export function serialiseError(err: unknown): PoolError {
   }
   if (err instanceof StoreUnavailableError) return { kind: 'unavailable', message: err.message };
   if (err instanceof SchemaTooNewError) return { kind: 'schema', message: err.message };
+  if (err instanceof StoreSetupError) return { kind: 'setup', message: err.message };
   const e = err instanceof Error ? err : new Error(String(err));
   return { kind: 'internal', message: e.message, stack: e.stack };
 }
@@ -105,6 +108,7 @@ function revive(e: PoolError): Error {
   }
   if (e.kind === 'unavailable') return new StoreUnavailableError(e.message);
   if (e.kind === 'schema') return new SchemaTooNewError(e.message);
+  if (e.kind === 'setup') return new StoreSetupError(e.message);
   const err = new Error(`ingest worker: ${e.message}`);
   if (e.stack) err.stack = e.stack;
   return err;

@@ -1,5 +1,5 @@
 import type { Catalog } from '../catalog/catalog.js';
-import type { Db, DbRow } from './db.js';
+import type { DbRow, ReadDb } from './db.js';
 import { TOTAL_COLUMN, ident, join, q, raw, renderSelect, sql, type Sql } from './sql.js';
 import { planCountSql, planSelectParts } from './bars-sql.js';
 import {
@@ -27,7 +27,7 @@ import type {
 /** The datasets' rows as read by queries: pages, totals, exports, versions, coverage. */
 export class SqlDatasetStore implements DatasetStore {
   constructor(
-    private readonly db: Db,
+    private readonly db: ReadDb,
     private readonly catalog: Catalog,
   ) {}
 

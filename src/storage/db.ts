@@ -41,6 +41,9 @@ export interface Db {
   close(): Promise<void>;
 }
 
+/** The read half of an executor: what the dataset store and key lookups read through. */
+export type ReadDb = Pick<Db, 'backend' | 'dialect' | 'rows' | 'arrays' | 'values'>;
+
 /** What a step can do inside `Db.transaction`. */
 export interface Tx {
   readonly dialect: Dialect;

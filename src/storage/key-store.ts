@@ -1,4 +1,4 @@
-import type { Db } from './db.js';
+import type { Db, ReadDb } from './db.js';
 import { KEY_COLUMNS } from './internal-tables.js';
 import { keyFromRow } from './row-mapping.js';
 import { join, raw, sql, type Sql } from './sql.js';
@@ -6,7 +6,11 @@ import type { ApiKeyRecord, KeyPatch, KeyStore, UsageEntry } from './store.js';
 
 /** API keys (mds_keys) and their request counts per hour (mds_key_usage). */
 export class SqlKeyStore implements KeyStore {
-  constructor(private readonly db: Db) {}
+  /** `reads`: lookups (PostgreSQL with replicas: the primary, else a replica while it is down). */
+  constructor(
+    private readonly db: Db,
+    private readonly reads: ReadDb = db,
+  ) {}
 
   async insertKey(key: ApiKeyRecord): Promise<void> {
     const values = KEY_COLUMNS.map((c) => sql`${key[c]}`);
@@ -14,16 +18,16 @@ export class SqlKeyStore implements KeyStore {
   }
 
   async listKeys(): Promise<ApiKeyRecord[]> {
-    return (await this.db.rows(sql`SELECT * FROM mds_keys ORDER BY created_at, id`)).map(keyFromRow);
+    return (await this.reads.rows(sql`SELECT * FROM mds_keys ORDER BY created_at, id`)).map(keyFromRow);
   }
 
   async getKey(id: string): Promise<ApiKeyRecord | null> {
-    const [r] = await this.db.rows(sql`SELECT * FROM mds_keys WHERE id = ${id}`);
+    const [r] = await this.reads.rows(sql`SELECT * FROM mds_keys WHERE id = ${id}`);
     return r ? keyFromRow(r) : null;
   }
 
   async findKeyByHash(hash: string): Promise<ApiKeyRecord | null> {
-    const [r] = await this.db.rows(sql`SELECT * FROM mds_keys WHERE hash = ${hash}`);
+    const [r] = await this.reads.rows(sql`SELECT * FROM mds_keys WHERE hash = ${hash}`);
     return r ? keyFromRow(r) : null;
   }
 
@@ -58,7 +62,7 @@ export class SqlKeyStore implements KeyStore {
   }
 
   async usage(since: string): Promise<{ key_id: string; hour: string; count: number }[]> {
-    const rows = await this.db.rows(
+    const rows = await this.reads.rows(
       sql`SELECT key_id, hour, count FROM mds_key_usage WHERE hour >= ${since} ORDER BY hour, key_id`,
     );
     return rows.map((r) => ({ key_id: String(r.key_id), hour: String(r.hour), count: Number(r.count) }));

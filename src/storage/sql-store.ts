@@ -1,7 +1,7 @@
 import type { Catalog } from '../catalog/catalog.js';
 import { SqlBatchStore } from './batch-store.js';
 import { SqlDatasetStore } from './dataset-store.js';
-import type { Db } from './db.js';
+import type { Db, ReadDb } from './db.js';
 import { SqlKeyStore } from './key-store.js';
 import { migrate } from './migrations.js';
 import { SqlRevisionStore } from './revision-store.js';
@@ -15,14 +15,19 @@ export class SqlStore implements Store {
   readonly keys: KeyStore;
   readonly revisions: RevisionStore;
 
+  /**
+   * `reads`: where dataset reads and key lookups go when not to `db` (PostgreSQL read replicas,
+   * postgres/replica-router.ts); every write, the batch registry and revisions stay on `db`.
+   */
   constructor(
     private readonly catalog: Catalog,
     protected readonly db: Db,
+    reads: { datasets: ReadDb; keys: ReadDb } = { datasets: db, keys: db },
   ) {
     this.backend = db.backend;
-    this.datasets = new SqlDatasetStore(db, catalog);
+    this.datasets = new SqlDatasetStore(reads.datasets, catalog);
     this.batches = new SqlBatchStore(db, catalog);
-    this.keys = new SqlKeyStore(db);
+    this.keys = new SqlKeyStore(db, reads.keys);
     this.revisions = new SqlRevisionStore(db, catalog);
   }
 
@@ -32,6 +37,10 @@ export class SqlStore implements Store {
 
   ping(): Promise<void> {
     return this.db.ping();
+  }
+
+  readToken(): Promise<string | null> {
+    return Promise.resolve(null);
   }
 
   close(): Promise<void> {

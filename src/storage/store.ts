@@ -251,8 +251,14 @@ export class StoreUnavailableError extends Error {
   }
 }
 
+/**
+ * Thrown when the database cannot serve as configured, whatever the wait (a pooler the service
+ * was not told of, PgBouncer in statement mode): the start stops with the message.
+ */
+export class StoreSetupError extends Error {}
+
 /** Thrown by migrate() when the database's schema is newer than this release: retrying cannot help. */
-export class SchemaTooNewError extends Error {}
+export class SchemaTooNewError extends StoreSetupError {}
 
 /** Dataset rows and the queries over them (dataset-store.ts). */
 export interface DatasetStore {
@@ -359,6 +365,29 @@ export interface KeyStore {
   usage(since: string): Promise<{ key_id: string; hour: string; count: number }[]>;
 }
 
+export interface PoolStats {
+  /** Connections open, idle among them, and requests waiting for one (saturation). */
+  total: number;
+  idle: number;
+  waiting: number;
+}
+
+/** The PostgreSQL connections of a process and where its reads went (/metrics). */
+export interface DatabaseStats {
+  primary: { up: boolean; reads: number; pool: PoolStats };
+  replicas: {
+    name: string;
+    /** Answered its last check, as a standby. */
+    up: boolean;
+    /** ms behind the primary at most (null: not known yet). */
+    lagMs: number | null;
+    /** Serving reads now (up and within MDS_REPLICA_MAX_LAG_MS, or the primary is down). */
+    usable: boolean;
+    reads: number;
+    pool: PoolStats;
+  }[];
+}
+
 /**
  * A backend's store, split by what it stores and composed for wiring (sql-store.ts); each
  * service takes only the part it needs (`Pick<Store, 'keys'>`, …).
@@ -375,7 +404,15 @@ export interface Store {
   readonly revisions: RevisionStore;
   /** Creates or upgrades tables and indexes from the catalog. Idempotent. */
   migrate(): Promise<void>;
-  /** Resolves while the database answers. */
+  /** Resolves while the database answers (with read replicas: the primary or one of them). */
   ping(): Promise<void>;
+  /**
+   * Read-your-writes: a token that a read presenting it (MDS-Read-After) is served only by a
+   * database holding every write committed before this call. null: every read sees them anyway
+   * (SQLite; PostgreSQL without read replicas).
+   */
+  readToken(): Promise<string | null>;
+  /** Connection pools and read routing (PostgreSQL), for /metrics; undefined elsewhere. */
+  databaseStats?(): DatabaseStats;
   close(): Promise<void>;
 }

@@ -10,7 +10,7 @@ import { loadConfig, type Config } from '../../src/config.js';
 import { createStore } from '../../src/storage/create-store.js';
 import type { Store } from '../../src/storage/store.js';
 import type { Limiter } from '../../src/access/limiter.js';
-import { postgresAvailable, createTestDatabase } from './postgres.js';
+import { POOLER_ENV, postgresAvailable, createTestDatabase } from './postgres.js';
 
 export const INGEST_KEY = 'test-ingest-key-0123456789';
 export const QUERY_KEY = 'test-query-key-0123456789';
@@ -52,6 +52,7 @@ export function testConfig(databaseUrl: string, env: Record<string, string> = {}
     MDS_ADMIN_TOKEN: ADMIN_TOKEN,
     LOG_LEVEL: 'silent',
     DATABASE_URL: databaseUrl,
+    ...(databaseUrl.startsWith('postgres') ? POOLER_ENV : {}),
     ...env,
   });
 }

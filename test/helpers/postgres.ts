@@ -33,7 +33,34 @@ export function postgresAvailable(): Promise<boolean> {
   return available;
 }
 
-/** A new, empty database on the server of `adminUrl` (tests; the benches use it too). */
+/**
+ * MDS_TEST_VIA_PGBOUNCER=1: the suites reach PostgreSQL through a PgBouncer of their own in
+ * transaction mode (one per test process, in front of the test server), and the service runs
+ * with MDS_PG_POOLER=pgbouncer (startServer, testConfig).
+ */
+export const VIA_PGBOUNCER = process.env.MDS_TEST_VIA_PGBOUNCER === '1';
+
+let bouncerPort: Promise<number> | null = null;
+
+/** The port of this process's PgBouncer in front of the test server (started on first use). */
+function pgBouncerPort(): Promise<number> {
+  bouncerPort ??= (async () => {
+    const { pgBouncerAvailable, privatePgBouncer } = await import('./private-servers.js');
+    if (!pgBouncerAvailable()) throw new Error('MDS_TEST_VIA_PGBOUNCER=1 but pgbouncer is not installed');
+    const bouncer = await privatePgBouncer(Number(new URL(PG_ADMIN_URL).port || 5432));
+    process.once('exit', () => void bouncer.kill());
+    return bouncer.port;
+  })();
+  return bouncerPort;
+}
+
+/** The service's environment for the test database: the pooler mode when through PgBouncer. */
+export const POOLER_ENV: Record<string, string> = VIA_PGBOUNCER ? { MDS_PG_POOLER: 'pgbouncer' } : {};
+
+/**
+ * A new, empty database on the server of `adminUrl` (tests; the benches use it too); its URL
+ * through this process's PgBouncer when MDS_TEST_VIA_PGBOUNCER=1 and `adminUrl` is the test server.
+ */
 export async function createTestDatabase(
   adminUrl = PG_ADMIN_URL,
   prefix = 'mds_test',
@@ -45,8 +72,9 @@ export async function createTestDatabase(
   await admin.end();
   const url = new URL(adminUrl);
   url.pathname = `/${name}`;
+  const direct = url.toString();
   return {
-    url: url.toString(),
+    url: VIA_PGBOUNCER && adminUrl === PG_ADMIN_URL ? viaPort(direct, await pgBouncerPort()) : direct,
     async drop() {
       const c = new pg.Client({ connectionString: adminUrl });
       await c.connect();

@@ -140,44 +140,157 @@ export function privatePostgresAvailable(): boolean {
   return postgresBin('initdb') !== null && postgresBin('postgres') !== null;
 }
 
-/**
- * A PostgreSQL cluster of its own (initdb in a temporary directory, trust authentication,
- * fsync off), listening on 127.0.0.1:`port`; `url` names its `postgres` database.
- */
-export async function privatePostgres(): Promise<PrivateServer> {
-  const initdb = postgresBin('initdb');
+/** Whether a PostgreSQL server (or a pooler in front of one) answers at `url`. */
+function pgAnswers(url: string): () => Promise<boolean> {
+  return async () => {
+    const c = new pg.Client({ connectionString: url, connectionTimeoutMillis: 1000 });
+    try {
+      await c.connect();
+      await c.query('SELECT 1');
+      return true;
+    } finally {
+      await c.end().catch(() => {});
+    }
+  };
+}
+
+/** The PostgreSQL server process on `data`, and how to tell that it answers (`url`). */
+function postgresServer(dir: string, data: string, port: number, url: string): PrivateServer {
   const postgres = postgresBin('postgres');
-  if (!initdb || !postgres) throw new Error('initdb / postgres not found');
-  const port = await freePort();
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'mds-pg-'));
-  const user = runAs();
-  if ('uid' in user) fs.chownSync(dir, user.uid, user.gid);
-  const data = path.join(dir, 'data');
-  const init = spawnSync(initdb, ['-D', data, '-U', 'postgres', '-A', 'trust', '-E', 'UTF8', '--no-sync'], {
-    ...user,
-    encoding: 'utf8',
-  });
-  if (init.status !== 0) throw new Error(`initdb failed: ${init.stderr}`);
-  const url = `postgres://postgres@127.0.0.1:${port}/postgres`;
-  const server = privateServer(
+  if (!postgres) throw new Error('postgres not found');
+  return privateServer(
     port,
     url,
     () =>
       spawn(
         postgres,
         ['-D', data, '-p', String(port), '-k', dir, '-c', 'listen_addresses=127.0.0.1', '-c', 'fsync=off'],
-        { ...user, stdio: 'ignore' },
+        { ...runAs(), stdio: 'ignore' },
       ),
-    async () => {
-      const c = new pg.Client({ connectionString: url, connectionTimeoutMillis: 1000 });
-      try {
-        await c.connect();
-        await c.query('SELECT 1');
-        return true;
-      } finally {
-        await c.end().catch(() => {});
-      }
-    },
+    pgAnswers(url),
+    dir,
+  );
+}
+
+/** A temporary directory the server's user owns. */
+function serverDir(prefix: string): string {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), prefix));
+  const user = runAs();
+  if ('uid' in user) fs.chownSync(dir, user.uid, user.gid);
+  return dir;
+}
+
+/**
+ * A PostgreSQL cluster of its own (initdb in a temporary directory, trust authentication,
+ * fsync off), listening on 127.0.0.1:`port`; `url` names its `postgres` database. PostgreSQL 15's
+ * defaults (wal_level=replica, max_wal_senders, initdb's trust for replication from 127.0.0.1)
+ * let privateStandby() stream from it.
+ */
+export async function privatePostgres(): Promise<PrivateServer> {
+  const initdb = postgresBin('initdb');
+  if (!initdb || !postgresBin('postgres')) throw new Error('initdb / postgres not found');
+  const port = await freePort();
+  const dir = serverDir('mds-pg-');
+  const data = path.join(dir, 'data');
+  const init = spawnSync(initdb, ['-D', data, '-U', 'postgres', '-A', 'trust', '-E', 'UTF8', '--no-sync'], {
+    ...runAs(),
+    encoding: 'utf8',
+  });
+  if (init.status !== 0) throw new Error(`initdb failed: ${init.stderr}`);
+  const server = postgresServer(dir, data, port, `postgres://postgres@127.0.0.1:${port}/postgres`);
+  await server.start();
+  return server;
+}
+
+/**
+ * A hot standby of `primary` on a port of its own: `pg_basebackup -R` (streaming, with
+ * primary_conninfo written for it), started read-only. Pause its replay with
+ * `SELECT pg_wal_replay_pause()` on it.
+ */
+export async function privateStandby(primary: PrivateServer): Promise<PrivateServer> {
+  const basebackup = postgresBin('pg_basebackup');
+  if (!basebackup) throw new Error('pg_basebackup not found');
+  const port = await freePort();
+  const dir = serverDir('mds-pg-standby-');
+  const data = path.join(dir, 'data');
+  const copy = spawnSync(
+    basebackup,
+    [
+      '-h',
+      '127.0.0.1',
+      '-p',
+      String(primary.port),
+      '-U',
+      'postgres',
+      '-D',
+      data,
+      '-R',
+      '-X',
+      'stream',
+      '-c',
+      'fast',
+      '--no-sync',
+    ],
+    { ...runAs(), encoding: 'utf8' },
+  );
+  if (copy.status !== 0) throw new Error(`pg_basebackup failed: ${copy.stderr}`);
+  const server = postgresServer(dir, data, port, `postgres://postgres@127.0.0.1:${port}/postgres`);
+  await server.start();
+  return server;
+}
+
+/** Whether PgBouncer is installed (Debian's package: /usr/sbin/pgbouncer). */
+export function pgBouncerAvailable(): boolean {
+  const found =
+    fs.existsSync('/usr/sbin/pgbouncer') || spawnSync('sh', ['-c', 'command -v pgbouncer']).status === 0;
+  if (!found && process.env.MDS_REQUIRE_PGBOUNCER === '1') {
+    throw new Error('MDS_REQUIRE_PGBOUNCER=1 but pgbouncer is not installed (apt-get install pgbouncer)');
+  }
+  return found;
+}
+
+/**
+ * A PgBouncer of its own in front of the PostgreSQL server on `targetPort` (every database, user
+ * postgres, trust), in `mode` (transaction by default). `url` names the `postgres` database
+ * through it. Runs as the postgres user when root (PgBouncer refuses root, as PostgreSQL does).
+ */
+export async function privatePgBouncer(
+  targetPort: number,
+  mode: 'transaction' | 'session' | 'statement' = 'transaction',
+): Promise<PrivateServer> {
+  const bin = fs.existsSync('/usr/sbin/pgbouncer') ? '/usr/sbin/pgbouncer' : 'pgbouncer';
+  const port = await freePort();
+  const dir = serverDir('mds-pgbouncer-');
+  const ini = path.join(dir, 'pgbouncer.ini');
+  fs.writeFileSync(path.join(dir, 'users.txt'), '"postgres" ""\n');
+  fs.writeFileSync(
+    ini,
+    [
+      '[databases]',
+      `* = host=127.0.0.1 port=${targetPort}`,
+      '[pgbouncer]',
+      'listen_addr = 127.0.0.1',
+      `listen_port = ${port}`,
+      'unix_socket_dir =',
+      'auth_type = trust',
+      `auth_file = ${path.join(dir, 'users.txt')}`,
+      `pool_mode = ${mode}`,
+      'max_client_conn = 1000',
+      'default_pool_size = 20',
+      // pg sends none of these, psql-style clients do; statement_timeout is not among them.
+      'ignore_startup_parameters = extra_float_digits',
+      `logfile = ${path.join(dir, 'pgbouncer.log')}`,
+      '',
+    ].join('\n'),
+  );
+  const user = runAs();
+  if ('uid' in user) for (const f of fs.readdirSync(dir)) fs.chownSync(path.join(dir, f), user.uid, user.gid);
+  const url = `postgres://postgres@127.0.0.1:${port}/postgres`;
+  const server = privateServer(
+    port,
+    url,
+    () => spawn(bin, [ini], { ...user, stdio: 'ignore' }),
+    pgAnswers(url),
     dir,
   );
   await server.start();

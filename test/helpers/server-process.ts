@@ -5,6 +5,7 @@ import net from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ADMIN_TOKEN, INGEST_KEY, QUERY_KEY } from './harness.js';
+import { POOLER_ENV } from './postgres.js';
 
 /**
  * The real server (`node --import tsx src/main.ts`) as a child process on a random loopback
@@ -55,6 +56,7 @@ export async function startServer(opts: StartOptions): Promise<ServerProcess> {
     // One process (the default is one per core): these tests signal and inspect the server
     // itself. Cluster mode is tested with MDS_WORKERS set (cluster-workers.test.ts).
     MDS_WORKERS: '1',
+    ...POOLER_ENV,
     ...opts.env,
   };
   const hooks = opts.hooks ? ['--import', './test/helpers/ingest-hooks.mjs'] : [];

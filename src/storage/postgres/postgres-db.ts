@@ -13,12 +13,13 @@ import {
   q,
   raw,
   rowDiffers,
+  sql,
   upsertConflictClause,
   upsertWriteColumns,
   type Sql,
 } from '../sql.js';
 import { runAsync, wait, type Step } from '../step.js';
-import type { Row, WriteBatch } from '../store.js';
+import { StoreSetupError, type Row, type WriteBatch } from '../store.js';
 import { binaryCopyChunks, stagingType } from './copy-binary.js';
 import { breaksConnection, isBatchIdTaken, isRetryable, translate } from './pg-errors.js';
 
@@ -63,6 +64,12 @@ export interface PostgresOptions {
    * a hung server (SIGSTOP, a network partition) cannot hold requests for longer.
    */
   queryTimeoutMs?: number;
+  /**
+   * A pooler in transaction mode (PgBouncer) is in between: statements are never prepared under
+   * a name (the next one may reach another server connection) and statement_timeout is set by
+   * SET LOCAL in each transaction instead of at connect (PgBouncer refuses startup parameters).
+   */
+  pooler?: boolean;
 }
 
 /** pg reads a per-statement `query_timeout` that its types do not declare. */
@@ -113,19 +120,24 @@ export class PostgresDb implements Db {
   private readonly batchStatements = new Map<string, BatchStatements>();
   private readonly queryTimeoutMs: number;
   private readonly pingTimeoutMs: number;
+  private readonly statementTimeoutMs: number;
+  private readonly pooler: boolean;
 
   constructor(opts: PostgresOptions) {
     const connectTimeout = opts.connectionTimeoutMs ?? 5000;
     const statementTimeout = opts.statementTimeoutMs ?? 30_000;
     this.queryTimeoutMs = opts.queryTimeoutMs ?? 10_000;
     this.pingTimeoutMs = Math.min(this.queryTimeoutMs, connectTimeout);
+    this.statementTimeoutMs = statementTimeout;
+    this.pooler = opts.pooler ?? false;
     this.pool = new pg.Pool({
       connectionString: opts.connectionString,
       max: opts.max ?? 10,
       // Both opening a connection and waiting for a pooled one.
       connectionTimeoutMillis: connectTimeout,
       idleTimeoutMillis: 30_000,
-      statement_timeout: statementTimeout,
+      // A startup parameter: PgBouncer refuses it (pooler mode sets it per transaction instead).
+      ...(this.pooler ? {} : { statement_timeout: statementTimeout }),
       // Every statement on every connection (BEGIN, COPY, ROLLBACK included) unless it says less.
       query_timeout: statementTimeout > 0 ? statementTimeout + this.queryTimeoutMs : UNBOUNDED_MS,
       keepAlive: true,
@@ -155,7 +167,7 @@ export class PostgresDb implements Db {
       // them once instead of on every request. A timed-out statement's connection is destroyed
       // by the pool (pool.query releases it with the error).
       const config: TimedQuery = {
-        ...(prepared ? { name: statementName(text) } : {}),
+        ...(prepared && !this.pooler ? { name: statementName(text) } : {}),
         text,
         values: params,
         query_timeout: timeoutMs,
@@ -243,6 +255,9 @@ export class PostgresDb implements Db {
         try {
           await c.query('BEGIN');
           try {
+            if (this.pooler && this.statementTimeoutMs > 0) {
+              await c.query(`SET LOCAL statement_timeout = ${this.statementTimeoutMs}`);
+            }
             const out = await runAsync(body(this.steps(c)));
             await c.query('COMMIT');
             return out;
@@ -419,6 +434,51 @@ export class PostgresDb implements Db {
 
   async ping(): Promise<void> {
     await this.query({ chunks: ['SELECT 1'] }, false, this.pingTimeoutMs);
+  }
+
+  /**
+   * Refuses a connection path that cannot keep the service's guarantees, with what to change:
+   * a pooler the service was not told about (it swallowed or refused statement_timeout, and
+   * would break named prepared statements), or one in statement mode (no transactions).
+   */
+  async checkSetup(): Promise<void> {
+    try {
+      if (this.pooler) {
+        await this.transaction(() => wait(Promise.resolve()));
+        return;
+      }
+      const [row] = await this.rows(sql`SELECT setting FROM pg_settings WHERE name = 'statement_timeout'`);
+      if (this.statementTimeoutMs > 0 && Number(row?.setting) !== this.statementTimeoutMs) {
+        throw new StoreSetupError(
+          `the PostgreSQL session did not keep statement_timeout=${this.statementTimeoutMs} asked at connect ` +
+            `(it is ${String(row?.setting)} ms): a connection pooler is in between; set MDS_PG_POOLER=pgbouncer ` +
+            '(PgBouncer in pool_mode=transaction or session)',
+        );
+      }
+    } catch (err) {
+      const text =
+        err instanceof Error ? `${err.message} ${err.cause instanceof Error ? err.cause.message : ''}` : '';
+      if (/unsupported startup parameter/i.test(text)) {
+        throw new StoreSetupError(
+          `a connection pooler refused a startup parameter (${text.trim()}): set MDS_PG_POOLER=pgbouncer`,
+          { cause: err },
+        );
+      }
+      if (/not allowed in statement pool/i.test(text)) {
+        throw new StoreSetupError(
+          'PgBouncer runs in pool_mode=statement, which allows no transactions: every batch is one ' +
+            'transaction; use pool_mode=transaction (or session)',
+          { cause: err },
+        );
+      }
+      throw err;
+    }
+  }
+
+  /** The primary's WAL position now: every transaction committed so far is at or before it. */
+  async walPosition(): Promise<string> {
+    const [lsn] = await this.values(sql`SELECT pg_current_wal_lsn()::text`);
+    return String(lsn);
   }
 
   async close(): Promise<void> {
