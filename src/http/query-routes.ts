@@ -94,11 +94,13 @@ async function servePage(
   let own = seen?.own;
   let cacheControl = 'private, no-cache';
   if (plan.asOf !== undefined) {
+    const asOf = plan.asOf;
     const state = await query.state(d);
     own = state.version;
-    // Every later change is stamped after the dataset's last one: an instant at or before it
-    // has its final answer (docs/point-in-time.md).
-    if (state.changedAt !== null && plan.asOf <= state.changedAt) {
+    // Every later change is known after the dataset's last one: an instant at or before it has
+    // its final answer (docs/point-in-time.md); an adjusted answer needs that of its factors too.
+    const settled = (s: { changedAt: string | null }): boolean => s.changedAt !== null && asOf <= s.changedAt;
+    if (settled(state) && (!factors || settled(await query.state(factors)))) {
       cacheControl = 'private, max-age=31536000, immutable';
     }
   }

@@ -9,6 +9,7 @@ import { matchChecksum } from './checksum.js';
 import { parseBatchBody, type RecordIssue } from './batch-body.js';
 import { recordValidator, type RecordContext, type RecordResult } from './record-validation.js';
 import { keyString } from '../storage/row-mapping.js';
+import { revertBatchId } from '../storage/revision-columns.js';
 import { isCleanText, isPlainObject } from './values.js';
 
 export type { IngestOutcome } from './batch-registry.js';
@@ -41,8 +42,9 @@ export interface BatchIngest {
 }
 
 /**
- * Published inside the batch transaction once every row is written, just before commit, with
- * `{ batchId }`. A seam for tracing and for tests (a crash at exactly that point, a batch held
+ * Published inside the batch transaction once every row is written, just before commit and
+ * before the instant its changes become known is taken, with `{ batchId }` (a revert's too,
+ * as `revert:<id>`). A seam for tracing and for tests (a crash at exactly that point, a batch held
  * while queries are answered: test/helpers/ingest-hooks.ts); subscribers run synchronously,
  * inside the transaction. Nothing is published while nobody subscribes.
  */
@@ -188,6 +190,9 @@ export class IngestService implements BatchIngest {
             : null,
         now: receivedAt,
         clock: () => this.clock().toISOString(),
+        beforeKnown: () => {
+          if (BEFORE_COMMIT.hasSubscribers) BEFORE_COMMIT.publish({ batchId: meta.batch_id });
+        },
       },
       (o) => {
         const record = build(
@@ -197,7 +202,6 @@ export class IngestService implements BatchIngest {
           skipPrune ? [{ index: null, idempotency_key: null, field: null, reason: PRUNE_SKIPPED }] : [],
           o.processedAt,
         );
-        if (BEFORE_COMMIT.hasSubscribers) BEFORE_COMMIT.publish({ batchId: meta.batch_id });
         return record;
       },
     );
@@ -217,7 +221,13 @@ export class IngestService implements BatchIngest {
    */
   async revert(batchId: string): Promise<{ record: BatchRecord; counts: RevertCounts }> {
     const result = isCleanText(batchId)
-      ? await this.store.revisions.revertBatch(batchId, () => this.clock().toISOString())
+      ? await this.store.revisions.revertBatch(
+          batchId,
+          () => this.clock().toISOString(),
+          () => {
+            if (BEFORE_COMMIT.hasSubscribers) BEFORE_COMMIT.publish({ batchId: revertBatchId(batchId) });
+          },
+        )
       : ({ kind: 'not_found' } as const);
     switch (result.kind) {
       case 'not_found':

@@ -210,7 +210,7 @@ export class QueryService {
     if (!adjust || !daily) return null;
     const asked = allowedValues(plan.where, daily.code);
     const code = asked?.length === 1 && typeof asked[0] === 'string' ? asked[0] : null;
-    const state = await this.factorSources(adjust.factors, code, known);
+    const state = await this.factorSources(adjust.factors, code, known, plan.asOf);
     if (adjust.source !== null) return state;
     // A list of codes is judged on its own codes, not on every code with factors.
     const mixed = asked && asked.length > 1 ? mixedSources(state.codes, asked) : state.mixed;
@@ -224,12 +224,18 @@ export class QueryService {
     return state;
   }
 
-  private async factorSources(factors: Dataset, code: string | null, known?: number): Promise<FactorState> {
+  /** `asOf`: the factors as known at that instant (an as_of answer says what was known then). */
+  private async factorSources(
+    factors: Dataset,
+    code: string | null,
+    known?: number,
+    asOf?: string,
+  ): Promise<FactorState> {
     const fs = factors.factors;
     const src = factors.sourceField;
     if (!fs) throw new Error(`${factors.name} declares no factors`);
     const version = known ?? (await this.store.datasets.datasetVersion(factors.name));
-    const key = `${factors.name}|${code ?? ''}`;
+    const key = `${factors.name}|${code ?? ''}|${asOf ?? ''}`;
     const cached = this.factorCodes.get(key);
     if (cached && cached.version === version) return cached;
     const select = src ? [fs.code, src] : [fs.code];
@@ -242,6 +248,7 @@ export class QueryService {
         limit: Number.MAX_SAFE_INTEGER,
         offset: 0,
         distinct: true,
+        ...(asOf !== undefined ? { asOf } : {}),
       },
       false,
     );

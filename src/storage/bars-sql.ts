@@ -89,7 +89,8 @@ function factorLookup(plan: QueryPlan, date: Sql | null, code: Sql | null = null
   const src = adjust.factors.sourceField;
   // Under as_of, the factors as they were known at that instant too (docs/point-in-time.md).
   const factorTable = planSource({ ...plan, dataset: adjust.factors });
-  const known = plan.asOf !== undefined ? sql` AND ${validAt('"x".', plan.asOf)}` : raw('');
+  const known =
+    plan.asOf !== undefined ? sql` AND ${validAt('"x".', adjust.factors.name, plan.asOf)}` : raw('');
   const one = (cond: Sql, dir: 'ASC' | 'DESC'): Sql => {
     const source =
       adjust.source !== null && src ? sql` AND "x".${ident(src.name)} = ${adjust.source}` : raw('');

@@ -4,7 +4,14 @@ import type { Tx } from './db.js';
 import { batchFromRow, batchToParams } from './row-mapping.js';
 import { BATCH_COLUMNS } from './internal-tables.js';
 import { join, raw, sql } from './sql.js';
-import { batchRevisionsSql, bumpState, changeInstant, closeDeletions, pruneSteps } from './revisions.js';
+import {
+  batchRevisionsSql,
+  bumpState,
+  changeInstant,
+  closeDeletions,
+  publish,
+  pruneSteps,
+} from './revisions.js';
 import { refreshPeriods } from './period-store.js';
 import { refreshQuality } from './quality-summary.js';
 import type { Step } from './step.js';
@@ -12,11 +19,11 @@ import type { ApplyResult, BatchRecord, WriteBatch, WriteOutcome } from './store
 
 /**
  * The batch transaction, written once for both backends over the small per-dialect `Tx`
- * (db.ts): claim the batch_id → take the dataset's lock and the changes' instant → write the
+ * (db.ts): claim the batch_id → take the dataset's lock and the changes' stamp → write the
  * rows, stamped as revisions, the versions they replace kept (revisions.ts) → prune a full
  * snapshot → bump the dataset's version → refresh the quality summaries of the codes changed
- * (quality-summary.ts) and the stored bars of the periods changed (period-store.ts) → finish
- * the record → save it. All or nothing: `Db.transaction` commits only when the step returns.
+ * (quality-summary.ts) and the stored bars of the periods changed (period-store.ts) → record
+ * the instant the changes become known (publish) → finish the record → save it. All or nothing: `Db.transaction` commits only when the step returns.
  */
 export function* batchTransaction(
   tx: Tx,
@@ -26,8 +33,8 @@ export function* batchTransaction(
 ): Step<ApplyResult> {
   const claimed = yield* claim(tx, batch.batchId);
   if (claimed) return claimed;
-  // Every change is a revision stamped with the batch's processed_at, taken under the dataset's
-  // lock before anything is written; a batch that changed nothing writes none.
+  // Every change is a revision stamped with the batch's stamp, taken under the dataset's lock
+  // before anything is written; a batch that changed nothing writes none.
   const at = yield* changeInstant(tx, batch);
   const written = yield* tx.writeRows(batch, at);
   if (written > 0) yield* closeDeletions(tx, batch.dataset, at);
@@ -36,14 +43,19 @@ export function* batchTransaction(
     const keys = yield* tx.batchKeys(batch);
     pruned = yield* pruneSteps(tx, batch, batch.prune, keys, at);
   }
-  let processedAt = batch.clock?.() ?? batch.now;
-  if (written + pruned > 0) {
-    processedAt = at;
-    yield* bumpState(tx, batch.dataset.name, batch.batchId, at);
+  const clock = batch.clock?.() ?? batch.now;
+  const changes = written + pruned > 0;
+  if (changes) {
+    yield* bumpState(tx, batch.dataset.name, batch.batchId);
     const changed = batchRevisionsSql(batch.dataset, batch.batchId, at);
     yield* refreshQuality(tx, catalog, batch.dataset, changed);
     yield* refreshPeriods(tx, batch.dataset, changed);
   }
+  batch.beforeKnown?.();
+  // Known when it becomes visible: the instant is taken and recorded last, just before COMMIT.
+  const processedAt = changes
+    ? yield* publish(tx, batch.dataset.name, batch.batchId, at, batch.clock?.() ?? batch.now)
+    : clock;
   const record = {
     ...finish({ written, unchanged: batch.rows.length - written, pruned, processedAt }),
     processed_at: processedAt,

@@ -11,6 +11,7 @@ import {
 } from './quality-sql.js';
 import { QUALITY_RULE, qualityVerdicts, verdictFromRow } from './quality-summary.js';
 import { runAsync, wait } from './step.js';
+import { KnownTimes } from './known-times.js';
 import { staleBefore, type CodeVerdict } from '../query/quality-rules.js';
 import type {
   QualityPage,
@@ -26,25 +27,34 @@ import type {
 
 /** The datasets' rows as read by queries: pages, totals, exports, versions, coverage. */
 export class SqlDatasetStore implements DatasetStore {
+  /** Stamps answered as knowledge instants (created_at, a revision's valid_from and valid_to). */
+  private readonly known: KnownTimes;
+
   constructor(
     private readonly db: ReadDb,
     private readonly catalog: Catalog,
-  ) {}
+  ) {
+    this.known = new KnownTimes(db);
+  }
 
   async query(plan: QueryPlan, withTotal: boolean): Promise<QueryResult> {
     const { rows, total } = await this.page(plan, withTotal, false);
+    await this.known.objects(plan.dataset.name, plan.select, rows);
     return { rows: rows as Record<string, Value>[], total };
   }
 
   async queryArrays(plan: QueryPlan): Promise<Value[][]> {
     const parts = planSelectParts(plan, this.db.dialect, true, false);
-    return (await this.db.arrays(renderSelect(parts), { prepared: true })) as Value[][];
+    const rows = (await this.db.arrays(renderSelect(parts), { prepared: true })) as Value[][];
+    await this.known.arrays(plan.dataset.name, plan.select, rows);
+    return rows;
   }
 
   /** `query` for a plan selecting every row field, each row as its response JSON (plan.select ignored). */
   async queryJson(plan: QueryPlan, withTotal: boolean): Promise<QueryJsonResult> {
     const { rows, total } = await this.page(plan, withTotal, true);
-    return { rows: rows.map((r) => (typeof r.j === 'string' ? r.j : null)), total };
+    const json = rows.map((r) => (typeof r.j === 'string' ? r.j : null));
+    return { rows: await this.known.json(plan.dataset.name, json), total };
   }
 
   /** A page and, when wanted, its total (-1 when not). */

@@ -114,6 +114,20 @@ export const INTERNAL_TABLES: readonly TableSpec[] = [
   table('mds_quality_state', [text('dataset'), text('exchange'), int('rule')], ['dataset']),
   // Per daily dataset with stored period bars (periods.ts): what they were computed under.
   table('mds_period_state', [text('dataset'), text('shape')], ['dataset']),
+  // Knowledge time (sql.ts knownStamp, docs/point-in-time.md): per change of a dataset's rows,
+  // its stamp (the valid_from of its revisions) and the instant it became known, recorded as
+  // the last statement before its COMMIT; both strictly increasing per dataset.
+  table(
+    'mds_changes',
+    [text('dataset'), text('valid_from'), text('known_at'), text('batch_id')],
+    ['dataset', 'valid_from'],
+    {
+      indexes: [
+        { name: 'ux_mds_changes__known_at', columns: ['dataset', 'known_at'], unique: true },
+        { name: 'ix_mds_changes__batch_id', columns: ['dataset', 'batch_id'] },
+      ],
+    },
+  ),
 ];
 
 const columnsOf = (name: string): string[] =>

@@ -2,7 +2,7 @@ import type { Catalog } from '../catalog/catalog.js';
 import type { Db, Tx } from './db.js';
 import { INTERNAL_TABLES, MIGRATIONS_TABLE } from './internal-tables.js';
 import { rowShape } from './row-json.js';
-import { baselineSql, moveOpenRevisions } from './revisions.js';
+import { baselineChange, baselineSql, moveOpenRevisions } from './revisions.js';
 import { buildMissingPeriods } from './period-store.js';
 import { periodTable } from './periods.js';
 import { buildMissingSummaries } from './quality-summary.js';
@@ -77,6 +77,15 @@ export const MIGRATIONS: readonly Migration[] = [
   {
     version: 6,
     name: 'stored weekly and monthly bars per daily dataset (mds_periods_<dataset>, mds_period_state)',
+  },
+  {
+    version: 7,
+    name: 'knowledge time: each change records the instant it became visible (mds_changes)',
+    // Every stamp written before is its own knowledge instant: one baseline row per dataset at
+    // its latest stamp (sql.ts knownStamp).
+    *up(tx, catalog) {
+      for (const d of catalog.datasets) yield* baselineChange(tx, d);
+    },
   },
 ];
 

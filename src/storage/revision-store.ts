@@ -13,8 +13,8 @@ export class SqlRevisionStore implements RevisionStore {
     private readonly catalog: Catalog,
   ) {}
 
-  revertBatch(batchId: string, clock: () => string): Promise<RevertResult> {
-    return this.db.transaction((tx) => revertSteps(tx, this.catalog, batchId, clock));
+  revertBatch(batchId: string, clock: () => string, beforeKnown?: () => void): Promise<RevertResult> {
+    return this.db.transaction((tx) => revertSteps(tx, this.catalog, batchId, clock, beforeKnown));
   }
 
   batchChanges(record: BatchRecord, sample: number): Promise<BatchChanges> {

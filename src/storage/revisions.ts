@@ -5,6 +5,7 @@ import { batchFromRow } from './row-mapping.js';
 import {
   ident,
   keyMatch,
+  knownStamp,
   pruneSql,
   pruneWhere,
   q,
@@ -81,11 +82,77 @@ export function* changeInstant(tx: Tx, batch: WriteBatch): Step<string> {
   return changeTime(batch.clock?.() ?? batch.now, last);
 }
 
-/** The dataset changed (ETag, caches, coverage): a new version, its last batch and time. */
-export function* bumpState(tx: Tx, dataset: string, batchId: string, at: string): Step<void> {
+/** The dataset changed (ETag, caches, coverage): a new version and its last batch (its time: `publish`). */
+export function* bumpState(tx: Tx, dataset: string, batchId: string): Step<void> {
   yield* tx.run(
-    sql`UPDATE mds_dataset_state SET version = version + 1, last_batch_id = ${batchId}, last_batch_at = ${at} WHERE dataset = ${dataset}`,
+    sql`UPDATE mds_dataset_state SET version = version + 1, last_batch_id = ${batchId} WHERE dataset = ${dataset}`,
   );
+}
+
+/**
+ * The last statements before a change's COMMIT: the instant it becomes known, the later of
+ * `clock` and its stamp (so strictly after the dataset's previous change: the stamp is), is
+ * recorded with its stamp (mds_changes; sql.ts knownStamp) and as the dataset's last change.
+ * Returns that instant: the batch's processed_at, a revert's reverted_at. The dataset's first
+ * recorded change is preceded by an empty baseline row: an instant before it knows nothing.
+ */
+export function* publish(
+  tx: Tx,
+  dataset: string,
+  batchId: string,
+  stamp: string,
+  clock: string,
+): Step<string> {
+  const known = clock > stamp ? clock : stamp;
+  yield* tx.run(
+    sql`INSERT INTO mds_changes (dataset, valid_from, known_at, batch_id) SELECT ${dataset}, '', '', ${BASELINE_BATCH}
+      WHERE NOT EXISTS (SELECT 1 FROM mds_changes WHERE dataset = ${dataset})`,
+  );
+  yield* tx.run(
+    sql`INSERT INTO mds_changes (dataset, valid_from, known_at, batch_id) VALUES (${dataset}, ${stamp}, ${known}, ${batchId})`,
+  );
+  yield* tx.run(sql`UPDATE mds_dataset_state SET last_batch_at = ${known} WHERE dataset = ${dataset}`);
+  return known;
+}
+
+/**
+ * Upgrade to recorded knowledge instants: the dataset's latest stamp so far (its state's last
+ * change, or a later baseline stamp of an earlier upgrade) is recorded as known at itself, so
+ * every earlier stamp stays its own knowledge instant.
+ */
+export function* baselineChange(tx: Tx, d: Dataset): Step<void> {
+  const [row] = yield* tx.rows(
+    sql`SELECT max(v) AS v FROM (SELECT last_batch_at AS v FROM mds_dataset_state WHERE dataset = ${d.name}
+      UNION ALL SELECT max(${ident(REV_FROM)}) FROM ${ident(d.name)}
+      UNION ALL SELECT max(${ident(REV_FROM)}) FROM ${ident(revisionTableName(d))}) AS s`,
+  );
+  const at = typeof row?.v === 'string' ? row.v : null;
+  if (at === null) return;
+  // Once per dataset: a dataset with recorded changes has its baseline already.
+  yield* tx.run(
+    sql`INSERT INTO mds_changes (dataset, valid_from, known_at, batch_id) SELECT ${d.name}, ${at}, ${at}, ${BASELINE_BATCH}
+      WHERE NOT EXISTS (SELECT 1 FROM mds_changes WHERE dataset = ${d.name})`,
+  );
+}
+
+/**
+ * The stamp of a batch's revisions: recorded with its knowledge instant (its processed_at), or,
+ * for a batch processed before knowledge instants were recorded, its processed_at itself.
+ */
+function* stampOf(tx: Tx, record: Pick<BatchRecord, 'batch_id' | 'dataset' | 'processed_at'>): Step<Stamped> {
+  const [row] = yield* tx.rows(
+    sql`SELECT valid_from FROM mds_changes WHERE dataset = ${record.dataset} AND batch_id = ${record.batch_id}`,
+  );
+  return {
+    batch_id: record.batch_id,
+    stamp: typeof row?.valid_from === 'string' ? row.valid_from : record.processed_at,
+  };
+}
+
+/** A batch and the stamp of its revisions. */
+interface Stamped {
+  batch_id: string;
+  stamp: string;
 }
 
 /**
@@ -160,9 +227,12 @@ export function* moveOpenRevisions(tx: Tx, d: Dataset): Step<void> {
 export function purgeRevisionsSql(d: Dataset, dialect: Dialect, before: string, step: number): Sql {
   const rev = ident(revisionTableName(d));
   const id = raw(dialect.rowId);
+  // Ended by the change known at `before` or earlier: an as_of at or after it reads the rows
+  // valid at that change's stamp or a later one, never these.
+  const bound = knownStamp(d.name, before);
   // valid_from < valid_to: the bound on valid_from lets the (valid_from, key) index find them.
   return sql`DELETE FROM ${rev} WHERE ${id} IN (SELECT ${id} FROM ${rev}
-    WHERE ${ident(REV_FROM)} < ${before} AND ${ident(REV_TO)} < ${before} LIMIT ${raw(String(step))})`;
+    WHERE ${ident(REV_FROM)} < ${bound} AND ${ident(REV_TO)} <= ${bound} LIMIT ${raw(String(step))})`;
 }
 
 /** After retention removed revisions of a dataset: its trail changed (ETag, caches). */
@@ -176,12 +246,12 @@ const previous = (d: Dataset): Sql => raw(replacedBy(d, 'p', 'r'));
 const rowJsonOf = (alias: string): Sql =>
   raw(`${alias}.${q(ROW_JSON_COLUMN)} || ',"created_at":"' || ${alias}.${q('created_at')} || '"}'`);
 
-/** "Current row `t` is the revision batch `record` wrote" (all of a batch's share its instant). */
-const currentOf = (d: Dataset, record: Pick<BatchRecord, 'batch_id' | 'processed_at'>, alias = 't'): Sql =>
-  sql`${raw(alias)}.${ident(REV_FROM)} = ${record.processed_at} AND ${raw(alias)}.${ident(REV_BATCH)} = ${record.batch_id}`;
+/** "Current row `t` is the revision batch `record` wrote" (all of a batch's share its stamp). */
+const currentOf = (d: Dataset, record: Stamped, alias = 't'): Sql =>
+  sql`${raw(alias)}.${ident(REV_FROM)} = ${record.stamp} AND ${raw(alias)}.${ident(REV_BATCH)} = ${record.batch_id}`;
 
 /** Every revision a batch wrote, as a table (revision columns): the replaced and deleted, then the current. */
-function revisionsOf(d: Dataset, record: Pick<BatchRecord, 'batch_id' | 'processed_at'>): Sql {
+function revisionsOf(d: Dataset, record: Stamped): Sql {
   const names = revisionTable(d).columns.map((c) => q(c.name));
   const current = names.map((c) => (c === q(REV_TO) ? `NULL AS ${c}` : `t.${c}`));
   return sql`(SELECT ${raw(names.join(', '))} FROM ${ident(revisionTableName(d))} WHERE ${ident(REV_BATCH)} = ${record.batch_id}
@@ -190,10 +260,10 @@ function revisionsOf(d: Dataset, record: Pick<BatchRecord, 'batch_id' | 'process
 
 /** The revisions batch `batchId` wrote at `at`, as a relation `c`: the rows it changed (quality-summary.ts). */
 export function batchRevisionsSql(d: Dataset, batchId: string, at: string): Sql {
-  return sql`${revisionsOf(d, { batch_id: batchId, processed_at: at })} AS c`;
+  return sql`${revisionsOf(d, { batch_id: batchId, stamp: at })} AS c`;
 }
 
-function* opCounts(tx: Tx, d: Dataset, record: BatchRecord): Step<BatchChanges['counts']> {
+function* opCounts(tx: Tx, d: Dataset, record: Stamped): Step<BatchChanges['counts']> {
   const rows = yield* tx.rows(
     sql`SELECT ${ident(REV_OP)} AS op, count(*) AS n FROM ${revisionsOf(d, record)} AS r GROUP BY ${ident(REV_OP)}`,
   );
@@ -214,6 +284,7 @@ export function* revertSteps(
   catalog: Catalog,
   batchId: string,
   clock: () => string,
+  beforeKnown?: () => void,
 ): Step<RevertResult> {
   const [row] = yield* tx.rows(sql`SELECT * FROM mds_batches WHERE batch_id = ${batchId}`);
   if (!row) return { kind: 'not_found' };
@@ -227,6 +298,7 @@ export function* revertSteps(
 
   // The dataset's lock first: no batch can stamp revisions of these keys until this commits.
   const at = changeTime(clock(), yield* lockState(tx, d.name));
+  const stamped = yield* stampOf(tx, record);
   // The batch's revisions in the revision table were replaced (closed) or are its deletions;
   // a closed one means a later change of that key.
   const mine = sql`r.${ident(REV_BATCH)} = ${batchId}`;
@@ -240,12 +312,18 @@ export function* revertSteps(
     const [n] = yield* tx.rows(sql`SELECT count(*) AS n FROM ${rev} AS r WHERE ${later}`);
     return { kind: 'conflict', keys: conflicts as Record<string, Value>[], total: Number(n?.n ?? 0) };
   }
-  const counts = yield* opCounts(tx, d, record);
-  if (counts.insert + counts.update + counts.delete === 0 && record.accepted + record.pruned > 0) {
-    return { kind: 'no_history', reason: 'the batch was processed before revision history began' };
+  const counts = yield* opCounts(tx, d, stamped);
+  if (counts.insert + counts.update + counts.delete === 0) {
+    if (record.accepted + record.pruned > 0) {
+      return { kind: 'no_history', reason: 'the batch was processed before revision history began' };
+    }
+    // A batch that changed nothing (rejected, every record a duplicate): nothing to put back, so
+    // the dataset's version, ETag and latest change stay as they were; only the record says so.
+    yield* tx.run(sql`UPDATE mds_batches SET reverted_at = ${at} WHERE batch_id = ${batchId}`);
+    return { kind: 'reverted', record: { ...record, reverted_at: at }, counts: zero, already: false };
   }
   const [missing] = yield* tx.rows(
-    sql`SELECT count(*) AS n FROM ${revisionsOf(d, record)} AS r WHERE r.${ident(REV_OP)} <> 'insert'
+    sql`SELECT count(*) AS n FROM ${revisionsOf(d, stamped)} AS r WHERE r.${ident(REV_OP)} <> 'insert'
       AND NOT EXISTS (SELECT 1 FROM ${rev} AS p WHERE ${previous(d)})`,
   );
   if (Number(missing?.n ?? 0) > 0) {
@@ -253,12 +331,12 @@ export function* revertSteps(
   }
 
   const revert = revertBatchId(batchId);
-  const ofOp = (op: string): Sql => sql`${currentOf(d, record)} AND t.${ident(REV_OP)} = ${op}`;
+  const ofOp = (op: string): Sql => sql`${currentOf(d, stamped)} AND t.${ident(REV_OP)} = ${op}`;
   // Rows the batch inserted: their version closes, a deletion opens, the row goes.
   yield* tx.run(replacedSql(d, at, ofOp('insert')));
   yield* tx.run(deletionsSql(d, revert, at, ofOp('insert')));
   yield* tx.run(
-    sql`DELETE FROM ${main} WHERE ${currentOf(d, record, q(d.name))} AND ${main}.${ident(REV_OP)} = 'insert'`,
+    sql`DELETE FROM ${main} WHERE ${currentOf(d, stamped, q(d.name))} AND ${main}.${ident(REV_OP)} = 'insert'`,
   );
   // Rows it updated: their version closes, the one it replaced comes back (created_at too).
   yield* tx.run(replacedSql(d, at, ofOp('update')));
@@ -270,8 +348,8 @@ export function* revertSteps(
     .concat(`${q(REV_OP)} = 'update'`);
   yield* tx.run(
     sql`UPDATE ${main} SET ${raw(set.join(', '))}, ${ident(REV_BATCH)} = ${revert}, ${ident(REV_FROM)} = ${at}
-      FROM ${rev} AS p WHERE ${currentOf(d, record, q(d.name))} AND ${main}.${ident(REV_OP)} = 'update'
-        AND ${raw(keyMatch(d, 'p', q(d.name)))} AND p.${ident(REV_TO)} = ${record.processed_at}`,
+      FROM ${rev} AS p WHERE ${currentOf(d, stamped, q(d.name))} AND ${main}.${ident(REV_OP)} = 'update'
+        AND ${raw(keyMatch(d, 'p', q(d.name)))} AND p.${ident(REV_TO)} = ${stamped.stamp}`,
   );
   // Rows it deleted: the version the deletion ended comes back, and the deletion ends.
   const deleted = sql`${mine} AND r.${ident(REV_OP)} = 'delete' AND r.${ident(REV_TO)} IS NULL`;
@@ -280,16 +358,19 @@ export function* revertSteps(
       SELECT ${cols(d, 'p')}, 'insert', ${revert}, ${at} FROM ${rev} AS r JOIN ${rev} AS p ON ${previous(d)} WHERE ${deleted}`,
   );
   yield* tx.run(sql`UPDATE ${rev} AS r SET ${ident(REV_TO)} = ${at} WHERE ${deleted}`);
-  yield* tx.run(sql`UPDATE mds_batches SET reverted_at = ${at} WHERE batch_id = ${batchId}`);
-  yield* bumpState(tx, d.name, revert, at);
+  yield* bumpState(tx, d.name, revert);
   // The keys the revert changed are those of its own revisions: their codes' quality summaries
   // and their periods' stored bars follow.
   const changed = batchRevisionsSql(d, revert, at);
   yield* refreshQuality(tx, catalog, d, changed);
   yield* refreshPeriods(tx, d, changed);
+  // Known when it commits: the record's reverted_at is that instant.
+  beforeKnown?.();
+  const known = yield* publish(tx, d.name, revert, at, clock());
+  yield* tx.run(sql`UPDATE mds_batches SET reverted_at = ${known} WHERE batch_id = ${batchId}`);
   return {
     kind: 'reverted',
-    record: { ...record, reverted_at: at },
+    record: { ...record, reverted_at: known },
     counts: { restored: counts.delete, updated: counts.update, deleted: counts.insert },
     already: false,
   };
@@ -304,11 +385,12 @@ export function* batchChangesSteps(
 ): Step<BatchChanges> {
   const d = catalog.byName.get(record.dataset);
   if (!d) return { counts: { insert: 0, update: 0, delete: 0 }, sample: [] };
-  const counts = yield* opCounts(tx, d, record);
+  const stamped = yield* stampOf(tx, record);
+  const counts = yield* opCounts(tx, d, stamped);
   const rev = ident(revisionTableName(d));
   const rows = yield* tx.rows(
     sql`SELECT r.${ident(REV_OP)} AS op, ${rowJsonOf('r')} AS after, ${rowJsonOf('p')} AS before
-      FROM ${revisionsOf(d, record)} AS r LEFT JOIN ${rev} AS p ON ${previous(d)}
+      FROM ${revisionsOf(d, stamped)} AS r LEFT JOIN ${rev} AS p ON ${previous(d)}
       ORDER BY ${raw(d.key.map((k) => `r.${q(k.name)}`).join(', '))} LIMIT ${raw(String(Math.max(0, Math.floor(sample))))}`,
   );
   return {

@@ -1,5 +1,5 @@
 import type { FieldType } from '../catalog/types.js';
-import type { Dataset } from '../catalog/catalog.js';
+import type { Dataset, Field } from '../catalog/catalog.js';
 import type { QueryPlan, Value } from './store.js';
 import type { TableSpec } from './schema.js';
 import { ROW_JSON_COLUMN } from './row-json.js';
@@ -193,13 +193,46 @@ export const POSTGRES: Dialect = {
 };
 
 /**
- * "The revision (columns prefixed `alias`) was the row at instant `at`": valid then and not a
- * deletion. The revision indexes on (…, valid_from) bound the first term; the rest is checked
- * on the few revisions of each key.
+ * Knowledge time (docs/point-in-time.md, "When a change is known"). A change's rows carry its
+ * stamp, taken when its transaction starts; the instant it became known (visible) is recorded
+ * with the stamp in mds_changes as the last statement before COMMIT. Both are strictly
+ * increasing per dataset, so "known at T" is "stamped at or before the stamp of the last change
+ * known by T". Stamps older than the dataset's first recorded change (its baseline row) are
+ * their own knowledge instant.
  */
-export function validAt(alias: string, at: string): Sql {
+
+/** The stamp of dataset `d`'s last change known at instant `at` (`at` itself before any record). */
+export function knownStamp(d: string, at: string): Sql {
+  return sql`COALESCE((SELECT k.valid_from FROM mds_changes AS k WHERE k.dataset = ${d} AND k.known_at <= ${at}
+    ORDER BY k.known_at DESC LIMIT 1), ${at})`;
+}
+
+/** The stamp of the change of dataset `d` known at exactly `known` (a value a client was shown), else itself. */
+export function stampOfKnown(d: string, known: Value): Sql {
+  return sql`COALESCE((SELECT k.valid_from FROM mds_changes AS k WHERE k.dataset = ${d} AND k.known_at = ${known}), ${known})`;
+}
+
+/** "Stamp column `col` belongs to a change of `d` known at or after `at`" (the trail's `since`). */
+function knownSince(d: string, col: Sql, at: string): Sql {
+  // A change known at or after `at` may have been stamped before it (stamped at start, known at
+  // commit): the first such change's stamp lowers the bound.
+  return sql`(${col} >= ${at} OR ${col} >= (SELECT min(k.valid_from) FROM mds_changes AS k WHERE k.dataset = ${d} AND k.known_at >= ${at}))`;
+}
+
+/**
+ * "The revision (columns prefixed `alias`) of dataset `d` was the row at instant `at`": valid
+ * then, as known then, and not a deletion. The revision indexes on (…, valid_from) bound the
+ * first term; the rest is checked on the few revisions of each key.
+ */
+export function validAt(alias: string, d: string, at: string): Sql {
   const col = (c: string): Sql => raw(`${alias}${q(c)}`);
-  return sql`${col(REV_FROM)} <= ${at} AND (${col(REV_TO)} IS NULL OR ${col(REV_TO)} > ${at}) AND ${col(REV_OP)} <> 'delete'`;
+  const stamp = knownStamp(d, at);
+  return sql`${col(REV_FROM)} <= ${stamp} AND (${col(REV_TO)} IS NULL OR ${col(REV_TO)} > ${stamp}) AND ${col(REV_OP)} <> 'delete'`;
+}
+
+/** Fields whose stored value is a change's stamp and whose answer is its knowledge instant. */
+export function isKnownTimeField(f: Field): boolean {
+  return f.name === REV_FROM || f.name === REV_TO || (f.serverSet && f.name === 'created_at');
 }
 
 /**
@@ -228,23 +261,26 @@ export function planTable(plan: QueryPlan): Sql {
 }
 
 export function whereConditions(plan: QueryPlan, dialect: Dialect): Sql | null {
+  const name = plan.dataset.name;
   const parts = plan.where.map((c) => {
     const col = ident(c.field.name);
+    // Bounds on a stamp are given as knowledge instants (the trail's since / until).
+    const known = c.op !== 'in' && isKnownTimeField(c.field) && typeof c.value === 'string' ? c.value : null;
     switch (c.op) {
       case 'eq':
-        return sql`${col} = ${c.value}`;
+        return sql`${col} = ${known === null ? sql`${c.value}` : stampOfKnown(name, known)}`;
       case 'in':
         return sql`${col} IN (${join(c.values.map((v) => sql`${v}`))})`;
       case 'gte':
-        return sql`${col} >= ${c.value}`;
+        return known === null ? sql`${col} >= ${c.value}` : knownSince(name, col, known);
       case 'lte':
-        return sql`${col} <= ${c.value}`;
+        return sql`${col} <= ${known === null ? sql`${c.value}` : knownStamp(name, known)}`;
       case 'like':
         // strpos/instr on lower(): a plain substring test, so % and _ in the value are literal.
         return dialect.contains(col, sql`${typeof c.value === 'string' ? c.value.toLowerCase() : c.value}`);
     }
   });
-  if (plan.asOf !== undefined) parts.push(validAt('', plan.asOf));
+  if (plan.asOf !== undefined) parts.push(validAt('', name, plan.asOf));
   if (parts.length === 0) return null;
   return join(parts, ' AND ');
 }
@@ -268,7 +304,10 @@ export function keysetPredicate(plan: QueryPlan): Sql | null {
     const o = plan.orderBy[i];
     if (!o) return raw('FALSE');
     const col = ident(o.field.name);
-    const v = after[i] ?? null;
+    const given = after[i] ?? null;
+    // A cursor holds what the client was shown: a knowledge instant, compared as its stamp.
+    const v: Value | Sql =
+      given !== null && isKnownTimeField(o.field) ? stampOfKnown(plan.dataset.name, given) : given;
     const nullable = !o.field.required && !o.field.serverSet;
     let beyond: Sql;
     if (v === null) beyond = o.dir === 'asc' ? sql`${col} IS NOT NULL` : raw('FALSE');
@@ -281,7 +320,8 @@ export function keysetPredicate(plan: QueryPlan): Sql | null {
   const first = plan.orderBy[0];
   const v0 = after[0] ?? null;
   if (first && v0 !== null && (first.field.required || first.field.serverSet)) {
-    return sql`${ident(first.field.name)} ${raw(first.dir === 'asc' ? '>=' : '<=')} ${v0} AND ${build(0)}`;
+    const bound = isKnownTimeField(first.field) ? stampOfKnown(plan.dataset.name, v0) : sql`${v0}`;
+    return sql`${ident(first.field.name)} ${raw(first.dir === 'asc' ? '>=' : '<=')} ${bound} AND ${build(0)}`;
   }
   return build(0);
 }

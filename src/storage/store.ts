@@ -42,7 +42,7 @@ export interface BatchRecord {
   pruned: number;
   errors: RecordError[];
   created_at: string;
-  /** Also the `valid_from` of every revision the batch wrote. */
+  /** The instant its changes became known: the `valid_from` of every revision the batch wrote, as answered. */
   processed_at: string;
   /** When the batch was reverted (POST /admin/api/batches/{id}/revert); null until then. */
   reverted_at: string | null;
@@ -60,7 +60,7 @@ export interface WriteBatch {
   updatedAtGiven: Uint8Array;
   /** Full snapshot: delete rows of this partition that the batch does not contain. */
   prune: { partitionValue: string | null; source: string | null } | null;
-  /** The transaction's time, ISO UTC: created_at of new rows. */
+  /** When the batch arrived, ISO UTC (its record's created_at; the clock's default). */
   now: string;
   /**
    * The clock for `processed_at` (default: `now`). A batch that changes rows gets the later of
@@ -68,6 +68,11 @@ export interface WriteBatch {
    * revisions of a key are ordered as their batches committed, whatever the instances' clocks.
    */
   clock?: () => string;
+  /**
+   * Called inside the transaction once every change is written, just before the instant the
+   * changes become known is taken (revisions.ts publish): a test hook's place (ingest-service.ts).
+   */
+  beforeKnown?: () => void;
 }
 
 export interface WriteOutcome {
@@ -76,7 +81,7 @@ export interface WriteOutcome {
   /** Rows identical to what was stored (nothing written). */
   unchanged: number;
   pruned: number;
-  /** The batch's processed_at: the valid_from of its revisions. The store keeps this value. */
+  /** The batch's processed_at: the instant its changes became known (its revisions' valid_from as answered). */
   processedAt: string;
 }
 
@@ -335,7 +340,7 @@ export interface RevisionStore {
    * Puts back what the batch changed, as new revisions of batch `revert:<id>`, in one
    * transaction; or refuses (conflict, no history) changing nothing. `clock`: ISO now.
    */
-  revertBatch(batchId: string, clock: () => string): Promise<RevertResult>;
+  revertBatch(batchId: string, clock: () => string, beforeKnown?: () => void): Promise<RevertResult>;
   /** The revisions a batch wrote: counts per op and up to `sample` of them with the values before. */
   batchChanges(record: BatchRecord, sample: number): Promise<BatchChanges>;
   /**

@@ -382,7 +382,7 @@ export class PostgresDb implements Db {
     // look up. Only when some keys were stored already are their versions that will change
     // copied into the revision table, and those rows upserted (the rows just inserted equal
     // their staged values, so the upsert leaves them alone).
-    const args = [batch.now, batch.batchId, at];
+    const args = [at, batch.batchId, at];
     let written = (await c.query(s.insertNew, args)).rowCount ?? 0;
     if (written === batch.rows.length) return written;
     // The lookup probes the key index only if the planner knows the table's size: statistics

@@ -278,7 +278,7 @@ export class SqliteDb implements Db {
     // is a literal); then "updated_at given".
     const n = cols.length;
     const values: Value[] = new Array<Value>(n + 5);
-    values[n + 1] = batch.now;
+    values[n + 1] = at;
     values[n + 2] = batch.batchId;
     values[n + 3] = at;
     this.keepReplaced = true;
