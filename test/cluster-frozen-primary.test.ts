@@ -4,7 +4,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { test } from 'node:test';
 import { ADMIN_TOKEN, QUERY_KEY, freshDatabaseUrl } from './helpers/harness.js';
-import { request, sleep, startServer } from './helpers/server-process.js';
+import { request, startServer, workersServing } from './helpers/server-process.js';
 
 /**
  * Issue 24 item 4: a cluster primary stopped with SIGSTOP (frozen, not dead) must not hang the
@@ -63,10 +63,7 @@ test('a frozen cluster primary hangs no connection and no request; counts add up
   const primary = server.child.pid as number;
   let frozen = false;
   try {
-    for (let i = 0; (server.output().match(/database ready/g) ?? []).length < 2; i++) {
-      assert.ok(i < 600, 'two workers serving');
-      await sleep(100);
-    }
+    await workersServing(server, 2);
     const created = await request(server.port, {
       method: 'POST',
       path: '/admin/api/keys',

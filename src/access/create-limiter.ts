@@ -26,11 +26,12 @@ export async function createLimiter(
             .reduce((n, u) => n + u.count, 0),
       }
     : {};
-  if (!config.REDIS_URL) {
-    const link = primaryLink();
-    return link ? new ClusterLimiter(link, seed) : new MemoryLimiter(seed);
-  }
-  const limiter = new RedisLimiter({ url: config.REDIS_URL, log, ...seed });
+  const link = primaryLink();
+  if (!config.REDIS_URL) return link ? new ClusterLimiter(link, seed) : new MemoryLimiter(seed);
+  // In a cluster worker, the primary's count is the instance's while Redis is unreachable.
+  const local = new MemoryLimiter(seed);
+  const instance = link ? { instance: { local, cluster: new ClusterLimiter(link, { local }) } } : {};
+  const limiter = new RedisLimiter({ url: config.REDIS_URL, log, ...seed, ...instance });
   try {
     await limiter.ready(2000);
     log.info({}, 'rate-limit counters in Redis');

@@ -1,6 +1,15 @@
 import { Redis } from 'ioredis';
 import type { Principal } from './keyring.js';
 import { MemoryLimiter, type DaySeed } from './memory-limiter.js';
+import type { ClusterLimiter } from './cluster-limiter.js';
+
+/**
+ * After Redis is back, ms during which this worker raises the instance's count (the cluster
+ * primary) to Redis's answers and Redis to the instance's count on every check: workers find
+ * Redis back at different times (each reconnects on its own backoff, at most 2 s), and until
+ * the last has, some still count on the primary.
+ */
+const RECONCILE_MS = 10_000;
 import { noLimit, decision, needsCounting, windowsAt, type LimitDecision, type Limiter } from './limiter.js';
 
 /**
@@ -63,6 +72,13 @@ export interface RedisLimiterOptions {
   timeoutMs?: number;
   /** A key's stored day count (the usage table): where this instance's count starts each day. */
   seed?: DaySeed;
+  /**
+   * In a cluster worker, the instance's shared count (the primary), built over `local`: while
+   * Redis is unreachable the workers of the instance count there together, so one instance
+   * stays exact, and Redis is raised to that count (the sum of what the workers served) when
+   * it is back. Without it (one process) `local` is the instance's count.
+   */
+  instance?: { cluster: ClusterLimiter; local: MemoryLimiter };
 }
 
 /**
@@ -82,14 +98,19 @@ export class RedisLimiter implements Limiter {
   private readonly prefix: string;
   private readonly log: LimiterLog | undefined;
   private readonly now: () => number;
+  private readonly cluster: ClusterLimiter | null;
   private degraded = false;
+  /** Until when Redis and the instance's count are reconciled on every check (RECONCILE_MS). */
+  private reconcileUntil = 0;
 
   constructor(opts: RedisLimiterOptions) {
     const timeout = opts.timeoutMs ?? 500;
     this.prefix = opts.prefix ?? 'mds:rl:';
     this.log = opts.log;
     this.now = opts.now ?? Date.now;
-    this.local = new MemoryLimiter({ now: this.now, ...(opts.seed ? { seed: opts.seed } : {}) });
+    this.local =
+      opts.instance?.local ?? new MemoryLimiter({ now: this.now, ...(opts.seed ? { seed: opts.seed } : {}) });
+    this.cluster = opts.instance?.cluster ?? null;
     this.redis = new Redis(opts.url, {
       connectTimeout: timeout * 2,
       commandTimeout: timeout,
@@ -127,14 +148,23 @@ export class RedisLimiter implements Limiter {
     return needsCounting(p) ? this.shared(p) : noLimit(this.now());
   }
 
+  /** Counts on the instance's own count: the primary's in a cluster, else this process's. */
+  private alone(p: Principal): LimitDecision | Promise<LimitDecision> {
+    return this.cluster ? this.cluster.count(p) : this.local.count(p);
+  }
+
   private async shared(p: Principal): Promise<LimitDecision> {
     await this.local.ready(p);
     if (this.redis.status !== 'ready') {
       this.down(new Error(`redis ${this.redis.status}`));
-      return this.local.count(p);
+      return this.alone(p);
     }
     const now = this.now();
     const w = windowsAt(now);
+    // Back from an outage: first learn what the instance's workers served meanwhile (the
+    // primary's count), so Redis is raised to their sum rather than to this worker's part.
+    const reconciling = this.cluster !== null && (this.degraded || now < this.reconcileUntil);
+    if (reconciling) await this.cluster?.sync(p);
     try {
       const [status, m, d] = await (this.redis as unknown as LimitCommands).mdsConsume(
         this.key(p.id, `m:${w.minute}`),
@@ -147,16 +177,18 @@ export class RedisLimiter implements Limiter {
       );
       this.up();
       this.local.observe(p.id, m, d);
+      // Workers still without Redis count on the primary: on top of this answer.
+      if (reconciling) void this.cluster?.sync(p);
       return decision(p, status === 2 ? 4031 : status === 1 ? 4030 : null, m, d, w);
     } catch (err) {
       this.down(err instanceof Error ? err : new Error(String(err)));
-      return this.local.count(p);
+      return this.alone(p);
     }
   }
 
   async peek(keyIds: readonly string[]): Promise<Map<string, number>> {
     if (keyIds.length === 0) return new Map();
-    if (this.redis.status !== 'ready') return this.local.peek(keyIds);
+    if (this.redis.status !== 'ready') return (this.cluster ?? this.local).peek(keyIds);
     const w = windowsAt(this.now());
     try {
       const values = await this.redis.mget(...keyIds.map((id) => this.key(id, `m:${w.minute}`)));
@@ -167,7 +199,7 @@ export class RedisLimiter implements Limiter {
       });
       return out;
     } catch {
-      return this.local.peek(keyIds);
+      return (this.cluster ?? this.local).peek(keyIds);
     }
   }
 
@@ -196,6 +228,7 @@ export class RedisLimiter implements Limiter {
   private up(): void {
     if (!this.degraded) return;
     this.degraded = false;
+    this.reconcileUntil = this.now() + RECONCILE_MS;
     this.log?.info({}, 'rate-limit counters: Redis reachable again; shared counters in use');
   }
 }

@@ -149,6 +149,20 @@ export function freePort(): Promise<number> {
   });
 }
 
+/** Waits until `n` cluster workers have said both "database ready" and "Server listening". */
+export async function workersServing(server: ServerProcess, n: number, timeoutMs = 120_000): Promise<void> {
+  const pids = (msg: string): Set<string> =>
+    new Set(
+      [...server.output().matchAll(new RegExp(`"pid":(\\d+)[^\\n]*${msg}`, 'g'))].map((m) => m[1] as string),
+    );
+  const deadline = Date.now() + timeoutMs;
+  while (pids('database ready').size < n || pids('Server listening').size < n) {
+    if (Date.now() > deadline)
+      throw new Error(`${n} workers never served; output:\n${server.output().slice(-3000)}`);
+    await sleep(100);
+  }
+}
+
 export const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
 /** GET on a fresh connection; resolves with the status code. */
