@@ -116,6 +116,20 @@ for (const backend of await backends()) {
       assert.match(again.stdout, /accepted 0, duplicate 1200, rejected 0/);
     });
 
+    test('a plain OHLCV file without updated_at: filled with the push time, and said', async () => {
+      const csv = file('plain.csv', 'date,open,high,low,close,volume\n20240102,3.5,3.6,3.4,3.55,1000\n');
+      const before = new Date().toISOString();
+      const args = ['push', '--dataset', 'etf_daily', csv, '--set', 'symbol=588001', '--source', 'plain'];
+      const run = await mds([...args, '--url', base, '--key', INGEST_KEY]);
+      assert.equal(run.code, 0, run.stderr);
+      assert.match(
+        run.stderr,
+        /note: updated_at absent on 1 of 1 rows: set to the push time \d{4}-\d{2}-\d{2}T/,
+      );
+      const [row] = await exportCsv('/api/v1/etf/kline?code=588001&format=csv');
+      assert.ok(row && String(row.updated_at) >= before, `updated_at ${String(row?.updated_at)}`);
+    });
+
     test('--concurrency: several batches in flight, reported in file order', async () => {
       const csv = file('510301.csv', priceCsv(1200).text);
       const args = etfPushArgs(csv, '510301');

@@ -31,6 +31,10 @@ export async function runPush(opts: PushOptions, io: Io = STD_IO): Promise<PushS
   const plan = planPush(opts);
   const { dataset: d, batches, businessDate, source } = plan;
   if (plan.dropped.length) io.err(`note: ignoring column(s) set by the server: ${plan.dropped.join(', ')}`);
+  if (plan.stamped.rows > 0)
+    io.err(
+      `note: updated_at absent on ${plan.stamped.rows} of ${plan.rows} rows: set to the push time ${plan.stamped.at} (give it a column, or --set updated_at=…, for a re-run to be a duplicate)`,
+    );
   io.err(
     `pushing ${plan.rows} rows of ${d.name} in ${batches.length} batch(es) ` +
       `(business_date ${businessDate}, source ${source}${opts.fullSnapshot ? ', full snapshot' : ''}) to ${opts.url ?? DEFAULT_URL}`,

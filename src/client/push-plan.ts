@@ -174,6 +174,8 @@ export interface PushPlan {
   rows: number;
   /** Columns dropped because the server sets them. */
   dropped: string[];
+  /** Rows whose absent updated_at was set to the push time, and that time. */
+  stamped: { rows: number; at: string };
   businessDate: string;
   source: string;
   lineOf: (i: number) => string;
@@ -201,7 +203,9 @@ export function planPush(opts: PushOptions): PushPlan {
 
   const file = readFileRows(opts.file, opts.format ?? formatOf(opts.file));
   if (file.rows.length === 0) throw new MappingError(`${opts.file} holds no rows`);
-  const mapped = mapRows(d, file.columns, file.rows, opts, file.lineOf);
+  // updated_at is the time the upstream last changed a row; a file without one gets the push time.
+  const at = new Date().toISOString();
+  const mapped = mapRows(d, file.columns, file.rows, { ...opts, stampUpdatedAt: at }, file.lineOf);
   const businessDate = businessDateOf(d, mapped.rows, opts);
   const source = sourceOf(d, mapped.rows, opts);
   if (opts.fullSnapshot) checkSnapshot(d, mapped.rows, businessDate, source, file.lineOf);
@@ -218,6 +222,7 @@ export function planPush(opts: PushOptions): PushPlan {
     batches,
     rows: mapped.rows.length,
     dropped: mapped.dropped,
+    stamped: { rows: mapped.stamped, at },
     businessDate,
     source,
     lineOf: file.lineOf,

@@ -22,12 +22,19 @@ export interface MappingOptions {
   rowNumber?: string;
   /** Fills a required source field when the file has no such column. */
   source?: string;
+  /**
+   * The push time (ISO UTC): `updated_at` of every row without one, when the dataset has the
+   * field (plain OHLCV files carry none). Unset: absent stays absent.
+   */
+  stampUpdatedAt?: string;
 }
 
 export interface MappedRows {
   rows: RowData[];
   /** Columns dropped automatically (e.g. created_at of an exported file), for a notice. */
   dropped: string[];
+  /** Rows whose updated_at was set to the push time (`stampUpdatedAt`), for a notice. */
+  stamped: number;
   /** column → ingest field actually used. */
   columns: Record<string, string>;
 }
@@ -193,7 +200,10 @@ export function mapRows(
   const fillSource = src !== null && !byField.has(src.name) && opts.source !== undefined;
   if (fillSource && src) constants[src.name] = opts.source as string;
 
-  const missing = d.fields.filter((f) => f.required && !byField.has(f.name) && !(fillSource && f === src));
+  const stampField = opts.stampUpdatedAt !== undefined ? d.fieldByName.get('updated_at') : undefined;
+  const missing = d.fields.filter(
+    (f) => f.required && !byField.has(f.name) && !(fillSource && f === src) && f !== stampField,
+  );
   if (missing.length > 0) {
     const names = missing.map((f) => (f.apiName !== f.name ? `${f.name} (or ${f.apiName})` : f.name));
     const hints = [];
@@ -209,6 +219,7 @@ export function mapRows(
 
   const errors: string[] = [];
   const rows: RowData[] = [];
+  let stamped = 0;
   input.forEach((raw, i) => {
     const row: RowData = { ...constants };
     if (numbered) row[numbered.name] = numbered.type === 'string' ? String(i + 1) : i + 1;
@@ -221,8 +232,17 @@ export function mapRows(
         else if (errors.length === 20) errors.push('…');
       }
     }
+    if (stampField && row[stampField.name] === undefined) {
+      row[stampField.name] = opts.stampUpdatedAt as string;
+      stamped++;
+    }
     rows.push(row);
   });
   if (errors.length > 0) throw new MappingError(`cannot convert the file:\n  ${errors.join('\n  ')}`);
-  return { rows, dropped, columns: Object.fromEntries([...used].map(([c, f]) => [c, f.name])) };
+  return {
+    rows,
+    dropped,
+    stamped,
+    columns: Object.fromEntries([...used].map(([c, f]) => [c, f.name])),
+  };
 }
