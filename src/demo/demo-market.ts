@@ -78,9 +78,11 @@ export class DemoMarket {
 
   /**
    * Three cash dividends and one split per code, spread over the history. The walk is the
-   * continuous (backward-adjusted) path; the exchange's raw prices are it divided by the
-   * cumulative factor in force, so hfq prices (raw × factor) give the walk back, and a bar's
-   * pre_close on an ex-date is the ex-rights reference price.
+   * continuous (forward-adjusted to the last day) path; the exchange's raw prices are it times
+   * the last cumulative factor divided by the factor in force, so the latest raw prices are the
+   * walk's — near the instrument's real level (universe.ts), as its quote today is — earlier
+   * ones higher before a split, hfq prices (raw × factor) the walk times the last factor, and a
+   * bar's pre_close on an ex-date is the ex-rights reference price.
    */
   private applyActions(rng: Random, code: string, paths: Map<string, Bar[]>, digits: number): void {
     const path = paths.get(code);
@@ -98,7 +100,7 @@ export class DemoMarket {
     const actions: DemoAction[] = [];
     let factor = 1;
     let next = 0;
-    const raw: Bar[] = path.map((b, i) => {
+    const adjusted: { b: Bar; f: number }[] = path.map((b, i) => {
       while (plan[next] && (plan[next] as { i: number }).i === i) {
         const step = plan[next++] as { i: number; action: 'dividend' | 'split' };
         const prevClose = round((path[i - 1] as Bar).close / factor, digits);
@@ -113,7 +115,12 @@ export class DemoMarket {
         }
         factors.push({ date: b.date, factor: round(factor, 6) });
       }
-      const f = (factors[factors.length - 1] as { factor: number }).factor;
+      return { b, f: (factors[factors.length - 1] as { factor: number }).factor };
+    });
+    const last = (factors[factors.length - 1] as { factor: number }).factor;
+    const raw: Bar[] = adjusted.map(({ b, f: inForce }) => {
+      // Relative to the last factor: the latest bars are the walk itself.
+      const f = inForce / last;
       const px = (x: number): number => round(x / f, digits);
       const close = px(b.close);
       const preClose = px(b.preClose);
@@ -130,6 +137,8 @@ export class DemoMarket {
       };
     });
     paths.set(code, raw);
+    // Cash per share in the raw prices' scale (the dividend's ratio to the price is unchanged).
+    for (const a of actions) if (a.cash !== null) a.cash = round(a.cash * last, 3);
     this.actions.set(code, actions);
     this.factors.set(code, factors);
   }
