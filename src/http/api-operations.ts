@@ -40,6 +40,8 @@ export interface ApiParameter {
   required?: boolean;
   description: string;
   schema: TSchema | Record<string, unknown>;
+  /** An example value (path parameters: what a contract tester puts in the URL). */
+  example?: string;
   /** OpenAPI serialisation: exact filters take repeated values (`form`, exploded). */
   style?: 'form';
   explode?: boolean;
@@ -82,13 +84,16 @@ const json = (
 ): Record<string, TSchema | Record<string, unknown>> => ({
   'application/json': schema,
 });
-const pathParam = (name: string, description: string): ApiParameter => ({
+/** A path parameter, with an example a contract tester (dredd) can put in the URL. */
+const pathParam = (name: string, description: string, example: string): ApiParameter => ({
   name,
   in: 'path',
   required: true,
   description,
   schema: Type.String({ minLength: 1 }),
+  example,
 });
+const BATCH_ID_EXAMPLE = 'etf_daily-2024-01-02-eastmoney-1';
 const ok = (description: string, data: TSchema): ApiResponse => ({
   description,
   content: json(adminAnswerSchema(data)),
@@ -117,7 +122,9 @@ export function serviceOperations(catalog: Catalog): ApiOperation[] {
         'otherwise; MDS_BODY_LIMIT counts the decompressed bytes) and must be UTF-8 (400 / 4002). ' +
         'checksum.sha256: the SHA-256 of the records value exactly as sent, or of its JCS or compact form.',
       auth: 'ingest',
-      body: { oneOf: batchRequestSchemas(catalog) },
+      // anyOf, not oneOf: the shapes differ only by meta.dataset's value, so a validator cannot
+      // prove them exclusive (Redocly: 595 warnings); the service tells them apart by it.
+      body: { anyOf: batchRequestSchemas(catalog) },
       responses: {
         200: batchAnswer('every record processed (status "accepted"), or a repeat (status "duplicate")'),
         207: batchAnswer('some records rejected: status "partial", code 2070, see errors'),
@@ -133,7 +140,7 @@ export function serviceOperations(catalog: Catalog): ApiOperation[] {
       summary: 'Batch status record',
       description: 'Spec 2.4: the status record of a processed batch, kept at least 90 days.',
       auth: 'ingest',
-      parameters: [pathParam('batch_id', 'meta.batch_id of the batch')],
+      parameters: [pathParam('batch_id', 'meta.batch_id of the batch', BATCH_ID_EXAMPLE)],
       responses: { 200: batchAnswer('the batch status record') },
       errors: [4001, 4040],
     },
@@ -222,7 +229,7 @@ function adminOperations(names: string[]): ApiOperation[] {
     responses: { [method === 'post' && path === '/admin/api/keys' ? 201 : 200]: answer },
     ...extra,
   });
-  const keyId = pathParam('id', 'the key id (from the list)');
+  const keyId = pathParam('id', 'the key id (from the list)', '0b9b7c9e-5d2a-4f8e-9a53-2f0c6d1e8b47');
   return [
     admin(
       'get',
@@ -329,7 +336,7 @@ function adminOperations(names: string[]): ApiOperation[] {
       'One batch with every error',
       'The stored status record of a batch, every error included.',
       ok('the batch', BatchRecordSchema),
-      { parameters: [pathParam('batch_id', 'meta.batch_id of the batch')], errors: [4040] },
+      { parameters: [pathParam('batch_id', 'meta.batch_id of the batch', BATCH_ID_EXAMPLE)], errors: [4040] },
     ),
     admin(
       'post',
@@ -341,7 +348,10 @@ function adminOperations(names: string[]): ApiOperation[] {
         'changed any of those rows (conflicts: up to 100 keys), 409 / 4093 when what it replaced is not ' +
         'kept; nothing changes then. A batch reverted before: zero counts.',
       ok('what was put back', RevertAnswerSchema),
-      { parameters: [pathParam('batch_id', 'meta.batch_id of the batch')], errors: [4040, 4092, 4093] },
+      {
+        parameters: [pathParam('batch_id', 'meta.batch_id of the batch', BATCH_ID_EXAMPLE)],
+        errors: [4040, 4092, 4093],
+      },
     ),
     admin(
       'get',
@@ -350,7 +360,7 @@ function adminOperations(names: string[]): ApiOperation[] {
       'What a batch changed',
       'The revisions the batch wrote: counts per op and a sample with the values before and after.',
       ok('the changes', BatchChangesSchema),
-      { parameters: [pathParam('batch_id', 'meta.batch_id of the batch')], errors: [4040] },
+      { parameters: [pathParam('batch_id', 'meta.batch_id of the batch', BATCH_ID_EXAMPLE)], errors: [4040] },
     ),
     admin(
       'get',

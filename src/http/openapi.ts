@@ -56,6 +56,7 @@ const TAGS: Record<string, string> = {
   health: 'Health check',
   admin: 'Keys, usage, batches and coverage (bearer MDS_ADMIN_TOKEN)',
   operations: 'Metrics and this document',
+  revisions: 'Revision trails of each dataset (docs/point-in-time.md)',
 };
 
 /** Plain JSON of a schema tree; titled schemas are hoisted into `components` and referenced. */
@@ -161,10 +162,13 @@ export function openApiDocument(catalog: Catalog, version: string): Obj {
     info: {
       title: 'market-data-service',
       version,
+      license: { name: 'MIT', identifier: 'MIT' },
       description:
         'Batch ingest and read-only query interface for market data. Every query endpoint is generated ' +
         'from the dataset catalog; x-mds-filter on a query parameter names its filter kind ' +
-        '(exact, like, range), and x-mds-field the row field a range filter bounds. Answers that belong to no operation, in the Error shape (the envelope ' +
+        '(exact, like, range), and x-mds-field the row field a range filter bounds; x-mds-code marks a ' +
+        'code filter and its market; x-mds-exports on a query operation maps each format= export to ' +
+        'the media type its 200 answer then has; x-mds-ingest-names maps row names to ingest names. Answers that belong to no operation, in the Error shape (the envelope ' +
         `under /api/v1/ but the ingest interface): ${PROTOCOL_ERRORS.map((c) => `${ERRORS[c].status} / ${c} ${ERRORS[c].message}`).join('; ')}.`,
     },
     servers: [{ url: '/' }],

@@ -3,6 +3,7 @@ import type { Catalog } from '../catalog/catalog.js';
 import { QUALITY_SORT_ENUM, QualityAnswerSchema } from '../contract/quality.js';
 import { DEFAULT_LIMIT, MAX_LIMIT } from '../query/parse.js';
 import type { ApiOperation, ApiParameter } from './api-operations.js';
+import { QUERY_DATE } from './query-operations.js';
 
 /** The data-quality report as an operation (GET /api/v1/quality/{dataset}). */
 
@@ -16,19 +17,25 @@ export function qualityParameters(catalog?: Catalog): ApiParameter[] {
       required: true,
       description: 'a daily series keyed by code and date',
       schema: names ? Type.String({ enum: names }) : Type.String(),
+      example: 'etf_daily',
     },
-    { name: 'code', in: 'query', description: 'one code only', schema: Type.String() },
+    {
+      name: 'code',
+      in: 'query',
+      description: 'one code only; CN codes also as 510300.SH or sh510300 (docs/endpoints.md)',
+      schema: Type.String(),
+    },
     {
       name: 'date_from',
       in: 'query',
-      description: 'inclusive lower bound on the bar date',
-      schema: Type.String({ format: 'date' }),
+      description: 'inclusive lower bound on the bar date, YYYY-MM-DD or YYYYMMDD',
+      schema: QUERY_DATE,
     },
     {
       name: 'date_to',
       in: 'query',
-      description: 'inclusive upper bound on the bar date',
-      schema: Type.String({ format: 'date' }),
+      description: 'inclusive upper bound on the bar date, YYYY-MM-DD or YYYYMMDD',
+      schema: QUERY_DATE,
     },
     {
       name: 'exchange',

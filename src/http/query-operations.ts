@@ -165,12 +165,16 @@ function parameter(d: Dataset, name: string): ApiParameter {
     : { name, in: 'query', description: 'UNDOCUMENTED: add it to PARAMETER_DOCS', schema: Type.String() };
 }
 
-const exports = Object.fromEntries(
-  Object.entries(EXPORT_FORMATS).map(([format, f]) => [
-    f.mediaType,
-    format === 'csv' || format === 'ndjson' ? Type.String() : Type.String({ format: 'binary' }),
-  ]),
-);
+/**
+ * The exports' media types, as the operation's `x-mds-exports` (format → media type), not as
+ * further media types of the 200 answer: generated clients (openapi-fetch) type a 200 by all
+ * of its media types, so listing them would make every JSON page a union with text and bytes.
+ */
+const exports = {
+  'x-mds-exports': Object.fromEntries(
+    Object.entries(EXPORT_FORMATS).map(([format, f]) => [format, f.mediaType]),
+  ),
+};
 
 /** Every query endpoint's operation, and the revision trail of each dataset. */
 export function queryOperations(catalog: Catalog): ApiOperation[] {
@@ -192,9 +196,11 @@ function revisionsOperation(d: Dataset): ApiOperation {
       'valid_to, then the row).',
     auth: 'query',
     parameters: revisionParams(d).map((n) => parameter(d, n)),
+    extensions: exports,
     responses: {
       200: {
-        description: 'revisions in the envelope (format=json), or all of them as an export',
+        description:
+          'revisions in the envelope (format=json), or all of them as an export in the media type x-mds-exports names',
         headers: {
           ETag: {
             description: 'changes when the dataset or its history changes',
@@ -203,7 +209,6 @@ function revisionsOperation(d: Dataset): ApiOperation {
         },
         content: {
           'application/json': envelopeSchema(revisionItemSchema(d, { required: true })),
-          ...exports,
         },
       },
       304: { description: 'not modified (If-None-Match)' },
@@ -227,17 +232,19 @@ function datasetOperation(d: Dataset): ApiOperation {
     parameters: allowedParams(d).map((n) => parameter(d, n)),
     // Row name → ingest name where they differ (code → symbol): a client pushes what it pulled.
     extensions: {
+      ...exports,
       'x-mds-ingest-names': Object.fromEntries(
         d.fields.filter((f) => f.apiName !== f.name).map((f) => [f.apiName, f.name]),
       ),
     },
     responses: {
       200: {
-        description: 'rows in the envelope (format=json), or the whole result as an export',
+        description:
+          'rows in the envelope (format=json), or the whole result as an export in the media type x-mds-exports names',
         headers: {
           ETag: { description: 'changes when a batch changes the dataset', schema: { type: 'string' } },
         },
-        content: { 'application/json': envelopeSchema(rowSchema(d, { required: true })), ...exports },
+        content: { 'application/json': envelopeSchema(rowSchema(d, { required: true })) },
       },
       304: { description: 'not modified (If-None-Match)' },
     },
