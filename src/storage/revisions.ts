@@ -298,6 +298,20 @@ export function* revertSteps(
 
   // The dataset's lock first: no batch can stamp revisions of these keys until this commits.
   const at = changeTime(clock(), yield* lockState(tx, d.name));
+  // Read again under the lock: a revert of the same batch that held it has committed by now.
+  // PostgreSQL read the record above before waiting (each statement sees what has committed
+  // when it starts), so the loser of two concurrent reverts would see the winner's revisions as
+  // later changes of every row (4092 listing them all); SQLite's writer lock is taken before the
+  // first read. Both now answer the loser as an already reverted batch: 200, nothing to revert.
+  const [again] = yield* tx.rows(sql`SELECT reverted_at FROM mds_batches WHERE batch_id = ${batchId}`);
+  if (typeof again?.reverted_at === 'string') {
+    return {
+      kind: 'reverted',
+      record: { ...record, reverted_at: again.reverted_at },
+      counts: zero,
+      already: true,
+    };
+  }
   const stamped = yield* stampOf(tx, record);
   // The batch's revisions in the revision table were replaced (closed) or are its deletions;
   // a closed one means a later change of that key.
