@@ -215,6 +215,13 @@ export interface ProbeSpec {
   durationSec: number;
   /** Also return every request's scheduled time and latency (ProbeStats.samples). */
   samples?: boolean;
+  /**
+   * A fresh connection per request (no keep-alive): in a cluster each one may go to another
+   * worker, so every worker is measured, not just the one a kept connection sticks to.
+   */
+  fresh?: boolean;
+  /** Per stream name: headers instead of `headers` (another key). */
+  streamHeaders?: Record<string, Record<string, string>>;
 }
 
 export interface ProbeStats {

@@ -7,6 +7,7 @@ import { PostgresStore } from '../src/storage/postgres/postgres-store.js';
 import { BASELINE_STAMP, ETF_COLUMNS, ETF_DAILY, code, codeRows, tradingDays } from './data.js';
 import { ROW_JSON_COLUMN, rowJson } from '../src/storage/row-json.js';
 import { copyValue } from '../src/storage/postgres/copy-text.js';
+import { CFG, log } from './context.js';
 
 /**
  * The query data set on PostgreSQL: `codes` × `days` etf_daily rows in a database of their own
@@ -89,4 +90,9 @@ export async function buildPgQueryDatabase(
   await f.end();
   log(`PostgreSQL query data: built ${codes * days} rows in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
   return url.toString();
+}
+
+/** The run's PostgreSQL query data set (CFG's size; BENCH_REBUILD=1 rebuilds it): its URL. */
+export function benchPgDatabase(adminUrl: string): Promise<string> {
+  return buildPgQueryDatabase(adminUrl, CFG.codes, CFG.days, process.env.BENCH_REBUILD === '1', log);
 }

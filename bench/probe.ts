@@ -21,7 +21,11 @@ let stopping = false;
 
 function get(name: string, path: string, scheduled: number): void {
   const p = new Promise<void>((resolve) => {
-    const req = http.get(spec.url + path, { agent, headers: spec.headers }, (res) => {
+    const headers = spec.streamHeaders?.[name] ?? spec.headers;
+    const options = spec.fresh
+      ? { agent: false as const, headers: { ...headers, connection: 'close' } }
+      : { agent, headers };
+    const req = http.get(spec.url + path, options, (res) => {
       res.resume();
       res.on('end', () => {
         const ms = performance.now() - scheduled;

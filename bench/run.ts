@@ -10,6 +10,8 @@ import { ingestPhase } from './phases/ingest.js';
 import { createTestDatabase } from '../test/helpers/postgres.js';
 import { postgresIngest, postgresPhase } from './phases/postgres.js';
 import { queryPhase } from './phases/query.js';
+import { freezePhase } from './phases/freeze.js';
+import { benchPgDatabase } from './pg-query-data.js';
 import { storagePhase } from './phases/storage.js';
 import { printTable, type Row } from './table.js';
 
@@ -50,6 +52,15 @@ const PHASES: Record<string, (rows: Row[], ctx: Ctx) => Promise<void> | void> = 
     if (pgUrl) return postgresPhase(rows, pgUrl);
     log('PostgreSQL: skipped (DATABASE_URL does not point at one)');
     rows.push({ phase: 'PostgreSQL', server: 'skipped: DATABASE_URL not set to postgres://…', rate: null });
+  },
+  // Issue 24: /health and another key's page while one key runs heavy reads.
+  freeze: (rows, { file }) => freezePhase(rows, file, 'SQLite'),
+  freezepg: async (rows, { pgUrl }) => {
+    if (!pgUrl) {
+      log('PostgreSQL freeze: skipped (DATABASE_URL does not point at one)');
+      return;
+    }
+    await freezePhase(rows, await benchPgDatabase(pgUrl), 'PostgreSQL');
   },
   // The ingest rows of `pg` alone.
   pgingest: async (rows, { pgUrl }) => {

@@ -83,6 +83,17 @@ const ConfigSchema = Type.Object({
    * transaction). `none`: direct connections; a pooler found in between stops the start.
    */
   MDS_PG_POOLER: Type.Union([Type.Literal('none'), Type.Literal('pgbouncer')], { default: 'none' }),
+  /**
+   * Longest a query's statement may run (a page, its count, one chunk of an export; its wait
+   * for a reader process included), ms; past it the statement is stopped and the client gets
+   * 504 / 5040. 0: no limit.
+   */
+  MDS_QUERY_TIMEOUT_MS: Type.Integer({ minimum: 0, default: 30_000 }),
+  /**
+   * SQLite: reader processes per worker that read dataset rows, each with its own connection
+   * (storage/sqlite/reader-pool.ts). 0: the request thread reads them (no deadline then).
+   */
+  MDS_READER_PROCESSES: Type.Integer({ minimum: 0, maximum: 64, default: 2 }),
   /** Worker processes sharing the port (0 = one per core, the default; 1 = no cluster). */
   MDS_WORKERS: Type.Integer({ minimum: 0, default: 0 }),
   /** Proxies whose X-Forwarded-For is believed: addresses / CIDRs, comma separated. See parseTrustProxy. */

@@ -30,6 +30,7 @@ export const ERRORS = {
   5032: { status: 503, message: 'too much batch data in flight on this server; retry later' },
   5000: { status: 500, message: 'internal server error' },
   5030: { status: 503, message: 'service unavailable; retry later' },
+  5040: { status: 504, message: 'the query ran longer than its time limit (MDS_QUERY_TIMEOUT_MS)' },
 } as const satisfies Record<number, { status: number; message: string }>;
 
 export type ErrorCode = keyof typeof ERRORS;

@@ -25,6 +25,7 @@ export async function serve(): Promise<void> {
           },
         }
       : {}),
+    readerProcesses: config.MDS_READER_PROCESSES,
   });
   // Not ready (503) until the migration below succeeds.
   const services = await createServices({ config, store, ready: () => false });
@@ -102,6 +103,9 @@ export async function serve(): Promise<void> {
     const force = setTimeout(() => process.exit(1), config.MDS_SHUTDOWN_GRACE_MS);
     force.unref();
     try {
+      // Queries in flight are stopped (503) rather than waited for: a long one would hold the
+      // close until the grace runs out.
+      services.queryContexts.abortAll();
       await app.close();
       await store.close();
     } finally {

@@ -19,6 +19,7 @@ import { UsageRecorder, metered } from './access/usage-recorder.js';
 import { Readiness } from './readiness.js';
 import { createLogger } from './logger.js';
 import { primaryLink } from './cluster/primary-link.js';
+import { QueryContexts } from './request-context.js';
 
 export interface ServiceDeps {
   config: Config;
@@ -47,6 +48,8 @@ export interface Services {
   /** Creates or upgrades the tables: on an ingest thread when there are some. */
   migrate(): Promise<void>;
   readonly query: QueryService;
+  /** The query requests in flight: a shutdown stops their statements (request-context.ts). */
+  readonly queryContexts: QueryContexts;
   readonly coverage: CoverageCache;
   readonly quality: QualityService;
   readonly keyring: KeyRing;
@@ -90,6 +93,7 @@ export async function createServices(deps: ServiceDeps): Promise<Services> {
     batchEvents: link ? link.events : ingest.events,
     migrate: () => (pool ? pool.migrate() : store.migrate()),
     query: new QueryService(store, catalog, { revisionsKeepDays: config.MDS_REVISIONS_KEEP_DAYS }),
+    queryContexts: new QueryContexts(),
     coverage: new CoverageCache(store, catalog, pool ? () => pool.coverage() : undefined),
     quality: new QualityService(store, catalog),
     keyring: new KeyRing(store, config),

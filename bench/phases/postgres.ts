@@ -3,7 +3,7 @@ import { ingestBatches } from '../data.js';
 import { serviceIngestRow } from '../ingest.js';
 import { AUTH, REPEATED, measure, measureTogether, queryRow, randomPaths } from '../measure.js';
 import { buildMinimalPg, pgRawUpsertCeiling } from '../minimal.js';
-import { buildPgQueryDatabase } from '../pg-query-data.js';
+import { benchPgDatabase } from '../pg-query-data.js';
 import type { Row } from '../table.js';
 import { createTestDatabase } from '../../test/helpers/postgres.js';
 import { barPages, loadReference } from './bars.js';
@@ -16,13 +16,7 @@ import { pgStoragePhase } from './storage.js';
  * dropped afterwards).
  */
 export async function postgresPhase(rows: Row[], adminUrl: string): Promise<void> {
-  const url = await buildPgQueryDatabase(
-    adminUrl,
-    CFG.codes,
-    CFG.days,
-    process.env.BENCH_REBUILD === '1',
-    log,
-  );
+  const url = await benchPgDatabase(adminUrl);
   const minimalUrl = await buildMinimalPg(url, log);
   await pgStoragePhase(rows, url, minimalUrl);
   const paths = randomPaths(400_000, 4343);

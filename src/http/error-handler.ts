@@ -2,7 +2,8 @@ import http from 'node:http';
 import type { Socket } from 'node:net';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AppError, ERRORS, type ErrorCode } from '../errors.js';
-import { StoreUnavailableError } from '../storage/store.js';
+import { QueryTimeoutError, StoreUnavailableError } from '../storage/store.js';
+import { QueryAbortedError } from '../request-context.js';
 import { errorEnvelope, isQueryPath } from './envelope.js';
 import { DEFAULT_LIMIT, MAX_LIMIT } from '../query/parse.js';
 import { RouteMethods } from './route-methods.js';
@@ -56,6 +57,9 @@ export function toAppError(err: unknown): AppError | null {
   if (err instanceof StoreUnavailableError) {
     return new AppError(5030, `database unavailable (${err.condition})`, { retryAfter: 1 });
   }
+  if (err instanceof QueryTimeoutError) return new AppError(5040, err.message);
+  // Shutdown (the client of a disconnected request hears nothing).
+  if (err instanceof QueryAbortedError) return new AppError(5030, err.message, { retryAfter: 1 });
   const fe = err as Partial<FastifyError>;
   const mapped = typeof fe.code === 'string' ? FASTIFY_CODES[fe.code] : undefined;
   if (mapped) return new AppError(mapped, fe.message);

@@ -1,3 +1,4 @@
+import { AsyncResource } from 'node:async_hooks';
 import { Readable } from 'node:stream';
 import { bindReadSession } from '../storage/read-consistency.js';
 
@@ -22,6 +23,9 @@ export class ExportStalledError extends Error {}
  */
 export function exportBody(chunks: AsyncIterable<string | Uint8Array>, stallTimeoutMs: number): Readable {
   const it = chunks[Symbol.asyncIterator]();
+  // The chunks are read in the request's context (request-context.ts: its key, its signal), not
+  // in that of the socket event that asked for more.
+  const scope = new AsyncResource('mds:export');
   let stall: NodeJS.Timeout | undefined;
   let pumping = false;
   /** The chunk being handed out, and how much of it has been. */
@@ -61,7 +65,7 @@ export function exportBody(chunks: AsyncIterable<string | Uint8Array>, stallTime
             return;
           }
         }
-        const next = await it.next();
+        const next = await scope.runInAsyncScope(() => it.next());
         if (body.destroyed) return;
         if (next.done === true) {
           body.push(null);

@@ -8,6 +8,7 @@ import { authHook } from './auth-hook.js';
 import { registerQueryRoutes } from './query-routes.js';
 import { registerQualityRoute } from './quality-routes.js';
 import { readSessionHook } from './read-needs.js';
+import { QueryAbortedError, runInQueryContext } from '../request-context.js';
 
 /**
  * The query API: one route per catalog dataset, behind a query key, its rate limit and quota.
@@ -31,6 +32,16 @@ export async function queryPlugin(app: FastifyInstance, { services }: { services
       return;
     }
     done();
+  });
+  // Every statement the request runs knows its key (reader processes are shared fairly) and is
+  // stopped when the client goes before the answer has been sent (request-context.ts).
+  app.addHook('preHandler', (req, reply, done) => {
+    const { ctx, abort, release } = services.queryContexts.open(req.principal?.id ?? req.ip);
+    reply.raw.once('close', () => {
+      if (!reply.raw.writableFinished) abort(new QueryAbortedError('disconnected'));
+      release();
+    });
+    runInQueryContext(ctx, done);
   });
   registerQueryRoutes(app, services.catalog, services.query, {
     exportStallTimeoutMs: services.config.MDS_EXPORT_STALL_TIMEOUT_MS,

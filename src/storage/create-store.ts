@@ -15,6 +15,7 @@ export type StoreTuning = Partial<
     | 'MDS_PG_CONNECT_TIMEOUT_MS'
     | 'MDS_PG_QUERY_TIMEOUT_MS'
     | 'MDS_PG_POOLER'
+    | 'MDS_QUERY_TIMEOUT_MS'
   >
 > & {
   sqliteCheckpoints?: SqliteCheckpoints;
@@ -23,6 +24,8 @@ export type StoreTuning = Partial<
    * threads read through them (serve.ts); ingest threads and the CLI use the primary alone.
    */
   replicas?: ReplicaOptions;
+  /** SQLite: processes that read dataset rows (sqlite/reader-pool.ts); unset or 0: none. */
+  readerProcesses?: number;
 };
 
 /** Picks the store from DATABASE_URL: `sqlite:<path>` (default) or `postgres://…`. */
@@ -41,6 +44,8 @@ export async function createStore(
         ? { busyTimeoutMs: tuning.MDS_SQLITE_BUSY_TIMEOUT_MS }
         : {}),
       ...(tuning.sqliteCheckpoints !== undefined ? { checkpoints: tuning.sqliteCheckpoints } : {}),
+      ...(tuning.readerProcesses !== undefined ? { readerProcesses: tuning.readerProcesses } : {}),
+      ...(tuning.MDS_QUERY_TIMEOUT_MS !== undefined ? { queryTimeoutMs: tuning.MDS_QUERY_TIMEOUT_MS } : {}),
     });
   }
   if (/^postgres(ql)?:\/\//.test(databaseUrl)) {
@@ -63,6 +68,7 @@ export async function createStore(
         ...(tuning.MDS_PG_QUERY_TIMEOUT_MS !== undefined
           ? { queryTimeoutMs: tuning.MDS_PG_QUERY_TIMEOUT_MS }
           : {}),
+        ...(tuning.MDS_QUERY_TIMEOUT_MS !== undefined ? { readDeadlineMs: tuning.MDS_QUERY_TIMEOUT_MS } : {}),
       },
       tuning.replicas,
     );

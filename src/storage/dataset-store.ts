@@ -25,7 +25,11 @@ import type {
   Value,
 } from './store.js';
 
-/** The datasets' rows as read by queries: pages, totals, exports, versions, coverage. */
+/**
+ * The datasets' rows as read by queries: pages, totals, exports, versions, coverage. Every
+ * statement over dataset rows goes through `reads`; the versions and known instants (key
+ * lookups) through `db`.
+ */
 export class SqlDatasetStore implements DatasetStore {
   /** Stamps answered as knowledge instants (created_at, a revision's valid_from and valid_to). */
   private readonly known: KnownTimes;
@@ -33,6 +37,8 @@ export class SqlDatasetStore implements DatasetStore {
   constructor(
     private readonly db: ReadDb,
     private readonly catalog: Catalog,
+    /** Statements over dataset rows (SQLite: reader processes, sqlite/reader-pool.ts). */
+    private readonly reads: ReadDb = db,
   ) {
     this.known = new KnownTimes(db);
   }
@@ -44,8 +50,8 @@ export class SqlDatasetStore implements DatasetStore {
   }
 
   async queryArrays(plan: QueryPlan): Promise<Value[][]> {
-    const parts = planSelectParts(plan, this.db.dialect, true, false);
-    const rows = (await this.db.arrays(renderSelect(parts), { prepared: true })) as Value[][];
+    const parts = planSelectParts(plan, this.reads.dialect, true, false);
+    const rows = (await this.reads.arrays(renderSelect(parts), { prepared: true })) as Value[][];
     await this.known.arrays(plan.dataset.name, plan.select, rows);
     return rows;
   }
@@ -63,10 +69,10 @@ export class SqlDatasetStore implements DatasetStore {
     withTotal: boolean,
     json: boolean,
   ): Promise<{ rows: DbRow[]; total: number }> {
-    const dialect = this.db.dialect;
+    const dialect = this.reads.dialect;
     const parts = planSelectParts(plan, dialect, true, json);
     if (withTotal && dialect.pageWithTotal) {
-      const rows = await this.db.rows(dialect.pageWithTotal(parts, planCountSql(plan, dialect)), {
+      const rows = await this.reads.rows(dialect.pageWithTotal(parts, planCountSql(plan, dialect)), {
         prepared: true,
       });
       const first = rows[0];
@@ -76,7 +82,7 @@ export class SqlDatasetStore implements DatasetStore {
       for (const r of rows) delete r[TOTAL_COLUMN];
       return { rows, total };
     }
-    const rows = await this.db.rows(renderSelect(parts), { prepared: true });
+    const rows = await this.reads.rows(renderSelect(parts), { prepared: true });
     if (!withTotal) return { rows, total: -1 };
     // A short offset page ends the result: its total is known without counting.
     if (plan.after === undefined && rows.length < plan.limit && (rows.length > 0 || plan.offset === 0)) {
@@ -86,7 +92,7 @@ export class SqlDatasetStore implements DatasetStore {
   }
 
   private async count(plan: QueryPlan): Promise<number> {
-    const [n] = await this.db.values(planCountSql(plan, this.db.dialect), { prepared: true });
+    const [n] = await this.reads.values(planCountSql(plan, this.reads.dialect), { prepared: true });
     return Number(n ?? 0);
   }
 
@@ -116,8 +122,8 @@ export class SqlDatasetStore implements DatasetStore {
         : raw('CAST(NULL AS TEXT) AS first, CAST(NULL AS TEXT) AS last');
       return sql`SELECT ${raw(String(i))} AS i, count(*) AS n, ${agg} FROM ${ident(d.name)}`;
     });
-    const aggs = await this.db.rows(join(parts, ' UNION ALL '));
-    const states = await this.db.rows(
+    const aggs = await this.reads.rows(join(parts, ' UNION ALL '));
+    const states = await this.reads.rows(
       sql`SELECT dataset, last_batch_id, last_batch_at FROM mds_dataset_state`,
     );
     const stateOf = new Map(states.map((s) => [String(s.dataset), s]));
@@ -140,15 +146,15 @@ export class SqlDatasetStore implements DatasetStore {
     qq: QualityQuery,
     until: string,
   ): Promise<{ exchanges: string[]; latest: string | null }> {
-    const exchanges = (await this.db.values(calendarExchangesSql(qq.calendar))).map(String);
+    const exchanges = (await this.reads.values(calendarExchangesSql(qq.calendar))).map(String);
     if (!exchanges.includes(qq.exchange)) return { exchanges, latest: null };
-    const [latest] = await this.db.values(latestOpenDaySql(qq, until));
+    const [latest] = await this.reads.values(latestOpenDaySql(qq, until));
     return { exchanges, latest: latest === null || latest === undefined ? null : String(latest) };
   }
 
   async qualityCodes(qq: QualityQuery): Promise<CodeVerdict[]> {
     // Read outside a transaction (SQLite: no write lock held while it runs).
-    const reader = { rows: (s: Sql) => wait(this.db.rows(s)) };
+    const reader = { rows: (s: Sql) => wait(this.reads.rows(s)) };
     return (await runAsync(qualityVerdicts(reader, qq, null))).map((k) => k.verdict);
   }
 
@@ -158,12 +164,12 @@ export class SqlDatasetStore implements DatasetStore {
     page: QualityPageRequest,
   ): Promise<QualityPage | null> {
     if (qq.dateFrom !== null || qq.dateTo !== null) return null;
-    const [state] = await this.db.rows(summaryStateSql(qq.dataset));
+    const [state] = await this.reads.rows(summaryStateSql(qq.dataset));
     if (!state || state.exchange !== qq.exchange || Number(state.rule) !== QUALITY_RULE) return null;
-    const [totals] = await this.db.rows(summaryTotalsSql(qq));
+    const [totals] = await this.reads.rows(summaryTotalsSql(qq));
     const newest = totals?.newest;
     const before = staleBefore(latest, newest === null || newest === undefined ? null : String(newest));
-    const rows = await this.db.rows(summaryPageSql(qq, before, page));
+    const rows = await this.reads.rows(summaryPageSql(qq, before, page));
     return {
       total: Number(totals?.n ?? 0),
       rows: rows.map((r) => ({ ...verdictFromRow(r), stale: Number(r.stale) === 1 })),

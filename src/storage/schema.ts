@@ -82,6 +82,15 @@ export function datasetIndexes(d: Dataset): IndexSpec[] {
   if (range) add([range.name]);
   if (d.partition && d.partition.name !== range?.name) add([d.partition.name]);
   add([sortCol]);
+  // A factor dataset's as-of lookup (bars-sql.ts: one code, one source, the latest date on or
+  // before a bar's): both equalities and the date in one index. Without it SQLite took the
+  // (source, date) index and walked every code's factors of that source for each row (an
+  // adjusted cross-section over 300 codes: seconds, minutes with a month's resampling).
+  const src = d.sourceField;
+  if (d.factors && src) {
+    const cols = [d.factors.code.name, src.name, d.factors.date.name];
+    out.push({ name: indexName(d.name, cols), columns: cols });
+  }
   return out;
 }
 

@@ -18,14 +18,16 @@ export class SqlStore implements Store {
   /**
    * `reads`: where dataset reads and key lookups go when not to `db` (PostgreSQL read replicas,
    * postgres/replica-router.ts); every write, the batch registry and revisions stay on `db`.
+   * `rows`: the statements over dataset rows, when not to `datasets` (SQLite's reader
+   * processes, sqlite/reader-pool.ts).
    */
   constructor(
     private readonly catalog: Catalog,
     protected readonly db: Db,
-    reads: { datasets: ReadDb; keys: ReadDb } = { datasets: db, keys: db },
+    reads: { datasets: ReadDb; keys: ReadDb; rows?: ReadDb } = { datasets: db, keys: db },
   ) {
     this.backend = db.backend;
-    this.datasets = new SqlDatasetStore(reads.datasets, catalog);
+    this.datasets = new SqlDatasetStore(reads.datasets, catalog, reads.rows ?? reads.datasets);
     this.batches = new SqlBatchStore(db, catalog);
     this.keys = new SqlKeyStore(db, reads.keys);
     this.revisions = new SqlRevisionStore(db, catalog);

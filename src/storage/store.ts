@@ -262,6 +262,13 @@ export class StoreUnavailableError extends Error {
  */
 export class StoreSetupError extends Error {}
 
+/** A query's statement ran past MDS_QUERY_TIMEOUT_MS and was stopped: a 504 / 5040. */
+export class QueryTimeoutError extends Error {
+  constructor(readonly timeoutMs: number) {
+    super(`the query ran longer than its time limit (${timeoutMs} ms) and was stopped`);
+  }
+}
+
 /** Thrown by migrate() when the database's schema is newer than this release: retrying cannot help. */
 export class SchemaTooNewError extends StoreSetupError {}
 

@@ -19,9 +19,16 @@ import {
   type Sql,
 } from '../sql.js';
 import { runAsync, wait, type Step } from '../step.js';
-import { StoreSetupError, type Row, type WriteBatch } from '../store.js';
+import {
+  QueryTimeoutError,
+  StoreSetupError,
+  StoreUnavailableError,
+  type Row,
+  type WriteBatch,
+} from '../store.js';
 import { binaryCopyChunks, stagingType } from './copy-binary.js';
 import { breaksConnection, isBatchIdTaken, isRetryable, translate } from './pg-errors.js';
+import { currentQueryContext, QueryAbortedError, type QueryContext } from '../../request-context.js';
 
 type Client = pg.PoolClient;
 
@@ -70,6 +77,12 @@ export interface PostgresOptions {
    * SET LOCAL in each transaction instead of at connect (PgBouncer refuses startup parameters).
    */
   pooler?: boolean;
+  /**
+   * MDS_QUERY_TIMEOUT_MS: longest a statement of a query request may run (request-context.ts),
+   * ms; past it the statement is cancelled on the server and the request answered 504. Such a
+   * statement's answer is awaited this plus queryTimeoutMs client-side. 0: only the above.
+   */
+  readDeadlineMs?: number;
 }
 
 /** pg reads a per-statement `query_timeout` that its types do not declare. */
@@ -122,6 +135,7 @@ export class PostgresDb implements Db {
   private readonly pingTimeoutMs: number;
   private readonly statementTimeoutMs: number;
   private readonly pooler: boolean;
+  private readonly readDeadlineMs: number;
 
   constructor(opts: PostgresOptions) {
     const connectTimeout = opts.connectionTimeoutMs ?? 5000;
@@ -130,6 +144,7 @@ export class PostgresDb implements Db {
     this.pingTimeoutMs = Math.min(this.queryTimeoutMs, connectTimeout);
     this.statementTimeoutMs = statementTimeout;
     this.pooler = opts.pooler ?? false;
+    this.readDeadlineMs = opts.readDeadlineMs ?? 0;
     this.pool = new pg.Pool({
       connectionString: opts.connectionString,
       max: opts.max ?? 10,
@@ -161,6 +176,16 @@ export class PostgresDb implements Db {
     rowMode?: 'array',
   ): Promise<pg.QueryResult> {
     const { sql: text, params } = compile(s, POSTGRES);
+    const ctx = currentQueryContext();
+    if (ctx && this.readDeadlineMs > 0) {
+      return this.bounded(ctx, {
+        ...(prepared && !this.pooler ? { name: statementName(text) } : {}),
+        text,
+        values: params,
+        query_timeout: Math.min(this.readDeadlineMs, this.queryTimeoutMs) + this.queryTimeoutMs,
+        ...(rowMode ? { rowMode } : {}),
+      });
+    }
     try {
       // Read statements are prepared once per connection under a name derived from their text
       // (their shapes are few: the catalog's filters and sorts), so PostgreSQL parses and plans
@@ -176,6 +201,70 @@ export class PostgresDb implements Db {
       return await this.pool.query(config);
     } catch (err) {
       return translate(err);
+    }
+  }
+
+  /**
+   * A statement of a query request: answered by its deadline or stopped when its client goes
+   * (or the process stops). The deadline is MDS_QUERY_TIMEOUT_MS (504), or the client-side
+   * bound on a server that does not answer (queryTimeoutMs, 503 as for any statement) when that
+   * is shorter. Either way the caller is answered at once and the statement cancelled on the
+   * server (pg_cancel_backend on the connection's backend, sent over another connection); the
+   * connection goes back to the pool only once the statement has ended and the cancel been
+   * answered, so a late cancel can never hit the next user's statement (pg's own query_timeout,
+   * later, destroys a connection whose server never answers).
+   */
+  private async bounded(ctx: QueryContext, config: TimedQuery): Promise<pg.QueryResult> {
+    if (ctx.signal.aborted) throw abortReason(ctx.signal);
+    const conn = await this.checkout();
+    const pid = (conn.c as Client & { processID?: number }).processID;
+    let stopped: Error | null = null;
+    let cancelled: Promise<unknown> = Promise.resolve();
+    let stop: (err: Error) => void = () => {};
+    const stoppedEarly = new Promise<never>((_, reject) => {
+      stop = (err) => {
+        if (stopped) return;
+        stopped = err;
+        // Behind a pooler the backend's id is not the server's: the connection is dropped instead.
+        if (pid !== undefined && !this.pooler) {
+          const cancel: TimedQuery = {
+            text: 'SELECT pg_cancel_backend($1)',
+            values: [pid],
+            query_timeout: this.queryTimeoutMs,
+          };
+          cancelled = this.pool.query(cancel).catch(() => conn.failed(err, true));
+        } else conn.failed(err, true);
+        reject(err);
+      };
+    });
+    const deadlineFirst = this.readDeadlineMs <= this.queryTimeoutMs;
+    const timer = setTimeout(
+      () =>
+        stop(
+          deadlineFirst
+            ? new QueryTimeoutError(this.readDeadlineMs)
+            : new StoreUnavailableError('database did not answer in time', { condition: 'query_timeout' }),
+        ),
+      Math.min(this.readDeadlineMs, this.queryTimeoutMs),
+    );
+    const onAbort = (): void => stop(abortReason(ctx.signal));
+    ctx.signal.addEventListener('abort', onAbort, { once: true });
+    const running = conn.c.query(config);
+    try {
+      return await Promise.race([running, stoppedEarly]);
+    } catch (err) {
+      if (stopped) throw stopped;
+      conn.failed(err);
+      // The server's own statement_timeout came first.
+      if ((err as { code?: unknown }).code === '57014') throw new QueryTimeoutError(this.readDeadlineMs);
+      return translate(err);
+    } finally {
+      clearTimeout(timer);
+      ctx.signal.removeEventListener('abort', onAbort);
+      if (stopped) {
+        // Released once the statement has ended and the cancel been answered (not awaited here).
+        void Promise.allSettled([running, cancelled]).then(() => conn.release());
+      } else conn.release();
     }
   }
 
@@ -486,4 +575,8 @@ export class PostgresDb implements Db {
     this.closed = true;
     await this.pool.end();
   }
+}
+
+function abortReason(signal: AbortSignal): Error {
+  return signal.reason instanceof Error ? signal.reason : new QueryAbortedError('disconnected');
 }

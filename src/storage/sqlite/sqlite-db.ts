@@ -66,6 +66,8 @@ export interface SqliteOptions {
   checkpoints?: SqliteCheckpoints;
   /** 'all': ms between checkpoints of the others' writes (CHECKPOINT_EVERY_MS). */
   checkpointEveryMs?: number;
+  /** A reader process's connection (reader-pool.ts): it may not write. */
+  readOnly?: boolean;
 }
 
 /**
@@ -93,6 +95,7 @@ export class SqliteDb implements Db {
     const checkpoints = opts.checkpoints ?? 'own';
     this.db = SqliteDb.open(opts.file, 0, checkpoints === 'none' ? 0 : CHECKPOINT_PAGES);
     this.db.function('mds_keep_replaced', { deterministic: false }, () => (this.keepReplaced ? 1 : 0));
+    if (opts.readOnly === true) this.db.pragma('query_only = ON');
     this.busyTimeoutMs = opts.busyTimeoutMs ?? 5000;
     this.tx = this.transactionSteps();
     if (checkpoints === 'all') {
@@ -213,6 +216,22 @@ export class SqliteDb implements Db {
         .pluck()
         .all(...params),
     );
+  }
+
+  /**
+   * A read statement compiled elsewhere (the request thread: reader-pool.ts), run at once:
+   * a reader connection never waits for a lock (WAL).
+   */
+  readCompiled(mode: 'rows' | 'arrays' | 'values', text: string, params: unknown[]): unknown {
+    return this.guard(() => {
+      if (mode === 'values')
+        return this.stmt(text)
+          .pluck()
+          .all(...params);
+      const r = this.read(text);
+      const rows = r.stmt.all(...params) as Value[][];
+      return mode === 'arrays' ? rows : rows.map(r.row);
+    });
   }
 
   async run(s: Sql): Promise<number> {

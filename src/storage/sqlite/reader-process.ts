@@ -1,0 +1,33 @@
+import { StoreUnavailableError } from '../store.js';
+import type { ReadReply, ReadRequest, ReaderInit } from './reader-pool.js';
+import { SqliteDb } from './sqlite-db.js';
+
+/**
+ * One reader process (reader-pool.ts): its own read-only connection, one statement at a time,
+ * as compiled on the request thread. It ends with its parent's IPC channel (a worker that dies
+ * leaves no reader behind).
+ */
+const send = process.send?.bind(process);
+if (!send) throw new Error('reader-process.ts runs as a child of reader-pool.ts');
+const { file } = JSON.parse(process.argv[2] ?? '{}') as ReaderInit;
+const db = new SqliteDb({ file, checkpoints: 'none', readOnly: true });
+
+process.on('disconnect', () => process.exit(0));
+process.on('message', (req: ReadRequest) => {
+  let reply: ReadReply;
+  try {
+    reply = { id: req.id, ok: true, value: db.readCompiled(req.mode, req.sql, req.params) };
+  } catch (err) {
+    const unavailable = err instanceof StoreUnavailableError;
+    reply = {
+      id: req.id,
+      ok: false,
+      error: {
+        unavailable,
+        condition: unavailable ? err.condition : '',
+        message: err instanceof Error ? err.message : String(err),
+      },
+    };
+  }
+  send(reply);
+});
