@@ -237,6 +237,45 @@ export function batchBody(id: string, rows: readonly EtfRow[]): string {
 }
 
 /**
+ * The two shapes a batch of daily bars takes (issue 31), as 10,000-record batches:
+ * - daily: one trading day of many codes (10,000 codes × 1 day; batch b is day b), the push
+ *   after each close;
+ * - backfill: many days of few codes (5 codes × 2,000 days; batch b is codes 5b … 5b+4), the
+ *   history a team loads first.
+ */
+export type IngestShape = 'daily' | 'backfill';
+export const SHAPES: Record<IngestShape, { codes: number; days: number; label: string }> = {
+  daily: { codes: 10_000, days: 1, label: 'daily shape: 10,000 codes × 1 day' },
+  backfill: { codes: 5, days: 2_000, label: 'backfill shape: 5 codes × 2,000 days' },
+};
+
+/** `count` batches of the shape, every record new on a fresh database (codes with prefix `prefix`). */
+export function shapeBatches(shape: IngestShape, prefix: string, count: number): IngestBatch[] {
+  const out: IngestBatch[] = [];
+  if (shape === 'backfill') {
+    const { codes, days } = SHAPES.backfill;
+    const dayList = tradingDays(days);
+    for (let b = 0; b < count; b++) {
+      const rows: EtfRow[] = [];
+      for (let i = b * codes; i < (b + 1) * codes; i++)
+        rows.push(...codeRows(code(i, prefix), dayList, 7919 * (i + 1)));
+      out.push({ body: batchBody(`bench-${shape}-${prefix}-${b}-${process.pid}`, rows), rows });
+    }
+    return out;
+  }
+  // Each code's walk over `count` days, cut by day.
+  const dayList = tradingDays(count);
+  const walks = Array.from({ length: SHAPES.daily.codes }, (_, i) =>
+    codeRows(code(i, prefix), dayList, 7919 * (i + 1)),
+  );
+  for (let b = 0; b < count; b++) {
+    const rows = walks.map((w) => w[b] as EtfRow);
+    out.push({ body: batchBody(`bench-${shape}-${prefix}-${b}-${process.pid}`, rows), rows });
+  }
+  return out;
+}
+
+/**
  * `count` batches of `size` new rows (codes with prefix `prefix`, 250 days each), so every
  * record is an insert on a fresh database.
  */

@@ -5,7 +5,7 @@ import { CATALOG } from '../src/catalog/catalog.js';
 import { createStore } from '../src/storage/create-store.js';
 import { IngestService } from '../src/ingest/ingest-service.js';
 import { createTestDatabase } from '../test/helpers/postgres.js';
-import { ingestBatches } from './data.js';
+import { ingestBatches, shapeBatches, type IngestShape } from './data.js';
 import { sqliteRawUpsertCeiling, pgRawUpsertCeiling } from './minimal.js';
 
 /**
@@ -14,7 +14,8 @@ import { sqliteRawUpsertCeiling, pgRawUpsertCeiling } from './minimal.js';
  * the minimal-table raw upsert of the same batches, in alternating rounds. Run it under
  * `node --cpu-prof --import tsx` to see where a record's time goes.
  *
- *   npx tsx bench/ingest-direct.ts [sqlite|postgres] [batches=10] [rounds=2]
+ *   npx tsx bench/ingest-direct.ts [sqlite|postgres] [batches=10] [rounds=2] [daily|backfill]
+ *   (the last: the batches of that shape, bench/data.ts SHAPES; else 40 codes × 250 days)
  *   (PostgreSQL: MDS_BENCH_PG_URL, default postgres://postgres@127.0.0.1:5432/postgres)
  */
 const backend = process.argv[2] ?? 'sqlite';
@@ -22,7 +23,8 @@ const count = Number(process.argv[3] ?? 10);
 const rounds = Number(process.argv[4] ?? 2);
 const ADMIN_URL = process.env.MDS_BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 
-const batches = ingestBatches('7', count, 10_000);
+const shape = process.argv[5] as IngestShape | undefined;
+const batches = shape ? shapeBatches(shape, '7', count) : ingestBatches('7', count, 10_000);
 const records = batches.reduce((n, b) => n + b.rows.length, 0);
 const bodies = batches.map((b) => Buffer.from(b.body));
 

@@ -66,3 +66,42 @@ export async function serviceIngestRow(
     met: rate >= goal * ceiling,
   };
 }
+
+/**
+ * Seconds the service spent per batch step so far (`mds_batch_step_seconds_sum` in /metrics,
+ * summed over its processes); null when the build has no such metric.
+ */
+export async function stepProfile(url: string): Promise<Map<string, number> | null> {
+  const text = await (await fetch(`${url}/metrics`)).text();
+  const out = new Map<string, number>();
+  for (const m of text.matchAll(/^mds_batch_step_seconds_sum\{step="([a-z_]+)"\} (\S+)$/gm)) {
+    out.set(m[1] as string, Number(m[2]));
+  }
+  return out.size > 0 || text.includes('mds_batch_step_seconds') ? out : null;
+}
+
+/**
+ * The profile of an ingest phase's batches: µs per record of each step (the difference of two
+ * stepProfile readings), as one note row.
+ */
+export function stepRows(
+  phase: string,
+  before: Map<string, number> | null,
+  after: Map<string, number> | null,
+  records: number,
+): Row[] {
+  if (!after) return [];
+  const parts = [...after]
+    .map(([step, s]) => [step, ((s - (before?.get(step) ?? 0)) * 1e6) / records] as const)
+    .filter(([, us]) => us > 0)
+    .sort((a, b) => b[1] - a[1]);
+  const total = parts.reduce((n, [, us]) => n + us, 0);
+  const text = parts.map(([step, us]) => `${step} ${us.toFixed(1)}`).join(', ');
+  return [
+    {
+      phase,
+      server: `where a batch's time went, µs per record (${total.toFixed(1)} in all): ${text}`,
+      rate: null,
+    },
+  ];
+}

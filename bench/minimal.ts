@@ -199,3 +199,50 @@ export function sqliteTableBytes(file: string, table: string): number {
     db.close();
   }
 }
+
+/** A SQLite database file's bytes (pages × page size) after a checkpoint that empties the WAL. */
+export function sqliteFileBytes(file: string): number {
+  const db = new Database(file);
+  try {
+    db.pragma('wal_checkpoint(TRUNCATE)');
+    const pages = Number(db.pragma('page_count', { simple: true }));
+    const free = Number(db.pragma('freelist_count', { simple: true }));
+    return (pages - free) * Number(db.pragma('page_size', { simple: true }));
+  } finally {
+    db.close();
+  }
+}
+
+/** Each table's bytes with its indexes (dbstat), largest first. */
+export function sqliteTableSizes(file: string): { name: string; bytes: number }[] {
+  const db = new Database(file, { readonly: true });
+  try {
+    const rows = db
+      .prepare(
+        `SELECT coalesce(m.tbl_name, s.name) AS name, sum(s.pgsize) AS bytes FROM dbstat AS s
+         LEFT JOIN sqlite_master AS m ON m.name = s.name GROUP BY 1 ORDER BY 2 DESC`,
+      )
+      .all() as { name: string; bytes: number }[];
+    return rows.map((r) => ({ name: r.name, bytes: Number(r.bytes) }));
+  } finally {
+    db.close();
+  }
+}
+
+/** Each table of the public schema with its indexes and TOAST, largest first. */
+export async function pgTableSizes(url: string): Promise<{ name: string; bytes: number }[]> {
+  const c = new pg.Client({ connectionString: url });
+  await c.connect();
+  try {
+    const r = await c.query(
+      `SELECT relname AS name, pg_total_relation_size(oid)::bigint AS bytes FROM pg_class
+       WHERE relkind = 'r' AND relnamespace = 'public'::regnamespace ORDER BY 2 DESC`,
+    );
+    return (r.rows as { name: string; bytes: string }[]).map((x) => ({
+      name: x.name,
+      bytes: Number(x.bytes),
+    }));
+  } finally {
+    await c.end();
+  }
+}

@@ -1,19 +1,20 @@
-import { BATCH_SIZE, CFG, INGEST_KEY, log, startBaseline, startService } from '../context.js';
-import { ingestBatches } from '../data.js';
-import { serviceIngestRow } from '../ingest.js';
+import pg from 'pg';
+import { CFG, INGEST_KEY, log, startBaseline, startService } from '../context.js';
+import { SHAPES, shapeBatches } from '../data.js';
+import { serviceIngestRow, stepProfile, stepRows } from '../ingest.js';
 import { AUTH, REPEATED, measure, measureTogether, queryRow, randomPaths } from '../measure.js';
-import { buildMinimalPg, pgRawUpsertCeiling } from '../minimal.js';
+import { buildMinimalPg, pgRawUpsertCeiling, pgTableBytes, pgTableSizes } from '../minimal.js';
 import { benchPgDatabase } from '../pg-query-data.js';
 import type { Row } from '../table.js';
 import { createTestDatabase } from '../../test/helpers/postgres.js';
 import { barPages, loadReference } from './bars.js';
+import { INGEST_SHAPES, STORAGE_GOAL } from './ingest.js';
 import { pgStoragePhase } from './storage.js';
 
 /**
  * PostgreSQL, when DATABASE_URL points at a server: random pages against the naive route on
- * the minimal table, one polled URL, storage per row, and 10k-record batches pushed through the
- * service against the raw COPY upsert into a fresh minimal table (each side its own database,
- * dropped afterwards).
+ * the minimal table, one polled URL, storage per row (its ingest rows are the `ingest`
+ * phase's: postgresIngest).
  */
 export async function postgresPhase(rows: Row[], adminUrl: string): Promise<void> {
   const url = await benchPgDatabase(adminUrl);
@@ -50,38 +51,82 @@ export async function postgresPhase(rows: Row[], adminUrl: string): Promise<void
   } finally {
     await naiveServer.stop();
   }
-  await postgresIngest(rows, adminUrl);
 }
 
-/** The PostgreSQL ingest rows alone (also `BENCH_PHASES=pgingest`): no query data set needed. */
+/** Issue 31: each shape at least this × the raw COPY of the same run. */
+const PG_GOAL = 0.35;
+
+/**
+ * The PostgreSQL ingest rows alone (also `BENCH_PHASES=pgingest`; no query data set needed):
+ * per shape, the raw COPY upsert into a fresh minimal table against the service pushed over
+ * HTTP, where a batch's time went, and bytes per row (every table of the service's database
+ * against the minimal table), each side its own database, dropped afterwards.
+ */
 export async function postgresIngest(rows: Row[], adminUrl: string): Promise<void> {
-  const phase = 'PostgreSQL ingest 10k-record batches';
-  const batches = ingestBatches('6', CFG.batches, BATCH_SIZE);
-  const rawDb = await createTestDatabase(adminUrl, 'mds_bench');
-  let ceiling: number;
-  try {
-    ceiling = await pgRawUpsertCeiling(rawDb.url, batches);
-  } finally {
-    await rawDb.drop();
-  }
-  log(`PostgreSQL raw ceiling: ${ceiling.toFixed(0)} records/s`);
-  rows.push({
-    phase,
-    server: 'raw COPY upsert, minimal table (staging + INSERT … ON CONFLICT)',
-    rate: ceiling,
-    unit: 'rec/s',
-  });
-  const db = await createTestDatabase(adminUrl, 'mds_bench');
-  try {
-    const svc = await startService(db.url, undefined);
+  for (const shape of INGEST_SHAPES) {
+    const phase = `PostgreSQL ingest, ${SHAPES[shape].label}`;
+    const batches = shapeBatches(shape, '6', CFG.batches);
+    const records = batches.reduce((n, b) => n + b.rows.length, 0);
+    const rawDb = await createTestDatabase(adminUrl, 'mds_bench');
+    let ceiling: number;
+    let minBytes: number;
     try {
-      const row = await serviceIngestRow(phase, svc, INGEST_KEY, batches, ceiling, 0.5);
-      log(`PostgreSQL service ingest: ${row.rate!.toFixed(0)} records/s rss ${row.rssMb!.toFixed(0)} MB`);
-      rows.push(row);
+      ceiling = await pgRawUpsertCeiling(rawDb.url, batches);
+      await vacuumAnalyze(rawDb.url);
+      minBytes = (await pgTableBytes(rawDb.url, 'etf_daily')) / records;
     } finally {
-      await svc.stop();
+      await rawDb.drop();
     }
+    log(`PostgreSQL ${shape} raw COPY: ${ceiling.toFixed(0)} records/s`);
+    rows.push({
+      phase,
+      server: 'raw COPY upsert, minimal table (staging + INSERT … ON CONFLICT)',
+      rate: ceiling,
+      unit: 'rec/s',
+    });
+    const db = await createTestDatabase(adminUrl, 'mds_bench');
+    try {
+      const svc = await startService(db.url, undefined);
+      try {
+        const before = await stepProfile(svc.url);
+        const row = await serviceIngestRow(phase, svc, INGEST_KEY, batches, ceiling, PG_GOAL);
+        log(`PostgreSQL ${shape} service: ${row.rate!.toFixed(0)} records/s (${row.ratio!.toFixed(2)}×)`);
+        rows.push(row, ...stepRows(phase, before, await stepProfile(svc.url), records));
+      } finally {
+        await svc.stop();
+      }
+      // Both sides vacuumed first: dead tuples of the upserts are not what a row costs.
+      await vacuumAnalyze(db.url);
+      const sizes = await pgTableSizes(db.url);
+      const svcBytes = sizes.reduce((n, t) => n + t.bytes, 0) / records;
+      const parts = sizes
+        .filter((t) => t.bytes >= 0.01 * svcBytes * records)
+        .map((t) => `${t.name} ${(t.bytes / records).toFixed(0)}`)
+        .join(', ');
+      log(
+        `storage ${shape} (PostgreSQL): service ${svcBytes.toFixed(0)} B/row (${parts}), minimal ${minBytes.toFixed(0)}`,
+      );
+      rows.push({
+        phase: `storage per etf_daily row after the ${shape} shape (PostgreSQL)`,
+        server: `service's tables ${svcBytes.toFixed(0)} bytes/row (${parts}); minimal table ${minBytes.toFixed(0)}`,
+        rate: null,
+        ratio: svcBytes / minBytes,
+        vs: 'minimal',
+        goal: `≤ ${STORAGE_GOAL}× minimal`,
+        met: svcBytes <= STORAGE_GOAL * minBytes,
+      });
+    } finally {
+      await db.drop();
+    }
+  }
+}
+
+async function vacuumAnalyze(url: string): Promise<void> {
+  const c = new pg.Client({ connectionString: url });
+  await c.connect();
+  try {
+    await c.query('VACUUM ANALYZE');
   } finally {
-    await db.drop();
+    await c.end();
   }
 }
