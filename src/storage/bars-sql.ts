@@ -41,7 +41,11 @@ import { allowedValues, type BarsPlan, type QueryPlan, type Value } from './stor
  */
 
 /** The period of a date column: the key every bar of one week, month, quarter or year shares. */
-function periodKey(interval: NonNullable<BarsPlan['interval']>, col: string, dialect: Dialect): string {
+export function periodKey(
+  interval: NonNullable<BarsPlan['interval']>,
+  col: string,
+  dialect: Dialect,
+): string {
   switch (interval) {
     case '1w':
       return dialect.weekStart(col);

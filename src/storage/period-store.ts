@@ -1,19 +1,18 @@
 import type { Catalog, Dataset } from '../catalog/catalog.js';
-import { periodColumns, periodRowsSql } from './bars-sql.js';
+import { periodColumns, periodKey, periodRowsSql } from './bars-sql.js';
 import type { Tx } from './db.js';
 import {
   PERIOD_INTERVAL,
   PERIOD_KEY,
-  PERIODS,
   STORED_INTERVALS,
   periodShape,
   periodTable,
   periodTableName,
   type StoredInterval,
 } from './periods.js';
-import { createTableStatements, ident, join, q, raw, sql, uniqueIndexName, type Sql } from './sql.js';
+import { REV_OP } from './revision-columns.js';
+import { createTableStatements, ident, q, raw, sql, uniqueIndexName, type Dialect, type Sql } from './sql.js';
 import type { Step } from './step.js';
-import type { Value } from './store.js';
 
 /**
  * The stored period bars (periods.ts) kept current: the batch transaction and a revert
@@ -21,116 +20,94 @@ import type { Value } from './store.js';
  * by the on-demand pages' SQL (bars-sql.ts periodRowsSql); migrate builds them for a dataset
  * that has none or has them under another shape.
  */
-
-/** Ranges of consecutive periods per statement (bounded parameter lists). */
-const CHUNK = 100;
-
-const asValue = (v: unknown): Value =>
-  v === null || v === undefined ? null : typeof v === 'number' ? v : String(v);
-
-/** Consecutive periods of one group: keys `first`…`last`. */
-interface Range {
-  group: Value[];
-  first: string;
-  last: string;
-}
-
-function insertSql(d: Dataset, interval: StoredInterval, input: Sql, tx: Tx): Sql {
+function insertSql(d: Dataset, interval: StoredInterval, input: Sql, tx: Tx, upsert = false): Sql {
   const daily = d.daily;
   if (!daily) throw new Error('periods of a non-daily dataset');
-  const cols = [PERIOD_INTERVAL, PERIOD_KEY, ...periodColumns(daily)].map(q).join(', ');
-  return sql`INSERT INTO ${ident(periodTableName(d))} (${raw(cols)}) SELECT ${raw(`'${interval}'`)}, "r".* FROM (${periodRowsSql(
+  const names = [PERIOD_INTERVAL, PERIOD_KEY, ...periodColumns(daily)];
+  const key = new Set(periodTable(d)?.primaryKey ?? []);
+  // SQLite's upsert after INSERT … SELECT needs a WHERE in the SELECT (its parsing ambiguity).
+  const conflict = upsert
+    ? ` WHERE TRUE ON CONFLICT (${[...key].map(q).join(', ')}) DO UPDATE SET ${names
+        .filter((c) => !key.has(c))
+        .map((c) => `${q(c)} = excluded.${q(c)}`)
+        .join(', ')}`
+    : '';
+  return sql`INSERT INTO ${ident(periodTableName(d))} (${raw(names.map(q).join(', '))}) SELECT ${raw(`'${interval}'`)}, "r".* FROM (${periodRowsSql(
     daily,
     interval,
     input,
     tx.dialect,
-  )}) AS "r"`;
+  )}) AS "r"${raw(conflict)}`;
+}
+
+/**
+ * A stored interval's period of a date column, as SQL: its key (bars-sql.ts periodKey), its
+ * first day, and the first day after it (a month's bound is `YYYY-MM-32`: after every date of
+ * the month, before the next month's first).
+ */
+function periodBounds(
+  interval: StoredInterval,
+  col: string,
+  dialect: Dialect,
+): Record<'key' | 'start' | 'after', string> {
+  const key = periodKey(interval, col, dialect);
+  return interval === '1w'
+    ? { key, start: key, after: dialect.weekAfter(col) }
+    : { key, start: `${key} || '-01'`, after: `${key} || '-32'` };
 }
 
 /**
  * In a transaction that changed rows of `d` (after its revisions: the dataset's lock is held),
- * `changed` a relation of those rows with the dataset's columns: every stored period any of them
- * falls in is deleted and computed again from the daily rows (none when its last bar went).
+ * `changed` a relation of those rows with the dataset's columns and the revision op (alias `c`):
+ * every stored period any of them falls in is computed again from the daily rows, set-wise —
+ * per interval one statement recomputes every touched period (an upsert of the period rows)
+ * and, only when the changes include deletions, one deletes them first (a period whose last bar
+ * went has no row). However many periods a batch touches: at most five statements.
  */
 export function* refreshPeriods(tx: Tx, d: Dataset, changed: Sql): Step<void> {
   const daily = d.daily;
   if (!daily?.aggregate) return;
-  const keyCols = [...daily.group, daily.date];
-  const touched = yield* tx.rows(
-    sql`SELECT DISTINCT ${raw(keyCols.map((f) => q(f.name)).join(', '))} FROM ${changed}`,
-  );
-  if (touched.length === 0) return;
   const table = ident(periodTableName(d));
+  const group = daily.group.map((f) => q(f.name));
+  const date = q(daily.date.name);
+  const [deletion] = yield* tx.rows(
+    sql`SELECT 1 AS x FROM ${changed} WHERE c.${ident(REV_OP)} = 'delete' LIMIT 1`,
+  );
   for (const interval of STORED_INTERVALS) {
-    const ranges = periodRanges(
-      interval,
-      daily.group.length,
-      touched.map((r) => keyCols.map((f) => asValue(r[f.name]))),
-    );
-    const m = PERIODS[interval];
-    for (let i = 0; i < ranges.length; i += CHUNK) {
-      const chunk = ranges.slice(i, i + CHUNK);
-      // The ranges as a VALUES list joined to the tables: each range probes the key index (an
-      // OR of ranges sharing a source was planned as one scan of every code's rows in the span).
-      const g = daily.group.length;
-      const k = (n: number): string => `"k"."column${n}"`;
-      const values = sql`(VALUES ${join(
-        chunk.map(
-          (r) =>
-            sql`(${join([
-              ...r.group.map((v) => sql`${v}`),
-              sql`${r.first}`,
-              sql`${r.last}`,
-              sql`${m.start(r.first)}`,
-              sql`${m.start(m.next(r.last))}`,
-            ])})`,
-        ),
-      )}) AS "k"`;
-      const ofGroup = (alias: string): string =>
-        daily.group.map((f, j) => `${alias}.${q(f.name)} = ${k(j + 1)}`).join(' AND ');
-      const pk = [PERIOD_INTERVAL, ...daily.group.map((f) => f.name), PERIOD_KEY].map(q);
+    const p = periodBounds(interval, `c.${date}`, tx.dialect);
+    // The periods the changes fall in, each with its date bounds.
+    const touched = sql`(SELECT DISTINCT ${raw(
+      [
+        ...group.map((g) => `c.${g}`),
+        `${p.key} AS "period"`,
+        `${p.start} AS "start"`,
+        `${p.after} AS "after"`,
+      ].join(', '),
+    )} FROM ${changed}) AS "k"`;
+    if (deletion) {
+      const cols = [...group, q(PERIOD_KEY)];
       yield* tx.run(
-        sql`DELETE FROM ${table} WHERE (${raw(pk.join(', '))}) IN (SELECT ${raw(
-          pk.map((c) => `"p".${c}`).join(', '),
-        )} FROM ${values} JOIN ${table} AS "p" ON "p".${ident(PERIOD_INTERVAL)} = ${interval} AND ${raw(
-          `${ofGroup('"p"')} AND "p".${q(PERIOD_KEY)} >= ${k(g + 1)} AND "p".${q(PERIOD_KEY)} <= ${k(g + 2)}`,
-        )})`,
+        sql`DELETE FROM ${table} WHERE ${ident(PERIOD_INTERVAL)} = ${interval} AND (${raw(cols.join(', '))}) IN (SELECT ${raw(
+          cols.map((c) => `"k".${c}`).join(', '),
+        )} FROM ${touched})`,
       );
-      const date = `"t".${q(daily.date.name)}`;
-      const input = sql`SELECT ${raw(d.rowFields.map((f) => `"t".${q(f.name)}`).join(', '))} FROM ${values} JOIN ${ident(
-        d.name,
-      )} AS "t"${raw(tx.dialect.byIndex(uniqueIndexName(d.name)))} ON ${raw(`${ofGroup('"t"')} AND ${date} >= ${k(g + 3)} AND ${date} < ${k(g + 4)}`)}`;
-      yield* tx.run(insertSql(d, interval, input, tx));
     }
+    // The code and the date range bound the probe of the key index; the rest of the group is
+    // compared as a filter (IS TRUE keeps it out of any index condition): otherwise an index on
+    // (source, date) looks as good as the key's to a planner without statistics, and reads every
+    // code's rows of the period for each one.
+    const [code, ...rest] = group;
+    const on = [
+      `"t".${code} = "k".${code}`,
+      `"t".${date} >= "k"."start"`,
+      `"t".${date} < "k"."after"`,
+      ...rest.map((g) => `("t".${g} = "k".${g}) IS TRUE`),
+    ];
+    const input = sql`SELECT ${raw(d.rowFields.map((f) => `"t".${q(f.name)}`).join(', '))} FROM ${touched}${raw(
+      tx.dialect.probeJoin(q(d.name), '"t"', uniqueIndexName(d.name), on.join(' AND ')),
+    )}`;
+    yield* tx.run(insertSql(d, interval, input, tx, true));
   }
-}
-
-/**
- * The periods of `interval` that rows (group values, then the date) fall in, as ranges of
- * consecutive periods per group.
- */
-function periodRanges(interval: StoredInterval, groupSize: number, rows: Value[][]): Range[] {
-  const m = PERIODS[interval];
-  const byGroup = new Map<string, { group: Value[]; keys: Set<string> }>();
-  for (const r of rows) {
-    const group = r.slice(0, groupSize);
-    const id = JSON.stringify(group);
-    const g = byGroup.get(id) ?? { group, keys: new Set<string>() };
-    g.keys.add(m.key(String(r[groupSize])));
-    byGroup.set(id, g);
-  }
-  const out: Range[] = [];
-  for (const { group, keys } of byGroup.values()) {
-    let cur: Range | null = null;
-    for (const k of [...keys].sort()) {
-      if (cur && m.next(cur.last) === k) cur.last = k;
-      else {
-        cur = { group, first: k, last: k };
-        out.push(cur);
-      }
-    }
-  }
-  return out;
 }
 
 /**

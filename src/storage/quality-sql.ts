@@ -111,12 +111,13 @@ export function qualityViolationsSql(qq: QualityQuery, scope: RowScope = null): 
 }
 
 /**
- * The codes of a batch's changes (`changed`, alias "c": its revisions) whose every changed bar
- * replaced a bar of the same key with the same zero-volume and impossible-bar verdicts (a price
- * or volume corrected): their dates, gaps, zero-volume days and bad bars are what they were, so
- * their summaries stand. An inserted or deleted bar, or a verdict that changed, does not count.
+ * The codes of a batch's changes (`changed`, alias "c": its revisions), in one pass: each with
+ * its oldest changed date (`since`) and `kept` = 1 when every changed bar replaced a bar of the
+ * same key with the same zero-volume and impossible-bar verdicts (a price or volume corrected):
+ * its dates, gaps, zero-volume days and bad bars are what they were, so its summary stands. An
+ * inserted or deleted bar, or a verdict that changed, does not count.
  */
-export function verdictsKeptSql(d: Dataset, changed: Sql): Sql {
+export function touchedCodesSql(d: Dataset, changed: Sql): Sql {
   const s = daily(d);
   const flags = (a: string): string => {
     const bad = badBar(s, a);
@@ -125,9 +126,10 @@ export function verdictsKeptSql(d: Dataset, changed: Sql): Sql {
     return `${bad ? `CASE WHEN ${bad} THEN 2 ELSE 0 END` : '0'} + ${zero}`;
   };
   const kept = `c.${q(REV_OP)} = 'update' AND p.${q(REV_OP)} IS NOT NULL AND ${flags('c')} = ${flags('p')}`;
-  return sql`SELECT c.${ident(s.code.name)} AS code FROM ${changed} LEFT JOIN ${ident(revisionTableName(d))} AS p ON ${raw(
-    replacedBy(d, 'p', 'c'),
-  )} GROUP BY c.${ident(s.code.name)} HAVING sum(CASE WHEN ${raw(kept)} THEN 0 ELSE 1 END) = 0`;
+  return sql`SELECT c.${ident(s.code.name)} AS code, min(c.${ident(s.date.name)}) AS since,
+      CASE WHEN sum(CASE WHEN ${raw(kept)} THEN 0 ELSE 1 END) = 0 THEN 1 ELSE 0 END AS kept
+    FROM ${changed} LEFT JOIN ${ident(revisionTableName(d))} AS p ON ${raw(replacedBy(d, 'p', 'c'))}
+    GROUP BY c.${ident(s.code.name)}`;
 }
 
 /** The open days of the exchange, oldest first. */
@@ -156,12 +158,6 @@ export function codeDatesSql(d: Dataset, code: string, from: string, to: string)
   const s = daily(d);
   const date = ident(s.date.name);
   return sql`SELECT DISTINCT ${date} AS date FROM ${ident(d.name)} WHERE ${ident(s.code.name)} = ${code} AND ${date} >= ${from} AND ${date} <= ${to} ORDER BY date`;
-}
-
-/** The codes of a relation holding the dataset's columns (a batch's changes), each with its oldest date. */
-export function touchedCodesSql(d: Dataset, changed: Sql): Sql {
-  const s = daily(d);
-  return sql`SELECT ${ident(s.code.name)} AS code, min(${ident(s.date.name)}) AS since FROM ${changed} GROUP BY ${ident(s.code.name)}`;
 }
 
 /** The distinct exchanges of a relation holding the calendar's columns (a batch's changes). */
@@ -220,17 +216,34 @@ const SUMMARY_COLUMNS = [
 /** Besides the report's fields: what the last date's bars added (zero volume, a bad bar). */
 const LAST_DAY_COLUMNS = ['last_zero', 'last_bad'] as const;
 
-/** Inserts verdicts (the date lists as JSON arrays) with what their last date added. */
+const SUMMARY_KEY = ['dataset', 'exchange', 'code'];
+const UPSERT_SUMMARY = `ON CONFLICT (${SUMMARY_KEY.join(', ')}) DO UPDATE SET ${[
+  ...SUMMARY_COLUMNS,
+  ...LAST_DAY_COLUMNS,
+]
+  .filter((c) => !SUMMARY_KEY.includes(c))
+  .map((c) => `${c} = excluded.${c}`)
+  .join(', ')}`;
+
+/**
+ * Writes verdicts (the date lists as JSON arrays) with what their last date added, replacing a
+ * code's stored summary. Its chunks are built directly: one row's values are 14 parameters.
+ */
 export function insertSummariesSql(qq: QualityQuery, kept: readonly KeptVerdict[]): Sql {
-  const values = kept.map(({ verdict: v, lastZero, lastBad }) => {
-    const cells = SUMMARY_COLUMNS.map((c) => {
-      const x = v[c];
-      return sql`${Array.isArray(x) ? JSON.stringify(x) : x}`;
-    });
-    return sql`(${qq.dataset.name}, ${qq.exchange}, ${join(cells)}, ${lastZero ? 1 : 0}, ${lastBad ? 1 : 0})`;
-  });
   const cols = [...SUMMARY_COLUMNS, ...LAST_DAY_COLUMNS].join(', ');
-  return sql`INSERT INTO mds_quality_codes (dataset, exchange, ${raw(cols)}) VALUES ${join(values)}`;
+  const chunks: Sql['chunks'][number][] = [
+    `INSERT INTO mds_quality_codes (dataset, exchange, ${cols}) VALUES `,
+  ];
+  kept.forEach(({ verdict: v, lastZero, lastBad }, i) => {
+    chunks.push(i === 0 ? '(' : ', (', { value: qq.dataset.name }, ', ', { value: qq.exchange });
+    for (const c of SUMMARY_COLUMNS) {
+      const x = v[c];
+      chunks.push(', ', { value: Array.isArray(x) ? JSON.stringify(x) : x });
+    }
+    chunks.push(', ', { value: lastZero ? 1 : 0 }, ', ', { value: lastBad ? 1 : 0 }, ')');
+  });
+  chunks.push(` ${UPSERT_SUMMARY}`);
+  return { chunks };
 }
 
 /** The summaries a report reads: the dataset's, of its exchange, of one code when asked. */

@@ -22,7 +22,6 @@ import {
   summaryStateSql,
   touchedCodesSql,
   touchedExchangesSql,
-  verdictsKeptSql,
   type RowScope,
 } from './quality-sql.js';
 import type { Sql } from './sql.js';
@@ -40,8 +39,14 @@ import type { QualityQuery } from './store.js';
 
 /** The rules' version the summaries follow: a release that changes the rules bumps it (rebuild). */
 export const QUALITY_RULE = 2;
-/** Codes per statement when refreshing (bounded parameter lists). */
-const CHUNK = 500;
+/**
+ * Codes per statement when refreshing: the IN lists are padded to a power of two, and 8,192
+ * stays far below either backend's limit of bound parameters (SQLite 32,766, PostgreSQL
+ * 65,535), so a daily batch of one day of every code is judged in a handful of statements.
+ */
+const CHUNK = 8192;
+/** Verdicts per INSERT (14 parameters each), in power-of-two counts. */
+const INSERT_ROWS = 1024;
 
 type Reader = Pick<Tx, 'rows'>;
 
@@ -118,12 +123,12 @@ function summaryQuery(calendar: Dataset, d: Dataset): QualityQuery {
 }
 
 /**
- * Inserted in statements of power-of-two row counts (at most 256): any number of verdicts takes
- * few statement shapes, each prepared once by SQLite.
+ * Written (each replacing its code's summary) in statements of power-of-two row counts (at most
+ * INSERT_ROWS): any number of verdicts takes few statement shapes, each prepared once by SQLite.
  */
 function* insertVerdicts(tx: Tx, qq: QualityQuery, verdicts: readonly KeptVerdict[]): Step<void> {
   for (let i = 0; i < verdicts.length;) {
-    let n = 256;
+    let n = INSERT_ROWS;
     while (n > verdicts.length - i) n /= 2;
     yield* tx.run(insertSummariesSql(qq, verdicts.slice(i, i + n)));
     i += n;
@@ -162,8 +167,7 @@ export function* refreshQuality(tx: Tx, catalog: Catalog, d: Dataset, changed: S
   if ((yield* tx.run(lockSummarySql(qq))) === 0) return;
   // A code whose changed bars each replaced one with the same verdicts (a correction of prices
   // or volumes) keeps its summary: judging its bars again would give the same one.
-  const kept = new Set((yield* tx.rows(verdictsKeptSql(d, changed))).map((r) => String(r.code)));
-  const touched = (yield* tx.rows(touchedCodesSql(d, changed))).filter((r) => !kept.has(String(r.code)));
+  const touched = (yield* tx.rows(touchedCodesSql(d, changed))).filter((r) => Number(r.kept) !== 1);
   const open = touched.length > 0 ? yield* readOpenDays(tx, qq) : [];
   for (let i = 0; i < touched.length; i += CHUNK) {
     const chunk = touched.slice(i, i + CHUNK).map((r) => ({ code: String(r.code), since: String(r.since) }));
@@ -198,7 +202,10 @@ export function* refreshQuality(tx: Tx, catalog: Catalog, d: Dataset, changed: S
       ...extended,
       ...(again.length > 0 ? yield* qualityVerdicts(tx, qq, { codes: again, after: false }, null, open) : []),
     ];
-    yield* tx.run(deleteSummariesSql(d, codes));
+    // A code with no bar left has no verdict: its summary goes. The others' are replaced.
+    const judged = new Set(verdicts.map((k) => k.verdict.code));
+    const gone = codes.filter((c) => !judged.has(c));
+    if (gone.length > 0) yield* tx.run(deleteSummariesSql(d, gone));
     yield* insertVerdicts(tx, qq, verdicts);
   }
 }

@@ -117,6 +117,8 @@ export interface Dialect {
   listColumns: string;
   /** The Monday (YYYY-MM-DD) of the ISO week of a date column (bars-sql.ts: `interval=1w`). */
   weekStart(col: string): string;
+  /** The Monday after the ISO week of a date column: the next week's weekStart. */
+  weekAfter(col: string): string;
   /** Appended to a subquery so the planner keeps it as written: evaluated once per row, not inlined. */
   subqueryFence: string;
   /** The physical row id column (retention deletes in bounded steps by it). */
@@ -127,6 +129,13 @@ export interface Dialect {
    * (a join probing one code's dates then read the dates of every code of its source).
    */
   byIndex(index: string): string;
+  /**
+   * A join to the rows of `table` AS `alias` that `on` selects, each row of the FROM item before
+   * it probing the table's key index `index`: SQLite a join held to that index (byIndex);
+   * PostgreSQL a fenced LATERAL subquery, which cannot become a hash join over the whole table
+   * (a batch's changes can be estimated at any size).
+   */
+  probeJoin(table: string, alias: string, index: string, on: string): string;
 }
 
 /** The name of a table's unique key index (TableSpec.unique). */
@@ -155,10 +164,12 @@ export const SQLITE: Dialect = {
   listColumns: `SELECT m.name AS table_name, c.name AS column_name
     FROM sqlite_schema AS m JOIN pragma_table_info(m.name) AS c WHERE m.type = 'table'`,
   weekStart: (col) => `date(${col}, 'weekday 0', '-6 days')`,
+  weekAfter: (col) => `date(${col}, 'weekday 0', '+1 day')`,
   // A subquery with OFFSET is not flattened into its parent (SQLite's rule); LIMIT -1: no limit.
   subqueryFence: ' LIMIT -1 OFFSET 0',
   rowId: 'rowid',
   byIndex: (index) => ` INDEXED BY ${q(index)}`,
+  probeJoin: (table, alias, index, on) => ` JOIN ${table} AS ${alias} INDEXED BY ${q(index)} ON ${on}`,
 };
 
 // Text sorts and compares by code point (COLLATE "C"), as in SQLite, whatever the database's
@@ -186,10 +197,13 @@ export const POSTGRES: Dialect = {
   listColumns: `SELECT table_name, column_name FROM information_schema.columns
     WHERE table_schema = current_schema()`,
   weekStart: (col) => `to_char(date_trunc('week', (${col})::date), 'YYYY-MM-DD')`,
+  weekAfter: (col) => `to_char(date_trunc('week', (${col})::date) + interval '7 days', 'YYYY-MM-DD')`,
   // OFFSET 0 keeps a subquery from being pulled up into its parent.
   subqueryFence: ' OFFSET 0',
   rowId: 'ctid',
   byIndex: () => '',
+  probeJoin: (table, alias, _index, on) =>
+    ` CROSS JOIN LATERAL (SELECT * FROM ${table} AS ${alias} WHERE ${on} OFFSET 0) AS ${alias}`,
 };
 
 /**
