@@ -39,10 +39,12 @@ async function service(): Promise<number> {
     const t = performance.now();
     const cpu = process.cpuUsage();
     const each: number[] = [];
+    const steps = new Map<string, number>();
     for (const body of bodies) {
       const t1 = performance.now();
       const out = await ingest.ingestBytes(new Uint8Array(body));
       if (out.kind !== 'processed' || out.record.status !== 'accepted') throw new Error(JSON.stringify(out));
+      for (const [k, v] of Object.entries(out.steps ?? {})) steps.set(k, (steps.get(k) ?? 0) + v);
       each.push(performance.now() - t1);
     }
     const rate = records / ((performance.now() - t) / 1000);
@@ -50,6 +52,12 @@ async function service(): Promise<number> {
     each.sort((a, b) => a - b);
     console.log(
       `  service: CPU ${((used.user + used.system) / records).toFixed(1)} µs/record (sys ${(used.system / records).toFixed(1)}), batch median ${each[each.length >> 1]?.toFixed(0)} ms, min ${each[0]?.toFixed(0)} ms`,
+    );
+    console.log(
+      `  steps, µs/record: ${[...steps]
+        .sort((a, b) => b[1] - a[1])
+        .map(([k, v]) => `${k} ${((v * 1e6) / records).toFixed(1)}`)
+        .join(', ')}`,
     );
     await store.close();
     return rate;

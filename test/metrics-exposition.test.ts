@@ -103,6 +103,12 @@ for (const backend of await backends()) {
       assert.equal(value(s, 'mds_http_request_duration_seconds_count', kline), 5);
       assert.equal(value(s, 'mds_http_request_duration_seconds_bucket', { ...kline, le: '+Inf' }), 5);
       assert.ok(value(s, 'mds_process_resident_memory_bytes', {}) !== undefined, 'process metrics');
+      // Where the two processed batches' time went, step by step; a step they skipped is absent.
+      for (const step of ['parse', 'checksum', 'validation', 'rows', 'quality', 'periods', 'commit']) {
+        assert.equal(value(s, 'mds_batch_step_seconds_count', { step }), 2, step);
+        assert.ok((value(s, 'mds_batch_step_seconds_sum', { step }) ?? -1) >= 0, step);
+      }
+      assert.equal(value(s, 'mds_batch_step_seconds_count', { step: 'prune' }) ?? 0, 0);
     });
 
     test('unknown paths share one route label (no unbounded cardinality)', async () => {

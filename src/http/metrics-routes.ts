@@ -8,6 +8,7 @@ import { METRICS_WAIT_MS } from '../cluster/messages.js';
 const REFUSALS: ReadonlySet<number> = new Set([4030, 4031, 4290, 4291, 5031, 5032]);
 import type { BatchIngest, RevertEvent } from '../ingest/ingest-service.js';
 import type { BatchRecord, DatabaseStats } from '../storage/store.js';
+import { BATCH_STEPS, type BatchStep, type BatchStepSeconds } from '../storage/batch-steps.js';
 
 /**
  * GET /metrics in the Prometheus text format. One registry per app (not prom-client's global
@@ -34,6 +35,8 @@ interface RouteMethod {
 }
 
 const LATENCY_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
+/** A batch step takes from microseconds (a registry read) to seconds (a 100,000-row write). */
+const STEP_BUCKETS = [0.0001, 0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
 
 /**
  * PostgreSQL pools and read replicas (docs/deployment.md "Operator's checks"), read from the
@@ -174,6 +177,15 @@ export function registerMetricsRoutes(
     labelNames: ['code'] as const,
     registers: [registry],
   });
+  const steps = new Histogram({
+    name: 'mds_batch_step_seconds',
+    help: 'Time a processed batch spent in each step of ingest (parse, checksum, registry, validation, claim, rows, revisions, prune, quality, periods, record, commit)',
+    labelNames: ['step'] as const,
+    buckets: STEP_BUCKETS,
+    registers: [registry],
+  });
+  // Label children made once per step (prom-client hashes the label set on every observe()).
+  const stepCells = new Map(BATCH_STEPS.map((step) => [step, steps.labels({ step })]));
   const sseClients = new Gauge({
     name: 'mds_ingest_event_streams',
     help: 'Open server-sent-event streams on /api/v1/upstream/ingest/events',
@@ -193,10 +205,15 @@ export function registerMetricsRoutes(
       revertedRows.inc({ dataset: ev.dataset, outcome }, ev[outcome]);
     }
   };
+  const onSteps = (seconds: BatchStepSeconds): void => {
+    for (const [step, s] of Object.entries(seconds)) stepCells.get(step as BatchStep)?.observe(s);
+  };
   ingest.events.on('batch', onBatch);
+  ingest.events.on('steps', onSteps);
   ingest.events.on('revert', onRevert);
   app.addHook('onClose', async () => {
     ingest.events.off('batch', onBatch);
+    ingest.events.off('steps', onSteps);
     ingest.events.off('revert', onRevert);
   });
 

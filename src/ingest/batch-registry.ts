@@ -1,3 +1,4 @@
+import type { BatchStepSeconds } from '../storage/batch-steps.js';
 import { AppError, PARTIAL_CODE } from '../errors.js';
 import type { ApplyResult, BatchRecord } from '../storage/store.js';
 
@@ -14,7 +15,13 @@ import type { ApplyResult, BatchRecord } from '../storage/store.js';
  */
 
 export type IngestOutcome =
-  { kind: 'processed'; record: BatchRecord } | { kind: 'duplicate'; record: BatchRecord };
+  | {
+      kind: 'processed';
+      record: BatchRecord;
+      /** Where the batch's time went (batch-steps.ts; the metrics' mds_batch_step_seconds). */
+      steps?: BatchStepSeconds;
+    }
+  | { kind: 'duplicate'; record: BatchRecord };
 
 /** The answer to each processed status (spec 4.4); a held id sent again answers as a duplicate. */
 const ANSWER: Record<BatchRecord['status'], { http: number; code: number; message: string }> = {

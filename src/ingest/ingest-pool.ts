@@ -280,7 +280,10 @@ export class IngestPool implements BatchIngest {
         ? bytes
         : Uint8Array.prototype.slice.call(bytes);
     const outcome = await this.call<IngestOutcome>({ op: 'ingest', bytes: own }, [own.buffer as ArrayBuffer]);
-    if (outcome.kind === 'processed') this.events.emit('batch', outcome.record);
+    if (outcome.kind === 'processed') {
+      this.events.emit('batch', outcome.record);
+      if (outcome.steps) this.events.emit('steps', outcome.steps);
+    }
     return outcome;
   }
 

@@ -10,6 +10,7 @@ import { parseBatchBody, type RecordIssue } from './batch-body.js';
 import { recordValidator, type RecordContext, type RecordResult } from './record-validation.js';
 import { keyString } from '../storage/row-mapping.js';
 import { revertBatchId } from '../storage/revision-columns.js';
+import { StepClock } from '../storage/batch-steps.js';
 import { isCleanText, isPlainObject } from './values.js';
 
 export type { IngestOutcome } from './batch-registry.js';
@@ -32,7 +33,10 @@ export interface IngestOptions {
  * threads, ingest-pool.ts), which the service runs with by default.
  */
 export interface BatchIngest {
-  /** Emits 'batch' (BatchRecord) after every processed batch and 'revert' (RevertEvent). */
+  /**
+   * Emits 'batch' (BatchRecord) after every processed batch, then 'steps' (BatchStepSeconds:
+   * where its time went), and 'revert' (RevertEvent).
+   */
   readonly events: EventEmitter;
   /** A batch as the request body's bytes (Content-Encoding undone). */
   ingestBytes(bytes: Uint8Array): Promise<IngestOutcome>;
@@ -59,8 +63,9 @@ export const PRUNE_SKIPPED =
  */
 export class IngestService implements BatchIngest {
   /**
-   * Emits 'batch' (BatchRecord) after every processed batch and 'revert' (RevertEvent) after
-   * every revert that changed something: for metrics and the event stream.
+   * Emits 'batch' (BatchRecord) after every processed batch, 'steps' (its BatchStepSeconds),
+   * and 'revert' (RevertEvent) after every revert that changed something: for metrics and the
+   * event stream.
    */
   readonly events = new EventEmitter();
   private readonly validators = new Map<string, ReturnType<typeof recordValidator>>();
@@ -91,9 +96,11 @@ export class IngestService implements BatchIngest {
 
   /** A batch as the request body's bytes (Content-Encoding undone). */
   async ingestBytes(bytes: Uint8Array): Promise<IngestOutcome> {
+    const steps = new StepClock();
     const parsed = parseBatchBody(bytes);
     const req = parseBatchRequest(parsed.body, this.catalog, this.opts.maxRecords);
     const { meta, dataset, records } = req;
+    steps.lap('parse');
     if (matchChecksum(records, req.checksum, parsed.recordsBytes) === null) {
       throw new AppError(
         4220,
@@ -101,8 +108,10 @@ export class IngestService implements BatchIngest {
           'or of the records as JCS or compact JSON (docs/ingest.md)',
       );
     }
+    steps.lap('checksum');
     // The registry's answer before validating records; asked again under the batch's lock.
     const prior = await this.store.batches.getBatch(meta.batch_id);
+    steps.lap('registry');
     // Another accepted form of the same records is the same content (decisions.md).
     const sameContent: SameContent = (stored) =>
       stored === req.checksum || matchChecksum(records, stored, parsed.recordsBytes) !== null;
@@ -154,6 +163,7 @@ export class IngestService implements BatchIngest {
     }
 
     const rejected = errors.length;
+    steps.lap('validation');
     const build = (
       accepted: number,
       duplicate: number,
@@ -193,6 +203,7 @@ export class IngestService implements BatchIngest {
         beforeKnown: () => {
           if (BEFORE_COMMIT.hasSubscribers) BEFORE_COMMIT.publish({ batchId: meta.batch_id });
         },
+        steps,
       },
       (o) => {
         const record = build(
@@ -205,13 +216,18 @@ export class IngestService implements BatchIngest {
         return record;
       },
     );
-    return this.settle(result, sameContent);
+    // The time since the transaction's last step: its COMMIT.
+    steps.lap('commit');
+    return this.settle(result, sameContent, steps);
   }
 
-  private settle(result: ApplyResult, sameContent: SameContent): IngestOutcome {
+  private settle(result: ApplyResult, sameContent: SameContent, steps?: StepClock): IngestOutcome {
     const outcome = outcomeOf(result, sameContent);
-    if (outcome.kind === 'processed') this.events.emit('batch', outcome.record);
-    return outcome;
+    if (outcome.kind !== 'processed') return outcome;
+    this.events.emit('batch', outcome.record);
+    if (!steps) return outcome;
+    this.events.emit('steps', steps.seconds);
+    return { ...outcome, steps: steps.seconds };
   }
 
   /**

@@ -15,6 +15,7 @@ import {
 import { refreshPeriods } from './period-store.js';
 import { refreshQuality } from './quality-summary.js';
 import type { Step } from './step.js';
+import { lap } from './batch-steps.js';
 import type { ApplyResult, BatchRecord, WriteBatch, WriteOutcome } from './store.js';
 
 /**
@@ -36,20 +37,27 @@ export function* batchTransaction(
   // Every change is a revision stamped with the batch's stamp, taken under the dataset's lock
   // before anything is written; a batch that changed nothing writes none.
   const at = yield* changeInstant(tx, batch);
+  lap(batch.steps, 'claim');
   const written = yield* tx.writeRows(batch, at);
+  lap(batch.steps, 'rows');
   if (written > 0) yield* closeDeletions(tx, batch.dataset, at);
+  lap(batch.steps, 'revisions');
   let pruned = 0;
   if (batch.prune) {
     const keys = yield* tx.batchKeys(batch);
     pruned = yield* pruneSteps(tx, batch, batch.prune, keys, at);
+    lap(batch.steps, 'prune');
   }
   const clock = batch.clock?.() ?? batch.now;
   const changes = written + pruned > 0;
   if (changes) {
     yield* bumpState(tx, batch.dataset.name, batch.batchId);
     const changed = batchRevisionsSql(batch.dataset, batch.batchId, at);
+    lap(batch.steps, 'record');
     yield* refreshQuality(tx, catalog, batch.dataset, changed);
+    lap(batch.steps, 'quality');
     yield* refreshPeriods(tx, batch.dataset, changed);
+    lap(batch.steps, 'periods');
   }
   batch.beforeKnown?.();
   // Known when it becomes visible: the instant is taken and recorded last, just before COMMIT.
@@ -61,6 +69,7 @@ export function* batchTransaction(
     processed_at: processedAt,
   };
   yield* insertRecord(tx, record);
+  lap(batch.steps, 'record');
   return { kind: 'applied', record };
 }
 

@@ -1,3 +1,4 @@
+import type { StepClock } from './batch-steps.js';
 import type { Dataset, Field } from '../catalog/catalog.js';
 import type { CodeVerdict, QualityRow, QualitySort } from '../query/quality-rules.js';
 
@@ -73,6 +74,8 @@ export interface WriteBatch {
    * changes become known is taken (revisions.ts publish): a test hook's place (ingest-service.ts).
    */
   beforeKnown?: () => void;
+  /** Lapped at the end of each step of the transaction (batch-steps.ts), when given. */
+  steps?: StepClock;
 }
 
 export interface WriteOutcome {
