@@ -10,7 +10,7 @@ import { refreshPeriods } from '../src/storage/period-store.js';
 import { PostgresDb } from '../src/storage/postgres/postgres-db.js';
 import { refreshQuality } from '../src/storage/quality-summary.js';
 import { batchRevisionsSql } from '../src/storage/revisions.js';
-import type { Sql } from '../src/storage/sql.js';
+import { sql, type Sql } from '../src/storage/sql.js';
 import { SqlStore } from '../src/storage/sql-store.js';
 import { SqliteDb } from '../src/storage/sqlite/sqlite-db.js';
 import type { Step } from '../src/storage/step.js';
@@ -82,7 +82,13 @@ for (const backend of await backends()) {
         assert.equal(out.record.accepted, CODES);
         last = out.record;
       }
-      changed = batchRevisionsSql(ETF, last!.batch_id, last!.processed_at);
+      // The batch's revisions, by the stamp its rows carry (mds_changes: stamp and known instant).
+      const [stamp] = await db.rows(
+        sql`SELECT valid_from FROM mds_changes WHERE dataset = 'etf_daily' AND batch_id = ${last!.batch_id}`,
+      );
+      changed = batchRevisionsSql(ETF, last!.batch_id, String(stamp?.valid_from));
+      const [n] = await db.rows(sql`SELECT count(*) AS n FROM ${changed}`);
+      assert.equal(Number(n?.n), CODES);
     });
     after(async () => {
       await db?.close();
