@@ -1,39 +1,26 @@
 """An opt-in disk cache of query answers (``Client(cache_dir=…)``).
 
-An answer with ``as_of`` at least ``SETTLED`` seconds in the past is immutable (the service
-answers what the same request answered then, docs/point-in-time.md): it is served from disk
-without a request. Any other answer is revalidated: the request carries the cached ETag as
-``If-None-Match`` and a ``304`` means the cached body is still the answer (the ETag changes
-exactly when a batch changes the dataset). Files are named by a hash of the URL; the key is not
-part of it (every key sees the same data). Nothing is ever evicted: delete the directory.
+An answer the service marks ``Cache-Control: … immutable`` (an ``as_of`` at or before the
+dataset's last change: every later change is known after it, docs/point-in-time.md) is final:
+it is served from disk without a request. Any other answer is revalidated: the request carries
+the cached ETag as ``If-None-Match`` and a ``304`` means the cached body is still the answer
+(the ETag changes exactly when a batch changes the dataset). Files are named by a hash of the
+URL; the key is not part of it (every key sees the same data). Nothing is ever evicted: delete
+the directory.
 """
 
 from __future__ import annotations
 
-import datetime as _dt
 import hashlib
 import json
 import os
 import tempfile
-from typing import Dict, Iterable, Optional, Tuple
-
-#: How far in the past ``as_of`` must be for its answer to be taken as final (clock skew).
-SETTLED = 60.0
+from typing import Dict, Mapping, Optional, Tuple
 
 
-def immutable(params: Iterable[Tuple[str, str]]) -> bool:
-    """True when the query is pinned to an instant safely in the past (``as_of``)."""
-    for k, v in params:
-        if k != "as_of":
-            continue
-        try:
-            at = _dt.datetime.fromisoformat(v.replace("Z", "+00:00"))
-        except ValueError:
-            return False
-        if at.tzinfo is None:
-            return False
-        return (_dt.datetime.now(_dt.timezone.utc) - at).total_seconds() >= SETTLED
-    return False
+def immutable(headers: Mapping[str, str]) -> bool:
+    """True when the service says the answer never changes (``Cache-Control: immutable``)."""
+    return "immutable" in [d.strip().lower() for d in headers.get("cache-control", "").split(",")]
 
 
 class DiskCache:

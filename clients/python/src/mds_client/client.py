@@ -118,9 +118,10 @@ class Client:
             at most ``total // parallel_min_rows`` parts, so smaller pulls stay one download.
         progress: progress bars (tqdm) for pulls and pushes that take more than 2 seconds;
             None (default): when tqdm is installed; False: never; True: always (needs tqdm).
-        cache_dir: a directory for a disk cache of query answers (opt-in): answers with an
-            ``as_of`` in the past are served from it without a request, others are
-            revalidated by their ETag (a 304 costs no body). See docs/python-client.md.
+        cache_dir: a directory for a disk cache of query answers (opt-in): answers the service
+            marks immutable (an ``as_of`` at or before the dataset's last change) are served
+            from it without a request, others are revalidated by their ETag (a 304 costs no
+            body). See docs/python-client.md.
     """
 
     def __init__(
@@ -404,9 +405,9 @@ class Client:
         if res.status == 304 and hit is not None:
             return Response(200, hit[0], io.BytesIO(hit[1]))
         body = res.read()
-        keep = {k: v for k, v in res.headers.items() if k in ("etag", "content-type")}
-        if keep.get("etag") or immutable(query):
-            cache.put(url, keep, body, immutable(query))
+        keep = {k: v for k, v in res.headers.items() if k in ("etag", "content-type", "cache-control")}
+        if keep.get("etag") or immutable(keep):
+            cache.put(url, keep, body, immutable(keep))
         return Response(res.status, res.headers, io.BytesIO(body))
 
     def _download(self, info: DatasetInfo, query: List[Tuple[str, str]], fmt: str, parallel: int) -> Any:
