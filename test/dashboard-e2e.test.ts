@@ -385,6 +385,28 @@ describe(
       assert.equal(await page.locator('#view .empty').count(), 0);
       await shot('coverage');
 
+      // At 1,400 px (and at 1,280) the table fits its card: no row scrolls sideways, every
+      // Quality button is inside the card (issue 27 item 10).
+      for (const width of [1400, 1280]) {
+        await page.setViewportSize({ width, height: 900 });
+        const fit = await page.$eval('#coverage-table', (t) => {
+          const wrap = t.parentElement as HTMLElement;
+          const card = t.closest('.card') as HTMLElement;
+          const right = card.getBoundingClientRect().right;
+          const buttons = [...t.querySelectorAll('button.quality')].map(
+            (b) => b.getBoundingClientRect().right,
+          );
+          return {
+            scroll: wrap.scrollWidth - wrap.clientWidth,
+            outside: buttons.filter((r) => r > right).length,
+            buttons: buttons.length,
+          };
+        });
+        assert.deepEqual(fit, { scroll: 0, outside: 0, buttons: 3 }, `at ${width} px`);
+        if (width === 1400)
+          await page.screenshot({ path: `${DOCS}dashboard-coverage-1400.png`, fullPage: true });
+      }
+
       await page.fill('#coverage-filter', 'us_');
       await countIs('#coverage-table tbody tr', 5);
     });

@@ -173,7 +173,8 @@ export function mountCoverage(root, { api, navigate }) {
             })
           : '—',
       ),
-      h('td', { class: 'mono small nowrap', text: c.endpoint }),
+      // Clipped like the batch id (the whole path in its title): the row fits its card at 1,280 px.
+      h('td', { class: 'mono small nowrap clip endpoint', title: c.endpoint, text: c.endpoint }),
       h(
         'td',
         {},
