@@ -390,8 +390,9 @@ describe(
       for (const width of [1400, 1280]) {
         await page.setViewportSize({ width, height: 900 });
         const fit = await page.$eval('#coverage-table', (t) => {
-          const wrap = t.parentElement as HTMLElement;
-          const card = t.closest('.card') as HTMLElement;
+          const wrap = t.parentElement;
+          const card = t.closest('.card');
+          if (!wrap || !card) return null;
           const right = card.getBoundingClientRect().right;
           const buttons = [...t.querySelectorAll('button.quality')].map(
             (b) => b.getBoundingClientRect().right,
