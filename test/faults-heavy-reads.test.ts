@@ -135,6 +135,7 @@ for (const backend of await backends()) {
       db = await freshDatabaseUrl(backend as Backend);
       const s = await start();
       await seed(s.port);
+      await stop();
     });
     afterEach(stop);
     after(async () => {
