@@ -77,9 +77,12 @@ export async function freezePhase(rows: Row[], target: string, label: string): P
         durationSec: 0,
         fresh: true,
       });
-      // The probe's process starts before the heavy requests do.
-      await new Promise((r) => setTimeout(r, 1000));
+      // The probe's process starts (tsx, a loaded machine: seconds) before the heavy requests do,
+      // and runs a few seconds at least: a SIGTERM before it has started would kill it.
+      await new Promise((r) => setTimeout(r, 3000));
+      const began = Date.now();
       const outcome = await part.run(svc);
+      await new Promise((r) => setTimeout(r, Math.max(0, 3000 - (Date.now() - began))));
       const probes = await probe.stop();
       for (const name of ['health', 'page'] as const) {
         const s = probes[name] as ProbeStats;
