@@ -1,6 +1,14 @@
 import { StoreUnavailableError } from '../store.js';
 import type { ReadReply, ReadRequest, ReaderInit } from './reader-pool.js';
 import { SqliteDb } from './sqlite-db.js';
+import { lowerThreadPriority } from '../../ingest/thread-priority.js';
+
+/**
+ * Nice steps below the request thread: on a busy machine requests and /health get the CPU
+ * before a long sort does; above the ingest threads (MDS_INGEST_NICE, 10), queries being
+ * someone's wait.
+ */
+const READER_NICE = 5;
 
 /**
  * One reader process (reader-pool.ts): its own read-only connection, one statement at a time,
@@ -10,6 +18,7 @@ import { SqliteDb } from './sqlite-db.js';
 const send = process.send?.bind(process);
 if (!send) throw new Error('reader-process.ts runs as a child of reader-pool.ts');
 const { file } = JSON.parse(process.argv[2] ?? '{}') as ReaderInit;
+lowerThreadPriority(READER_NICE);
 const db = new SqliteDb({ file, checkpoints: 'none', readOnly: true });
 
 process.on('disconnect', () => process.exit(0));
