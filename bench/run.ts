@@ -12,6 +12,7 @@ import { postgresIngest, postgresPhase } from './phases/postgres.js';
 import { queryPhase } from './phases/query.js';
 import { freezePhase } from './phases/freeze.js';
 import { benchPgDatabase } from './pg-query-data.js';
+import { replicaPhase } from './phases/replica.js';
 import { storagePhase } from './phases/storage.js';
 import { printTable, type Row } from './table.js';
 
@@ -66,6 +67,8 @@ const PHASES: Record<string, (rows: Row[], ctx: Ctx) => Promise<void> | void> = 
     }
     await freezePhase(rows, await benchPgDatabase(pgUrl), 'PostgreSQL');
   },
+  // A private primary and a streaming replica (no DATABASE_URL needed).
+  replica: (rows) => replicaPhase(rows),
   // The PostgreSQL rows of `ingest` alone (not in the default list: `ingest` runs them).
   pgingest: async (rows, { pgUrl }) => {
     if (pgUrl) return postgresIngest(rows, pgUrl);

@@ -31,6 +31,8 @@ export async function freePort(): Promise<number> {
 export interface PrivateServer {
   readonly port: number;
   readonly url: string;
+  /** The server's main process while it runs (the bench reads its CPU time). */
+  readonly pid: number | undefined;
   /** SIGSTOP to every process of the server: it accepts TCP connections but answers nothing. */
   freeze(): void;
   thaw(): void;
@@ -103,6 +105,9 @@ function privateServer(
   return {
     port,
     url,
+    get pid() {
+      return child?.pid;
+    },
     freeze: () => signalAll(child, 'SIGSTOP'),
     thaw: () => signalAll(child, 'SIGCONT'),
     kill,
