@@ -16,7 +16,7 @@ import type {
   WriteBatch,
 } from '../src/storage/store.js';
 import { freshDatabaseUrl } from './helpers/harness.js';
-import { postgresAvailable } from './helpers/postgres.js';
+import { POOLER_TUNING, postgresAvailable } from './helpers/postgres.js';
 
 /**
  * The Store interface, driven directly with the same calls on SQLite and on PostgreSQL: every
@@ -339,7 +339,7 @@ describe(
       for (const backend of ['sqlite', 'postgres'] as const) {
         const db = await freshDatabaseUrl(backend);
         drops.push(db.drop);
-        const store = await createStore(db.url, CATALOG);
+        const store = await createStore(db.url, CATALOG, POOLER_TUNING);
         await store.migrate();
         await store.migrate(); // idempotent
         stores.push(store);

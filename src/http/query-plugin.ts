@@ -18,7 +18,7 @@ import { QueryAbortedError, runInQueryContext } from '../request-context.js';
 export async function queryPlugin(app: FastifyInstance, { services }: { services: Services }): Promise<void> {
   const { keyring, authFailures: guard, limiter } = services;
   // First: every later hook and the handler run in the request's read session.
-  app.addHook('onRequest', readSessionHook);
+  app.addHook('onRequest', readSessionHook((services.store.databaseStats?.().replicas.length ?? 0) > 0));
   app.addHook(
     'onRequest',
     authHook('query', { keyring, guard, limiter, admit: exportGate(services.exports) }),

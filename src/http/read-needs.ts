@@ -12,18 +12,23 @@ import { READ_TOKEN, readSession, withReadSession } from '../storage/read-consis
 /** The header a batch answer carries and a query presents (read-your-writes). */
 export const READ_AFTER_HEADER = 'mds-read-after';
 
-/** onRequest hook: the rest of the request runs in a read session with the presented token. */
-export function readSessionHook(
-  req: FastifyRequest,
-  _reply: FastifyReply,
-  done: HookHandlerDoneFunction,
-): void {
-  const token = req.headers[READ_AFTER_HEADER];
-  if (token !== undefined && (typeof token !== 'string' || !READ_TOKEN.test(token))) {
-    done(new AppError(4001, 'MDS-Read-After must be the token of a batch answer, e.g. 0/3000148'));
-    return;
-  }
-  withReadSession(token === undefined ? {} : { after: token.toUpperCase() }, () => done());
+type Hook = (req: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction) => void;
+
+/**
+ * onRequest hook: a presented token is checked; with replicas (`routed`) the rest of the request
+ * runs in a read session holding it. Without, no session is opened: AsyncLocalStorage would cost
+ * every promise of the process a hook (Node 20) for needs nothing acts on.
+ */
+export function readSessionHook(routed: boolean): Hook {
+  return (req, _reply, done) => {
+    const token = req.headers[READ_AFTER_HEADER];
+    if (token !== undefined && (typeof token !== 'string' || !READ_TOKEN.test(token))) {
+      done(new AppError(4001, 'MDS-Read-After must be the token of a batch answer, e.g. 0/3000148'));
+      return;
+    }
+    if (!routed) return done();
+    withReadSession(token === undefined ? {} : { after: token.toUpperCase() }, () => done());
+  };
 }
 
 /** ETags of query answers: `W/"<version>[:<factor version>]-<url hash>"` (query-routes.ts). */

@@ -48,6 +48,8 @@ function pgBouncerPort(): Promise<number> {
     const { pgBouncerAvailable, privatePgBouncer } = await import('./private-servers.js');
     if (!pgBouncerAvailable()) throw new Error('MDS_TEST_VIA_PGBOUNCER=1 but pgbouncer is not installed');
     const bouncer = await privatePgBouncer(Number(new URL(PG_ADMIN_URL).port || 5432));
+    // Killed when the test process exits (kill() signals at once, synchronously).
+    bouncer.unref();
     process.once('exit', () => void bouncer.kill());
     return bouncer.port;
   })();
@@ -56,6 +58,10 @@ function pgBouncerPort(): Promise<number> {
 
 /** The service's environment for the test database: the pooler mode when through PgBouncer. */
 export const POOLER_ENV: Record<string, string> = VIA_PGBOUNCER ? { MDS_PG_POOLER: 'pgbouncer' } : {};
+/** The same for a store a test opens itself (createStore's tuning). */
+export const POOLER_TUNING: { MDS_PG_POOLER?: 'pgbouncer' } = VIA_PGBOUNCER
+  ? { MDS_PG_POOLER: 'pgbouncer' }
+  : {};
 
 /**
  * A new, empty database on the server of `adminUrl` (tests; the benches use it too); its URL

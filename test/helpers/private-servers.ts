@@ -42,6 +42,8 @@ export interface PrivateServer {
   start(): Promise<void>;
   /** Kills it and removes its files. */
   remove(): Promise<void>;
+  /** Lets this process exit while the server runs (one kept for the whole test process). */
+  unref(): void;
 }
 
 /** The process ids of `pid`'s children (PostgreSQL's backends each lead a session of their own). */
@@ -108,6 +110,7 @@ function privateServer(
     get pid() {
       return child?.pid;
     },
+    unref: () => child?.unref(),
     freeze: () => signalAll(child, 'SIGSTOP'),
     thaw: () => signalAll(child, 'SIGCONT'),
     kill,
