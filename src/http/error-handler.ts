@@ -51,11 +51,24 @@ export function sendError(
   return reply.send({ code, message, ...extra });
 }
 
+/**
+ * Conditions named in words beside their code (reliability.md): a full disk needs an operator,
+ * not only patience, so the answer says so on both backends.
+ */
+const CONDITION_WORDS: Readonly<Record<string, string>> = {
+  SQLITE_FULL: 'the database or its disk is full',
+  '53100': "the database server's disk is full",
+  ENOSPC: 'no space left on the disk',
+};
+
 export function toAppError(err: unknown): AppError | null {
   if (err instanceof AppError) return err;
   // The condition only: the message may name the database's address (it goes to the log).
   if (err instanceof StoreUnavailableError) {
-    return new AppError(5030, `database unavailable (${err.condition})`, { retryAfter: 1 });
+    const words = CONDITION_WORDS[err.condition];
+    return new AppError(5030, `database unavailable (${err.condition})${words ? `: ${words}` : ''}`, {
+      retryAfter: 1,
+    });
   }
   if (err instanceof QueryTimeoutError) return new AppError(5040, err.message);
   // Shutdown (the client of a disconnected request hears nothing).

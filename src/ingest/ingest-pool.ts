@@ -60,7 +60,8 @@ export type PoolError =
       retryAfter: number | null;
       extra: Record<string, unknown>;
     }
-  | { kind: 'unavailable'; message: string }
+  /** `condition`: what the client may be told (StoreUnavailableError), kept across the thread. */
+  | { kind: 'unavailable'; message: string; condition: string }
   /** Another release's database (main.ts exits 78 on it instead of retrying). */
   | { kind: 'schema'; message: string }
   | { kind: 'setup'; message: string }
@@ -92,7 +93,9 @@ export function serialiseError(err: unknown): PoolError {
       extra: { ...err.extra },
     };
   }
-  if (err instanceof StoreUnavailableError) return { kind: 'unavailable', message: err.message };
+  if (err instanceof StoreUnavailableError) {
+    return { kind: 'unavailable', message: err.message, condition: err.condition };
+  }
   if (err instanceof SchemaTooNewError) return { kind: 'schema', message: err.message };
   if (err instanceof StoreSetupError) return { kind: 'setup', message: err.message };
   const e = err instanceof Error ? err : new Error(String(err));
@@ -106,7 +109,7 @@ function revive(e: PoolError): Error {
       extra: e.extra,
     });
   }
-  if (e.kind === 'unavailable') return new StoreUnavailableError(e.message);
+  if (e.kind === 'unavailable') return new StoreUnavailableError(e.message, { condition: e.condition });
   if (e.kind === 'schema') return new SchemaTooNewError(e.message);
   if (e.kind === 'setup') return new StoreSetupError(e.message);
   const err = new Error(`ingest worker: ${e.message}`);
