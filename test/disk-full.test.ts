@@ -81,7 +81,7 @@ describe(
     });
     after(async () => {
       await server?.kill('SIGKILL');
-      if (mounted) spawnSync('umount', [dir]);
+      if (mounted) spawnSync('umount', ['-l', dir]);
       fs.rmSync(dir, { recursive: true, force: true });
     });
 
@@ -124,7 +124,7 @@ describe(
     };
     before(async () => {
       dir = fs.mkdtempSync(path.join(os.tmpdir(), 'mds-full-pg-'));
-      mounted = mountTmpfs(dir, '32m');
+      mounted = mountTmpfs(dir, '96m');
       assert.ok(mounted, 'tmpfs mounted');
       // The tablespace's directory belongs to the server's user.
       const id = (flag: string): number =>
@@ -140,7 +140,7 @@ describe(
       await server?.kill('SIGKILL');
       await admin(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`).catch(() => {});
       await admin(`DROP TABLESPACE IF EXISTS ${space}`).catch(() => {});
-      if (mounted) spawnSync('umount', [dir]);
+      if (mounted) spawnSync('umount', ['-l', dir]);
       fs.rmSync(dir, { recursive: true, force: true });
     });
 
