@@ -21,10 +21,13 @@ it('docs/errors.md lists exactly the codes of src/errors.ts', () => {
   assert.deepEqual([...documented].sort(), [...codes].sort());
 });
 
-it('the README quick start is the two promised lines', () => {
+it('the README quick start is one line; npm test is the alternative, never npm ci under a server', () => {
   const readme = read('README.md');
-  assert.match(readme, /npm ci && npm start/);
-  assert.match(readme, /npm ci && npm test/);
+  const quick = /```sh\n(npm ci && npm start[^\n]*)\n```/.exec(readme);
+  assert.ok(quick, 'one quick-start line');
+  assert.doesNotMatch(readme, /npm ci && npm test/);
+  assert.match(readme, /`npm test` \(instead of `npm start`/);
+  assert.match(readme, /never while the server runs/);
 });
 
 it('the worked checksum example in docs/ingest.md is right', () => {

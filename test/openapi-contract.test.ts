@@ -214,6 +214,11 @@ describe('the document', () => {
       { type: 'array', items: { type: 'string', maxLength: 65536 }, minItems: 1, maxItems: 1000 },
     ]);
     assert.match(String(code?.description), /comma list.*510300\.SH, sh510300/);
+    // Every number carries its unit (issue 27 item 7).
+    const row = doc.components.schemas.etf_daily_row as { properties: Record<string, Json> };
+    assert.equal(row.properties.close?.['x-mds-unit'], 'CNY');
+    assert.equal(row.properties.volume?.['x-mds-unit'], 'shares');
+    assert.match(String(row.properties.volume?.description), /unit: shares/);
     assert.match(String(param('/api/v1/etf/kline', 'date_from')?.schema.pattern), /\\d\{8\}/);
     assert.equal(param('/api/v1/etf/basic', 'name')?.['x-mds-filter'], 'like');
     assert.equal(param('/api/v1/etf/basic', 'code')?.['x-mds-filter'], 'exact');

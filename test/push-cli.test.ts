@@ -130,6 +130,23 @@ for (const backend of await backends()) {
       assert.ok(row && String(row.updated_at) >= before, `updated_at ${String(row?.updated_at)}`);
     });
 
+    test('--lots-to-shares: a volume in lots of 100 is stored in shares, the unit the catalog says', async () => {
+      const csv = file('lots.csv', 'date,close,volume\n20240102,3.55,12\n20240103,3.56,7.5\n');
+      const args = ['push', '--dataset', 'etf_daily', csv, '--set', 'symbol=588002', '--source', 'lots'];
+      const run = await mds([...args, '--lots-to-shares', '--url', base, '--key', INGEST_KEY]);
+      assert.equal(run.code, 0, run.stderr);
+      assert.match(run.stderr, /note: volume given in lots: multiplied by 100 \(shares\)/);
+      const rows = await exportCsv('/api/v1/etf/kline?code=588002&format=csv&sort=date&order=asc');
+      assert.deepEqual(
+        rows.map((r) => Number(r.volume)),
+        [1200, 750],
+      );
+      const cal = file('cal.csv', 'exchange,date,is_open,source\nSSE,20240102,1,sse\n');
+      const us = await mds(['push', '--dataset', 'trade_calendar', cal, '--lots-to-shares', '--dry-run']);
+      assert.equal(us.code, 1);
+      assert.match(us.stderr, /--lots-to-shares: dataset trade_calendar has no field in shares/);
+    });
+
     test('--concurrency: several batches in flight, reported in file order', async () => {
       const csv = file('510301.csv', priceCsv(1200).text);
       const args = etfPushArgs(csv, '510301');

@@ -1,3 +1,4 @@
+import { UNIT_BY_NAME } from './units.js';
 import type {
   Aggregation,
   CodeMarket,
@@ -103,6 +104,8 @@ export interface Field {
   readonly exclusiveMinimum: number | null;
   /** Set by the server (created_at, and the period fields of resampled rows), never ingested. */
   readonly serverSet: boolean;
+  /** Numbers and integers: what they count (units.ts: `CNY`, `shares`, `%`, …); null otherwise. */
+  readonly unit: string | null;
 }
 
 export const INTERVALS = ['1d', '1w', '1M', '1Q', '1Y'] as const;
@@ -199,7 +202,20 @@ function compileField(decl: DatasetDeclaration, name: string, spec: FieldSpec): 
     description: d.description ?? null,
     exclusiveMinimum: d.exclusiveMinimum ?? null,
     serverSet: false,
+    unit: null,
   };
+}
+
+/** A numeric field with its unit (declared, else by name: units.ts); CatalogError without one. */
+function withUnit(decl: DatasetDeclaration, f: Field): Field {
+  if (f.type !== 'number' && f.type !== 'integer') {
+    if (decl.units?.[f.name] !== undefined)
+      throw new CatalogError(`${decl.name}.${f.name}: a unit needs a number`);
+    return f;
+  }
+  const unit = decl.units?.[f.name] ?? UNIT_BY_NAME[f.name];
+  if (unit === undefined) throw new CatalogError(`${decl.name}.${f.name}: no unit (declare it in units)`);
+  return { ...f, unit };
 }
 
 /** A field the server sets (never ingested): created_at, and the period fields of resampled rows. */
@@ -214,6 +230,7 @@ function serverField(name: string, type: FieldType, description: string): Field 
     description,
     exclusiveMinimum: null,
     serverSet: true,
+    unit: type === 'integer' ? 'count' : null,
   };
 }
 
@@ -308,7 +325,7 @@ export function compileDataset(decl: DatasetDeclaration): Dataset {
   if (!IDENT.test(decl.name)) fail(`dataset name must match ${IDENT}`);
   if (!/^\/api\/v1\/[a-z0-9/-]+$/.test(decl.endpoint))
     fail(`endpoint ${decl.endpoint} must be under /api/v1/`);
-  const fields = Object.entries(decl.fields).map(([n, s]) => compileField(decl, n, s));
+  const fields = Object.entries(decl.fields).map(([n, s]) => withUnit(decl, compileField(decl, n, s)));
   if ('created_at' in decl.fields) fail('created_at is set by the server and cannot be declared');
   const createdAt = serverField(
     'created_at',

@@ -16,6 +16,7 @@ function fieldList(d: Dataset): string {
     .map((f) => {
       let type: string = f.enum && f.type !== 'flag' ? `${f.type}: ${f.enum.join(' | ')}` : f.type;
       if (f.exclusiveMinimum !== null) type += ` > ${f.exclusiveMinimum}`;
+      if (f.unit) type += `, ${f.unit}`;
       return `\`${f.apiName}\` (${type}${f.required ? ', always set' : ''})`;
     })
     .join(', ');
@@ -62,6 +63,11 @@ export function endpointDocs(catalog: Catalog): string {
     '6 digits is removed, so no stored value is ever changed (`00700.HK` stays as it is). Filters',
     'marked **(us)** hold US tickers, CIKs and CUSIPs and are taken exactly as written (`BRK.B`).',
     "The quality report's `code` takes the same spellings.",
+    '',
+    'Every number says what it counts after its type (`close` (number, CNY), `volume` (number, shares),',
+    '`pct_chg` (number, %)): CN prices and amounts in yuan, volumes in shares (not lots of 100),',
+    'percent values as percent (1.5 = 1.5 %); the same units are `x-mds-unit` of each field in',
+    "`/openapi.json` and `units` of the Python client's dataset schema.",
     '',
     'Every date parameter (`date_from`, `date_to`, exact date filters such as `date=` or',
     "`trade_date=`, `adjust_anchor`, the quality report's range) takes `YYYY-MM-DD` or `YYYYMMDD`",

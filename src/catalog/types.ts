@@ -55,6 +55,8 @@ export interface DatasetDeclaration {
    * comma list (docs/endpoints.md#many-values-and-code-spellings).
    */
   readonly codes?: { readonly market: CodeMarket; readonly fields: readonly string[] };
+  /** Units of numeric fields (ingest names) where the default by name (units.ts) is not theirs. */
+  readonly units?: Readonly<Record<string, string>>;
   /**
    * The field that plays the role of `source` for full-snapshot partitions; defaults to
    * `source` when the dataset has one.

@@ -31,6 +31,8 @@ export async function runPush(opts: PushOptions, io: Io = STD_IO): Promise<PushS
   const plan = planPush(opts);
   const { dataset: d, batches, businessDate, source } = plan;
   if (plan.dropped.length) io.err(`note: ignoring column(s) set by the server: ${plan.dropped.join(', ')}`);
+  if (plan.lotsConverted.length > 0)
+    io.err(`note: ${plan.lotsConverted.join(', ')} given in lots: multiplied by 100 (shares)`);
   if (plan.stamped.rows > 0)
     io.err(
       `note: updated_at absent on ${plan.stamped.rows} of ${plan.rows} rows: set to the push time ${plan.stamped.at} (give it a column, or --set updated_at=…, for a re-run to be a duplicate)`,
@@ -115,6 +117,10 @@ export function registerPushCommand(program: Command): void {
     .requiredOption('--dataset <name>', 'target dataset (see docs/tools.md or /openapi.json)')
     .option('--source <S>', 'meta.source; also fills the source field when the file has no such column')
     .option('--business-date <D>', 'meta.business_date YYYY-MM-DD (default: the partition date of the rows)')
+    .option(
+      '--lots-to-shares',
+      'the file counts volumes in lots of 100: multiply every field in shares by 100',
+    )
     .option('--full-snapshot', 'replace the partition (business_date, source) with the file: one batch')
     .option(
       '--batch-size <N>',

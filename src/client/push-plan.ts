@@ -3,6 +3,7 @@ import path from 'node:path';
 import { createHash } from 'node:crypto';
 import { parse } from 'csv-parse/sync';
 import { CATALOG, type Dataset } from '../catalog/catalog.js';
+import { LOT_SIZE, SHARES_UNIT } from '../catalog/units.js';
 import type { IngestBatch } from '../contract/batch.js';
 import { isDate } from '../ingest/values.js';
 import { buildBatches, type RowData } from './batch-builder.js';
@@ -35,6 +36,8 @@ export interface PushOptions {
   /** Batches in flight at once (default 2); 1 when a key appears in more than one batch. */
   concurrency?: number;
   dryRun?: boolean;
+  /** Volumes given in lots of 100: every field whose unit is shares (catalog units.ts) × 100. */
+  lotsToShares?: boolean;
 }
 
 interface FileRows {
@@ -176,6 +179,8 @@ export interface PushPlan {
   dropped: string[];
   /** Rows whose absent updated_at was set to the push time, and that time. */
   stamped: { rows: number; at: string };
+  /** Fields multiplied by the lot size (`lotsToShares`). */
+  lotsConverted: string[];
   businessDate: string;
   source: string;
   lineOf: (i: number) => string;
@@ -206,6 +211,7 @@ export function planPush(opts: PushOptions): PushPlan {
   // updated_at is the time the upstream last changed a row; a file without one gets the push time.
   const at = new Date().toISOString();
   const mapped = mapRows(d, file.columns, file.rows, { ...opts, stampUpdatedAt: at }, file.lineOf);
+  const converted = opts.lotsToShares ? lotsToShares(d, mapped.rows) : [];
   const businessDate = businessDateOf(d, mapped.rows, opts);
   const source = sourceOf(d, mapped.rows, opts);
   if (opts.fullSnapshot) checkSnapshot(d, mapped.rows, businessDate, source, file.lineOf);
@@ -223,10 +229,25 @@ export function planPush(opts: PushOptions): PushPlan {
     rows: mapped.rows.length,
     dropped: mapped.dropped,
     stamped: { rows: mapped.stamped, at },
+    lotsConverted: converted,
     businessDate,
     source,
     lineOf: file.lineOf,
   };
+}
+
+/** Multiplies, in place, every value of a field counted in shares by the lot size; the fields. */
+function lotsToShares(d: Dataset, rows: RowData[]): string[] {
+  const fields = d.fields.filter((f) => f.unit === SHARES_UNIT);
+  if (fields.length === 0)
+    throw new MappingError(`--lots-to-shares: dataset ${d.name} has no field in shares`);
+  for (const r of rows) {
+    for (const f of fields) {
+      const v = r[f.name];
+      if (typeof v === 'number') r[f.name] = v * LOT_SIZE;
+    }
+  }
+  return fields.map((f) => f.name);
 }
 
 /** A unique key that is in more than one batch (a file correcting itself further down), described. */

@@ -6,15 +6,25 @@ export interface EtfDailyRow {
   code: string;
   /** YYYY-MM-DD */
   date: string;
+  /** unit: CNY */
   open: number | null;
+  /** unit: CNY */
   high: number | null;
+  /** unit: CNY */
   low: number | null;
+  /** unit: CNY */
   close: number;
+  /** unit: CNY */
   pre_close: number | null;
+  /** unit: CNY */
   change: number | null;
+  /** unit: % */
   pct_chg: number | null;
+  /** unit: shares */
   volume: number;
+  /** unit: CNY */
   amount: number | null;
+  /** unit: % */
   turnover_rate: number | null;
   source: string;
   /** ISO 8601 UTC timestamp */
@@ -23,7 +33,7 @@ export interface EtfDailyRow {
   created_at: string;
   /** YYYY-MM-DD; resampled rows: the date of the first bar in the period */
   period_start: string;
-  /** resampled rows: how many daily bars the period holds */
+  /** resampled rows: how many daily bars the period holds; unit: count */
   bar_count: number;
 }
 
@@ -68,15 +78,23 @@ export interface IndexDailyRow {
   index_code: string;
   /** YYYY-MM-DD */
   trade_date: string;
+  /** unit: index points */
   open: number | null;
+  /** unit: index points */
   high: number | null;
+  /** unit: index points */
   low: number | null;
+  /** unit: index points */
   close: number;
+  /** unit: index points */
   pre_close: number | null;
+  /** unit: index points */
   change: number | null;
-  /** daily return, percent */
+  /** daily return, percent; unit: % */
   pct_chg: number | null;
+  /** unit: shares */
   volume: number | null;
+  /** unit: CNY */
   amount: number | null;
   source: string;
   /** ISO 8601 UTC timestamp */
@@ -85,7 +103,7 @@ export interface IndexDailyRow {
   created_at: string;
   /** YYYY-MM-DD; resampled rows: the date of the first bar in the period */
   period_start: string;
-  /** resampled rows: how many daily bars the period holds */
+  /** resampled rows: how many daily bars the period holds; unit: count */
   bar_count: number;
 }
 
@@ -125,11 +143,17 @@ export interface FxRow {
   code: string;
   /** YYYY-MM-DD */
   date: string;
+  /** unit: quote currency */
   open: number | null;
+  /** unit: quote currency */
   high: number | null;
+  /** unit: quote currency */
   low: number | null;
+  /** unit: quote currency */
   close: number;
+  /** unit: quote currency */
   bid: number | null;
+  /** unit: quote currency */
   ask: number | null;
   source: string;
   /** ISO 8601 UTC timestamp */
@@ -171,9 +195,13 @@ export interface QdiiNavRow {
   code: string;
   /** YYYY-MM-DD */
   date: string;
+  /** unit: CNY */
   nav: number;
+  /** unit: CNY */
   acc_nav: number | null;
+  /** unit: CNY */
   estimated_nav: number | null;
+  /** unit: % */
   premium_pct: number | null;
   currency: string | null;
   purchase_status: string | null;
@@ -220,6 +248,7 @@ export interface IndustrySwRow {
   name: string | null;
   industry_code: string;
   industry_name: string | null;
+  /** unit: position */
   level: 1 | 2 | 3 | null;
   l1_code: string | null;
   l1_name: string | null;
@@ -269,19 +298,33 @@ export interface StockDailyRow {
   code: string;
   /** YYYY-MM-DD */
   date: string;
+  /** unit: CNY */
   open: number | null;
+  /** unit: CNY */
   high: number | null;
+  /** unit: CNY */
   low: number | null;
+  /** unit: CNY */
   close: number;
+  /** unit: CNY */
   pre_close: number | null;
+  /** unit: CNY */
   change: number | null;
+  /** unit: % */
   pct_chg: number | null;
+  /** unit: shares */
   volume: number;
+  /** unit: CNY */
   amount: number | null;
+  /** unit: % */
   turnover_rate: number | null;
+  /** unit: ratio */
   pe_ttm: number | null;
+  /** unit: ratio */
   pb: number | null;
+  /** unit: CNY */
   total_mv: number | null;
+  /** unit: CNY */
   circ_mv: number | null;
   is_suspended: 0 | 1 | null;
   source: string;
@@ -291,7 +334,7 @@ export interface StockDailyRow {
   created_at: string;
   /** YYYY-MM-DD; resampled rows: the date of the first bar in the period */
   period_start: string;
-  /** resampled rows: how many daily bars the period holds */
+  /** resampled rows: how many daily bars the period holds; unit: count */
   bar_count: number;
 }
 
@@ -336,20 +379,35 @@ export interface EtfDailyFeaturesRow {
   code: string;
   /** YYYY-MM-DD */
   date: string;
+  /** unit: % */
   ret_1d: number | null;
+  /** unit: % */
   ret_5d: number | null;
+  /** unit: % */
   ret_20d: number | null;
+  /** unit: % */
   ret_60d: number | null;
+  /** unit: CNY */
   ma_5: number | null;
+  /** unit: CNY */
   ma_10: number | null;
+  /** unit: CNY */
   ma_20: number | null;
+  /** unit: CNY */
   ma_60: number | null;
+  /** unit: index 0–100 */
   rsi_14: number | null;
+  /** unit: CNY */
   macd: number | null;
+  /** unit: CNY */
   macd_signal: number | null;
+  /** unit: CNY */
   macd_hist: number | null;
+  /** unit: % */
   vol_20d: number | null;
+  /** unit: CNY */
   amount_ma_20: number | null;
+  /** unit: % */
   premium_pct: number | null;
   source: string;
   /** ISO 8601 UTC timestamp */
@@ -391,17 +449,27 @@ export interface EtfRiskFeaturesRow {
   code: string;
   /** YYYY-MM-DD */
   date: string;
-  /** window length in trading days */
+  /** window length in trading days; unit: trading days */
   window: number;
+  /** unit: % */
   volatility: number | null;
+  /** unit: % */
   downside_vol: number | null;
+  /** unit: % */
   max_drawdown: number | null;
+  /** unit: % */
   var_95: number | null;
+  /** unit: % */
   cvar_95: number | null;
+  /** unit: ratio */
   beta: number | null;
+  /** unit: ratio */
   sharpe: number | null;
+  /** unit: ratio */
   sortino: number | null;
+  /** unit: ratio */
   calmar: number | null;
+  /** unit: % */
   tracking_error: number | null;
   benchmark_code: string | null;
   source: string;
@@ -449,13 +517,20 @@ export interface EtfCrossBorderFeaturesRow {
   region: string | null;
   overseas_ticker: string | null;
   underlying_index_code: string | null;
+  /** unit: % */
   underlying_ret_1d: number | null;
   fx_pair: string | null;
+  /** unit: CNY per unit of foreign currency */
   fx_rate: number | null;
+  /** unit: % */
   fx_ret_1d: number | null;
+  /** unit: days */
   nav_lag_days: number | null;
+  /** unit: CNY */
   estimated_nav: number | null;
+  /** unit: % */
   premium_pct: number | null;
+  /** unit: percentile */
   premium_pctile_252d: number | null;
   source: string;
   /** ISO 8601 UTC timestamp */
@@ -497,18 +572,31 @@ export interface IndexDailyFeaturesRow {
   index_code: string;
   /** YYYY-MM-DD */
   date: string;
+  /** unit: % */
   ret_1d: number | null;
+  /** unit: % */
   ret_5d: number | null;
+  /** unit: % */
   ret_20d: number | null;
+  /** unit: % */
   ret_60d: number | null;
+  /** unit: % */
   ret_252d: number | null;
+  /** unit: % */
   vol_20d: number | null;
+  /** unit: % */
   vol_60d: number | null;
+  /** unit: % */
   max_drawdown_252d: number | null;
+  /** unit: ratio */
   pe_ttm: number | null;
+  /** unit: ratio */
   pb: number | null;
+  /** unit: % */
   dividend_yield: number | null;
+  /** unit: percentile */
   pe_pctile_5y: number | null;
+  /** unit: percentile */
   pb_pctile_5y: number | null;
   source: string;
   /** ISO 8601 UTC timestamp */
@@ -556,13 +644,21 @@ export interface EtfBasicRow {
   tracking_index_code: string | null;
   fund_company: string | null;
   exchange: 'SH' | 'SZ' | null;
+  /** unit: % */
   management_fee: number | null;
+  /** unit: % */
   custodian_fee: number | null;
+  /** unit: % */
   total_fee: number | null;
+  /** unit: CNY billion */
   aum_billion: number | null;
+  /** unit: CNY million */
   avg_daily_amount_million: number | null;
+  /** unit: % */
   premium_pct: number | null;
+  /** unit: CNY */
   latest_price: number | null;
+  /** unit: CNY */
   latest_nav: number | null;
   /** YYYY-MM-DD */
   listing_date: string | null;
@@ -608,9 +704,13 @@ export interface EtfNavRow {
   code: string;
   /** YYYY-MM-DD */
   trade_date: string;
+  /** unit: CNY */
   nav: number;
+  /** unit: CNY */
   acc_nav: number | null;
+  /** unit: CNY */
   adj_nav: number | null;
+  /** unit: % */
   daily_return_pct: number | null;
   source: string;
   /** ISO 8601 UTC timestamp */
@@ -651,17 +751,29 @@ export interface EtfNavParams {
 export interface EtfPriceRow {
   code: string;
   name: string | null;
+  /** unit: CNY */
   price: number;
+  /** unit: CNY */
   open: number | null;
+  /** unit: CNY */
   high: number | null;
+  /** unit: CNY */
   low: number | null;
+  /** unit: CNY */
   pre_close: number | null;
+  /** unit: CNY */
   change: number | null;
+  /** unit: % */
   pct_chg: number | null;
+  /** unit: shares */
   volume: number | null;
+  /** unit: CNY */
   amount: number | null;
+  /** unit: CNY */
   iopv: number | null;
+  /** unit: CNY */
   nav: number | null;
+  /** unit: % */
   premium_pct: number | null;
   /** ISO 8601 UTC timestamp */
   trade_time: string | null;
@@ -699,9 +811,13 @@ export interface EtfSizeRow {
   code: string;
   /** YYYY-MM-DD */
   trade_date: string;
+  /** unit: shares */
   shares: number | null;
+  /** unit: shares */
   shares_change: number | null;
+  /** unit: CNY */
   aum: number | null;
+  /** unit: CNY */
   nav: number | null;
   source: string;
   /** ISO 8601 UTC timestamp */
@@ -747,9 +863,13 @@ export interface EtfFlowRow {
   period: string;
   /** e.g. share_change, order_flow */
   estimation_method: string;
+  /** unit: CNY */
   net_inflow: number;
+  /** unit: CNY */
   inflow: number | null;
+  /** unit: CNY */
   outflow: number | null;
+  /** unit: shares */
   shares_change: number | null;
   source: string;
   /** ISO 8601 UTC timestamp */
@@ -795,9 +915,13 @@ export interface EtfHoldingsRow {
   report_period: string;
   holding_code: string;
   holding_name: string | null;
+  /** unit: shares */
   shares: number | null;
+  /** unit: CNY */
   market_value: number | null;
+  /** unit: % */
   weight_pct: number | null;
+  /** unit: position */
   rank: number | null;
   source: string;
   /** ISO 8601 UTC timestamp */
@@ -839,13 +963,20 @@ export interface EtfPcfRow {
   trade_date: string;
   component_code: string;
   component_name: string | null;
+  /** unit: shares */
   quantity: number | null;
   substitution_flag: string | null;
+  /** unit: % */
   premium_ratio: number | null;
+  /** unit: % */
   discount_ratio: number | null;
+  /** unit: CNY */
   substitution_amount: number | null;
+  /** unit: shares */
   creation_unit: number | null;
+  /** unit: CNY */
   estimated_cash: number | null;
+  /** unit: CNY */
   nav_per_unit: number | null;
   source_type: string;
   /** ISO 8601 UTC timestamp */
@@ -889,10 +1020,15 @@ export interface EtfHoldersRow {
   code: string;
   /** YYYY-MM-DD */
   report_period: string;
+  /** unit: count */
   holder_count: number | null;
+  /** unit: % */
   institutional_pct: number | null;
+  /** unit: % */
   individual_pct: number | null;
+  /** unit: % */
   internal_pct: number | null;
+  /** unit: shares */
   total_shares: number | null;
   source: string;
   /** ISO 8601 UTC timestamp */
@@ -930,6 +1066,7 @@ export interface EtfDividendRow {
   code: string;
   /** YYYY-MM-DD */
   ex_date: string;
+  /** unit: CNY */
   dividend_per_unit: number;
   /** YYYY-MM-DD */
   announce_date: string | null;
@@ -978,12 +1115,18 @@ export interface EtfCrossBorderRow {
   name: string | null;
   overseas_ticker: string;
   overseas_exchange: string | null;
+  /** unit: overseas market currency */
   overseas_price: number | null;
   overseas_currency: string | null;
+  /** unit: CNY per unit of foreign currency */
   fx_rate: number | null;
+  /** unit: CNY */
   price: number | null;
+  /** unit: CNY */
   nav: number | null;
+  /** unit: CNY */
   iopv: number | null;
+  /** unit: % */
   premium_pct: number | null;
   /** YYYY-MM-DD */
   trade_date: string | null;
@@ -1023,19 +1166,33 @@ export interface StockSpotRow {
   code: string;
   name: string;
   industry: string | null;
+  /** unit: CNY */
   price: number;
+  /** unit: CNY */
   open: number | null;
+  /** unit: CNY */
   high: number | null;
+  /** unit: CNY */
   low: number | null;
+  /** unit: CNY */
   pre_close: number | null;
+  /** unit: CNY */
   change: number | null;
+  /** unit: % */
   pct_chg: number | null;
+  /** unit: shares */
   volume: number | null;
+  /** unit: CNY */
   amount: number | null;
+  /** unit: % */
   turnover_rate: number | null;
+  /** unit: ratio */
   pe_ttm: number | null;
+  /** unit: ratio */
   pb: number | null;
+  /** unit: CNY */
   total_mv: number | null;
+  /** unit: CNY */
   circ_mv: number | null;
   /** ISO 8601 UTC timestamp */
   trade_time: string | null;
@@ -1079,6 +1236,7 @@ export interface StockFinancialsRow {
   report_date: string;
   report_type: 'Q1' | 'H1' | 'Q3' | 'FY';
   metric: string;
+  /** unit: the row's unit field */
   value: number;
   unit: string | null;
   /** YYYY-MM-DD */
@@ -1129,6 +1287,7 @@ export interface IndexConstituentsRow {
   stock_name: string | null;
   /** YYYY-MM-DD */
   trade_date: string;
+  /** unit: % */
   weight: number;
   source: string;
   /** ISO 8601 UTC timestamp */
@@ -1175,9 +1334,11 @@ export interface IndexMetaRow {
   compile_rule: string | null;
   /** YYYY-MM-DD */
   base_date: string | null;
+  /** unit: index points */
   base_point: number | null;
   /** YYYY-MM-DD */
   publish_date: string | null;
+  /** unit: count */
   constituent_count: number | null;
   source: string;
   /** ISO 8601 UTC timestamp */
@@ -1215,12 +1376,15 @@ export interface MacroIndicatorRow {
   period: string;
   /** YYYY-MM-DD; the period's last day */
   date: string;
+  /** unit: the row's unit field */
   value: number;
   unit: string | null;
   frequency: 'D' | 'W' | 'M' | 'Q' | 'Y' | null;
   /** YYYY-MM-DD */
   release_date: string | null;
+  /** unit: % */
   yoy: number | null;
+  /** unit: % */
   mom: number | null;
   source: string;
   /** ISO 8601 UTC timestamp */
@@ -1262,12 +1426,19 @@ export interface MarginTradingRow {
   market: 'SH' | 'SZ' | 'BJ' | 'ALL';
   /** YYYY-MM-DD */
   trade_date: string;
+  /** unit: CNY */
   financing_balance: number | null;
+  /** unit: CNY */
   financing_buy: number | null;
+  /** unit: CNY */
   financing_repay: number | null;
+  /** unit: CNY */
   securities_lending_balance: number | null;
+  /** unit: shares */
   securities_lending_volume: number | null;
+  /** unit: shares */
   securities_sell_volume: number | null;
+  /** unit: CNY */
   total_balance: number | null;
   source: string;
   /** ISO 8601 UTC timestamp */
@@ -1311,11 +1482,17 @@ export interface HsgtFlowRow {
   channel: string;
   /** YYYY-MM-DD */
   trade_date: string;
+  /** unit: CNY */
   net_buy: number | null;
+  /** unit: CNY */
   buy_amount: number | null;
+  /** unit: CNY */
   sell_amount: number | null;
+  /** unit: CNY */
   net_inflow: number | null;
+  /** unit: CNY */
   quota_balance: number | null;
+  /** unit: CNY */
   hold_market_value: number | null;
   source: string;
   /** ISO 8601 UTC timestamp */
@@ -1419,6 +1596,7 @@ export interface UsFilingsRow {
   accepted_at: string | null;
   primary_document: string | null;
   document_url: string | null;
+  /** unit: bytes */
   size: number | null;
   is_xbrl: 0 | 1 | null;
   items: string | null;
@@ -1471,9 +1649,11 @@ export interface UsFinancialFactsRow {
   start_date: string;
   /** YYYY-MM-DD */
   end_date: string;
+  /** unit: the row's unit field */
   value: number;
   accession_number: string;
   label: string | null;
+  /** unit: year */
   fy: number | null;
   fp: 'FY' | 'Q1' | 'Q2' | 'Q3' | 'Q4' | null;
   form: string | null;
@@ -1528,6 +1708,7 @@ export interface UsFinancialFactsParams {
 /** A row of /api/v1/us/insider-trades (dataset us_insider_trades). */
 export interface UsInsiderTradesRow {
   accession_number: string;
+  /** unit: position */
   line_no: number;
   /** SEC CIK, 10-digit zero-padded */
   issuer_cik: string;
@@ -1544,9 +1725,12 @@ export interface UsInsiderTradesRow {
   /** YYYY-MM-DD */
   transaction_date: string;
   transaction_code: string;
+  /** unit: shares */
   shares: number | null;
+  /** unit: USD */
   price_per_share: number | null;
   acquired_disposed: 'A' | 'D' | null;
+  /** unit: shares */
   shares_owned_after: number | null;
   direct_indirect: 'D' | 'I' | null;
   /** YYYY-MM-DD */
@@ -1595,6 +1779,7 @@ export interface UsInsiderTradesParams {
 /** A row of /api/v1/us/13f-holdings (dataset us_13f_holdings). */
 export interface Us13fHoldingsRow {
   accession_number: string;
+  /** unit: position */
   line_no: number;
   /** SEC CIK, 10-digit zero-padded */
   filer_cik: string;
@@ -1607,14 +1792,18 @@ export interface Us13fHoldingsRow {
   title_of_class: string | null;
   cusip: string;
   ticker: string | null;
-  /** dollars; filings before 2023-01-03 reported thousands */
+  /** dollars; filings before 2023-01-03 reported thousands; unit: USD */
   value_usd: number;
+  /** unit: shares */
   shares: number;
   share_type: 'SH' | 'PRN' | null;
   put_call: string | null;
   investment_discretion: string | null;
+  /** unit: shares */
   voting_sole: number | null;
+  /** unit: shares */
   voting_shared: number | null;
+  /** unit: shares */
   voting_none: number | null;
   source: string;
   /** ISO 8601 UTC timestamp */
@@ -1665,7 +1854,7 @@ export interface AdjFactorRow {
   code: string;
   /** YYYY-MM-DD; the factor is in force from this date on */
   date: string;
-  /** the cumulative adjustment factor (> 0) */
+  /** the cumulative adjustment factor (> 0); unit: factor */
   adj_factor: number;
   source: string;
   /** ISO 8601 UTC timestamp */
@@ -1708,10 +1897,11 @@ export interface CorporateActionsRow {
   /** YYYY-MM-DD */
   ex_date: string;
   action: 'dividend' | 'split' | 'bonus' | 'rights' | 'other';
-  /** cash dividend per share, before tax */
+  /** cash dividend per share, before tax; unit: CNY */
   cash_per_share: number | null;
-  /** new shares per existing share */
+  /** new shares per existing share; unit: new shares per share */
   share_ratio: number | null;
+  /** unit: CNY */
   rights_price: number | null;
   /** YYYY-MM-DD */
   record_date: string | null;

@@ -46,8 +46,10 @@ export function fieldJson(f: Field, side: Side = 'response', nullable = !f.requi
   if (f.enum && f.type !== 'flag') s.enum = [...f.enum];
   if (f.pattern) s.pattern = f.pattern.source;
   if (f.exclusiveMinimum !== null) s.exclusiveMinimum = f.exclusiveMinimum;
-  const desc = [f.description, s.description].filter(Boolean).join('; ');
+  const desc = [f.description, s.description, f.unit ? `unit: ${f.unit}` : null].filter(Boolean).join('; ');
   if (desc) s.description = desc;
+  // What the number counts (catalog units.ts), as data for clients (the Python client's schema).
+  if (f.unit) s['x-mds-unit'] = f.unit;
   if (!nullable) return s;
   s.type = [s.type, 'null'];
   if (Array.isArray(s.enum)) s.enum = [...(s.enum as unknown[]), null];

@@ -36,6 +36,7 @@ function revisionField(name: string, type: Field['type'], required: boolean): Fi
     description: null,
     serverSet: false,
     exclusiveMinimum: null,
+    unit: null,
   };
 }
 

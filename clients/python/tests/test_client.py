@@ -535,6 +535,11 @@ class QuantTests(unittest.TestCase):
     def setUp(self) -> None:
         self.client = Client(BASE, QUERY_KEY, ingest_key=INGEST_KEY)
 
+    def test_units_in_the_schema(self) -> None:
+        units = self.client.dataset("etf/kline").units
+        self.assertEqual((units["close"], units["volume"], units["pct_chg"]), ("CNY", "shares", "%"))
+        self.assertEqual(self.client.dataset("market/fx").units["close"], "quote currency")
+
     def test_many_codes_and_their_spellings_in_one_request(self) -> None:
         calls = _counting(self.client)
         rows = self.client.get("etf/kline", as_="records", code=["510001", "510002"], date_from="20240101")

@@ -263,6 +263,7 @@ export const etfCrossBorder: DatasetDeclaration = {
     source: 'string!',
     updated_at: 'timestamp',
   },
+  units: { overseas_price: 'overseas market currency' },
   key: ['code', 'overseas_ticker', 'source'],
   partition: null,
   range: null,
