@@ -12,6 +12,7 @@ import type { EventsOptions } from './http/events-routes.js';
 import { queryPlugin } from './http/query-plugin.js';
 import { ingestPlugin } from './http/ingest-plugin.js';
 import { adminPlugin } from './http/admin-plugin.js';
+import { mcpPlugin } from './http/mcp-plugin.js';
 import { openApiDocument } from './http/openapi.js';
 import { VERSION } from './version.js';
 
@@ -79,6 +80,7 @@ export async function createApp(services: Services, opts: AppOptions = {}): Prom
   await app.register(ingestPlugin, { services, events: { ...opts.events, gauge: metrics.sseClients } });
   await app.register(queryPlugin, { services });
   await app.register(adminPlugin, { services });
+  if (config.MDS_MCP === 'on') await app.register(mcpPlugin, { services, registry: metrics.registry });
   registerDashboardRoutes(app);
 
   const doc = openApiDocument(catalog, VERSION);

@@ -114,6 +114,8 @@ const ConfigSchema = Type.Object({
    * heap, grown by the batches, goes with it: ingest-pool.ts). 0: threads are never replaced.
    */
   MDS_INGEST_RECYCLE_MS: Type.Integer({ minimum: 0, default: 10_000 }),
+  /** The MCP endpoint POST /mcp (docs/mcp.md): `off` leaves it out (404). */
+  MDS_MCP: Type.Union([Type.Literal('on'), Type.Literal('off')], { default: 'on' }),
 });
 
 /** Fastify's trustProxy: none, or the addresses / CIDRs of the proxies in front. */

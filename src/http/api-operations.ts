@@ -20,6 +20,7 @@ import {
   adminAnswerSchema,
 } from '../contract/admin.js';
 import { HealthSchema } from '../contract/health.js';
+import { McpAnswerSchema, McpRequestSchema } from '../contract/mcp.js';
 import { BatchChangesSchema, RevertAnswerSchema } from '../contract/revisions.js';
 import { DEFAULT_BATCH_LIST, LIST_ERRORS, MAX_BATCH_LIST } from './admin-data-routes.js';
 import { MAX_USAGE_HOURS } from './admin-key-routes.js';
@@ -205,7 +206,49 @@ export function serviceOperations(catalog: Catalog): ApiOperation[] {
       auth: 'none',
       responses: { 200: { description: 'the OpenAPI document', content: json(Type.Object({})) } },
     },
+    ...mcpOperations(),
     ...adminOperations(names),
+  ];
+}
+
+/** POST /mcp, and the 405 of GET and DELETE (docs/mcp.md); absent when MDS_MCP=off. */
+function mcpOperations(): ApiOperation[] {
+  const rpc = (description: string): ApiResponse => ({ description, content: json(McpAnswerSchema) });
+  const notAllowed = (method: 'get' | 'delete'): ApiOperation => ({
+    method,
+    path: '/mcp',
+    operationId: `mcp_${method}`,
+    tags: ['mcp'],
+    summary: 'Not allowed: the MCP endpoint is stateless',
+    description: 'No server-sent stream and no session: 405 with Allow: POST, as the protocol expects.',
+    auth: 'query',
+    responses: { 405: rpc('a JSON-RPC error; Allow: POST') },
+  });
+  return [
+    {
+      method: 'post',
+      path: '/mcp',
+      operationId: 'mcp',
+      tags: ['mcp'],
+      summary: 'Model Context Protocol (stateless Streamable HTTP)',
+      description:
+        'JSON-RPC messages of MCP for AI assistants: tools list_datasets, query, quality_report, ' +
+        'revision_trail and trading_days (docs/mcp.md). The query key as Q-API-KEY or ' +
+        '`Authorization: Bearer <key>`; each tools/call counts as one query against its limits. ' +
+        'Accept must list application/json and text/event-stream; answers are JSON. ' +
+        'Absent (404) when MDS_MCP=off.',
+      auth: 'query',
+      body: McpRequestSchema,
+      responses: {
+        200: rpc('the JSON-RPC answer(s); tool errors are results with isError'),
+        202: { description: 'only notifications or responses were sent: no answer' },
+        400: rpc('not a JSON-RPC message (JSON-RPC error)'),
+        406: rpc('Accept does not list application/json and text/event-stream (JSON-RPC error)'),
+      },
+      errors: [4130, 4150],
+    },
+    notAllowed('get'),
+    notAllowed('delete'),
   ];
 }
 

@@ -17,7 +17,7 @@ export const KEY_HEADERS: Record<KeyScope, string> = { query: 'q-api-key', inges
 const LOWER_CASE: Record<string, string> = { 'RateLimit-Policy': 'ratelimit-policy', RateLimit: 'ratelimit' };
 
 /** Sets the limit headers; throws the refusal. */
-function apply(reply: FastifyReply, d: LimitDecision): void {
+export function applyLimit(reply: FastifyReply, d: LimitDecision): void {
   const h = d.headers;
   for (const k in h) reply.header(LOWER_CASE[k] ?? k, h[k]);
   if (!d.allowed && d.code !== null) {
@@ -42,10 +42,13 @@ export function authHook(
      * refusal, which then costs the key nothing, as other refusals (keys-and-limits.md).
      */
     admit?: (req: FastifyRequest, reply: FastifyReply, p: Principal) => void;
+    /** Where the key is read (default: the scope's header); /mcp also takes a bearer. */
+    credential?: (req: FastifyRequest) => string | string[] | undefined;
   },
 ): onRequestHookHandler {
   const { keyring, guard, limiter, admit } = deps;
   const header = KEY_HEADERS[scope];
+  const credential = deps.credential ?? ((req: FastifyRequest) => req.headers[header]);
 
   // Only an invalid credential counts (a missing one is no guess); it may come back as 4290.
   const refused = (req: FastifyRequest, err: unknown): unknown =>
@@ -56,20 +59,20 @@ export function authHook(
     let principal = known;
     if (principal === undefined) {
       try {
-        principal = await keyring.authenticate(scope, req.headers[header]);
+        principal = await keyring.authenticate(scope, credential(req));
       } catch (err) {
         throw refused(req, err);
       }
       req.principal = principal;
     }
     admit?.(req, reply, principal);
-    if (limiter) apply(reply, await limiter.consume(principal));
+    if (limiter) applyLimit(reply, await limiter.consume(principal));
   }
 
   return (req, reply, done) => {
     let principal: Principal | undefined;
     try {
-      principal = keyring.authenticateKnown(scope, req.headers[header]);
+      principal = keyring.authenticateKnown(scope, credential(req));
     } catch (err) {
       done(refused(req, err) as Error);
       return;
@@ -84,13 +87,13 @@ export function authHook(
     try {
       admit?.(req, reply, principal);
       d = limiter === null ? null : limiter.consume(principal);
-      if (d !== null && !(d instanceof Promise)) apply(reply, d);
+      if (d !== null && !(d instanceof Promise)) applyLimit(reply, d);
     } catch (err) {
       done(err as Error);
       return;
     }
     // Outside the try: done() runs the rest of the request.
-    if (d instanceof Promise) d.then((x) => apply(reply, x)).then(() => done(), done);
+    if (d instanceof Promise) d.then((x) => applyLimit(reply, x)).then(() => done(), done);
     else done();
   };
 }

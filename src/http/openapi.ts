@@ -57,6 +57,7 @@ const TAGS: Record<string, string> = {
   admin: 'Keys, usage, batches and coverage (bearer MDS_ADMIN_TOKEN)',
   operations: 'Metrics and this document',
   revisions: 'Revision trails of each dataset (docs/point-in-time.md)',
+  mcp: 'Model Context Protocol for AI assistants (docs/mcp.md)',
 };
 
 /** Plain JSON of a schema tree; titled schemas are hoisted into `components` and referenced. */

@@ -1,0 +1,84 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { Counter, type Registry } from 'prom-client';
+import type { Services } from '../services.js';
+import { McpEndpoint } from '../mcp/mcp-server.js';
+import { TOOL_NAMES } from '../mcp/tool-schemas.js';
+import { KEY_HEADERS, applyLimit, authHook } from './auth-hook.js';
+
+/** MCP messages are small; a larger body is refused before it is read (413). */
+const MCP_BODY_LIMIT = 1024 * 1024;
+
+/** The query key from Q-API-KEY, else from `Authorization: Bearer <key>` (what MCP hosts send). */
+function mcpCredential(req: FastifyRequest): string | string[] | undefined {
+  const header = req.headers[KEY_HEADERS.query];
+  if (header !== undefined) return header;
+  const auth = req.headers.authorization;
+  const m = typeof auth === 'string' ? /^Bearer\s+(\S+)\s*$/i.exec(auth) : null;
+  return m ? m[1] : auth;
+}
+
+/** tools/call requests in a JSON-RPC message or batch: each counts as one query. */
+function toolCalls(body: unknown): number {
+  const messages = Array.isArray(body) ? body : [body];
+  return messages.filter(
+    (m) => typeof m === 'object' && m !== null && (m as { method?: unknown }).method === 'tools/call',
+  ).length;
+}
+
+/** Request headers for the SDK's transport, without the key. */
+function transportHeaders(req: FastifyRequest): Headers {
+  const h = new Headers();
+  for (const [k, v] of Object.entries(req.headers)) {
+    if (v === undefined || k === KEY_HEADERS.query || k === 'authorization') continue;
+    h.set(k, Array.isArray(v) ? v.join(', ') : v);
+  }
+  return h;
+}
+
+/**
+ * POST /mcp: the Model Context Protocol, stateless Streamable HTTP (docs/mcp.md). The query key
+ * authenticates every request; each `tools/call` counts against its rate limit and quota, and
+ * in its usage, like a query (a refusal is the same 403 with Retry-After). GET and DELETE are
+ * 405: a stateless server has no stream or session to open or end.
+ */
+export async function mcpPlugin(
+  app: FastifyInstance,
+  { services, registry }: { services: Services; registry: Registry },
+): Promise<void> {
+  const { keyring, authFailures: guard, limiter } = services;
+  const calls = new Counter({
+    name: 'mds_mcp_tool_calls_total',
+    help: 'MCP tool calls on /mcp, by tool and outcome (ok, invalid: a tool error naming the argument, error)',
+    labelNames: ['tool', 'outcome'] as const,
+    registers: [registry],
+  });
+  for (const tool of TOOL_NAMES) calls.inc({ tool, outcome: 'ok' }, 0);
+  const endpoint = new McpEndpoint(services, {
+    onCall: (tool, outcome) => calls.inc({ tool, outcome }),
+    onError: (err, tool) => services.log.error({ err, tool }, 'MCP tool failed'),
+  });
+
+  app.addHook('onRequest', authHook('query', { keyring, guard, limiter: null, credential: mcpCredential }));
+  app.post('/mcp', { bodyLimit: MCP_BODY_LIMIT }, async (req, reply) => {
+    // After the body is read: only tool calls are counted, not the protocol's own messages.
+    const principal = req.principal;
+    if (principal)
+      for (let i = toolCalls(req.body); i > 0; i--) applyLimit(reply, await limiter.consume(principal));
+    const res = await endpoint.handle(transportHeaders(req), req.body);
+    reply.code(res.status);
+    res.headers.forEach((v, k) => void reply.header(k, v));
+    const body = await res.text();
+    return reply.send(body === '' ? undefined : body);
+  });
+  const notAllowed = async (_req: FastifyRequest, reply: FastifyReply) =>
+    reply
+      .code(405)
+      .header('Allow', 'POST')
+      .send({
+        jsonrpc: '2.0',
+        error: { code: -32000, message: 'Method not allowed: this MCP endpoint is stateless; POST only' },
+        id: null,
+      });
+  app.get('/mcp', notAllowed);
+  app.delete('/mcp', notAllowed);
+}

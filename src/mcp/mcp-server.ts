@@ -1,0 +1,136 @@
+import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
+import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
+import {
+  CallToolRequestSchema,
+  ListToolsRequestSchema,
+  type CallToolResult,
+} from '@modelcontextprotocol/sdk/types.js';
+import { AppError } from '../errors.js';
+import { VERSION } from '../version.js';
+import { TOOL_HANDLERS, type ToolServices } from './tools.js';
+import { toolDefinitions, type ToolDefinition, type ToolName } from './tool-schemas.js';
+
+/** How a tool call ended, for the metrics. */
+export type CallOutcome = 'ok' | 'invalid' | 'error';
+
+export interface McpOptions {
+  /** A tool call is done (metrics). */
+  onCall?: (tool: string, outcome: CallOutcome) => void;
+  /** An unexpected error inside a tool (logged; the client sees 5000). */
+  onError?: (err: unknown, tool: string) => void;
+}
+
+const INSTRUCTIONS =
+  'Market data with point-in-time history. Start with list_datasets (list_datasets with dataset=<name> ' +
+  'names its fields), then query. Dates are YYYY-MM-DD; answers are bounded, so page with next_cursor. ' +
+  'Errors name the allowed values: correct the argument and call again.';
+
+/** "/limit must be <= 200" → "limit must be <= 200"; an enum's error lists the values. */
+function describe(e: ErrorObject): string {
+  const where = e.instancePath ? e.instancePath.slice(1).replace(/\//g, '.') : 'arguments';
+  if (e.keyword === 'additionalProperties') {
+    const name = (e.params as { additionalProperty: string }).additionalProperty;
+    return `unknown argument "${name}"${where === 'arguments' ? '' : ` in ${where}`}; dataset filters go in "filters"`;
+  }
+  if (e.keyword === 'enum') {
+    const allowed = (e.params as { allowedValues: unknown[] }).allowedValues;
+    return `${where} must be one of: ${allowed.join(', ')}`;
+  }
+  return `${where} ${e.message ?? 'is invalid'}`;
+}
+
+const errorResult = (text: string): CallToolResult => ({ isError: true, content: [{ type: 'text', text }] });
+
+/**
+ * The tools over the query services, and the MCP protocol around them: stateless, so each HTTP
+ * request gets a fresh Server and transport (`handle`), while the definitions and their
+ * validators are built once per catalog.
+ */
+export class McpEndpoint {
+  private readonly tools: ToolDefinition[];
+  private readonly validators = new Map<string, ValidateFunction>();
+
+  constructor(
+    private readonly services: ToolServices,
+    private readonly opts: McpOptions = {},
+  ) {
+    this.tools = toolDefinitions(services.catalog);
+    const ajv = new Ajv({ allErrors: false, strict: false });
+    for (const t of this.tools) this.validators.set(t.name, ajv.compile(t.inputSchema));
+  }
+
+  get toolNames(): string[] {
+    return this.tools.map((t) => t.name);
+  }
+
+  /** One tool call: arguments checked against the schema, then the query services; errors as tool errors. */
+  async call(name: string, args: Record<string, unknown>): Promise<CallToolResult> {
+    const validate = this.validators.get(name);
+    const handler = TOOL_HANDLERS[name as ToolName];
+    if (!validate || !handler) {
+      this.opts.onCall?.('unknown', 'invalid');
+      return errorResult(`unknown tool "${name}"; tools: ${this.toolNames.join(', ')}`);
+    }
+    if (!validate(args)) {
+      this.opts.onCall?.(name, 'invalid');
+      const first = validate.errors?.[0];
+      return errorResult(
+        `invalid arguments (4001): ${first ? describe(first) : 'does not match the schema'}`,
+      );
+    }
+    try {
+      const answer = await handler(this.services, args);
+      this.opts.onCall?.(name, 'ok');
+      return {
+        content: [{ type: 'text', text: `${answer.summary}\n${JSON.stringify(answer.rows)}` }],
+        structuredContent: answer.structured,
+      };
+    } catch (err) {
+      if (err instanceof AppError && err.status < 500) {
+        this.opts.onCall?.(name, 'invalid');
+        return errorResult(`${err.message} (${err.code})`);
+      }
+      this.opts.onCall?.(name, 'error');
+      if (err instanceof AppError) {
+        return errorResult(
+          `${err.message} (${err.code})${err.retryAfter !== null ? `; retry in ${err.retryAfter} s` : ''}`,
+        );
+      }
+      this.opts.onError?.(err, name);
+      return errorResult('internal error (5000); the service logged it');
+    }
+  }
+
+  /** A fresh protocol server for one request. */
+  private server(): Server {
+    const server = new Server(
+      { name: 'market-data-service', version: VERSION },
+      { capabilities: { tools: {} }, instructions: INSTRUCTIONS },
+    );
+    server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: this.tools }));
+    server.setRequestHandler(CallToolRequestSchema, (req) =>
+      this.call(req.params.name, (req.params.arguments ?? {}) as Record<string, unknown>),
+    );
+    return server;
+  }
+
+  /**
+   * Answers one POST: the SDK's stateless Streamable HTTP transport in JSON-response mode, so
+   * the answer is one JSON body the HTTP layer sends itself (its hooks, metrics and limits apply).
+   */
+  async handle(headers: Headers, body: unknown): Promise<Response> {
+    const server = this.server();
+    const transport = new WebStandardStreamableHTTPServerTransport({
+      sessionIdGenerator: undefined,
+      enableJsonResponse: true,
+    });
+    await server.connect(transport);
+    try {
+      const req = new Request('http://mcp.local/mcp', { method: 'POST', headers });
+      return await transport.handleRequest(req, { parsedBody: body });
+    } finally {
+      await server.close();
+    }
+  }
+}

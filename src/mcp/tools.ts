@@ -1,0 +1,339 @@
+import type { Catalog, Dataset } from '../catalog/catalog.js';
+import { QualityRowSchema } from '../contract/quality.js';
+import { AppError, invalid } from '../errors.js';
+import type { CoverageCache } from '../query/coverage-cache.js';
+import { allowedParams } from '../query/parse.js';
+import type { QualityService } from '../query/quality-service.js';
+import type { QueryService } from '../query/query-service.js';
+import { revisionItem } from '../query/revision-query.js';
+import type { QueryPlan, Value } from '../storage/store.js';
+import { DEFAULT_DAYS, DEFAULT_ROWS, MAX_ROW_BYTES, filterNames, type ToolName } from './tool-schemas.js';
+
+/** What the tools read from: the services the HTTP query routes use. */
+export interface ToolServices {
+  catalog: Catalog;
+  query: QueryService;
+  quality: QualityService;
+  coverage: CoverageCache;
+}
+
+/** A tool's answer: structured content and the short text an assistant reads first. */
+export interface ToolAnswer {
+  summary: string;
+  /** The rows again, in the text: hosts that pass only text to the model still see them. */
+  rows: unknown[];
+  structured: Record<string, unknown>;
+}
+
+type Args = Record<string, unknown>;
+/** Query parameters as the HTTP route receives them: a repeated parameter is a list. */
+type RawParams = Record<string, string | string[]>;
+
+/** An argument as the HTTP query string would carry it. */
+function text(name: string, v: unknown): string {
+  if (typeof v === 'string') return v;
+  if (typeof v === 'number') return String(v);
+  if (typeof v === 'boolean') return v ? '1' : '0';
+  if (Array.isArray(v) && v.every((x) => typeof x === 'string')) return v.join(',');
+  throw invalid(`${name} must be a string or a number`, { parameter: name });
+}
+
+function datasetOf(catalog: Catalog, args: Args): Dataset {
+  const d = catalog.byName.get(String(args.dataset));
+  if (!d)
+    throw invalid(`unknown dataset "${String(args.dataset)}"; call list_datasets`, { parameter: 'dataset' });
+  return d;
+}
+
+/**
+ * The tool's arguments as the route's query parameters: `filters` flattened, after checking
+ * that each is a filter of this dataset (the other names are the tool's own arguments).
+ */
+function queryParams(d: Dataset, args: Args, filtersOf: string[], dflt: number): RawParams {
+  const { dataset: _dataset, filters, ...rest } = args;
+  const raw: RawParams = {};
+  for (const [k, v] of Object.entries((filters ?? {}) as Args)) {
+    if (!filtersOf.includes(k)) {
+      throw invalid(
+        `filters: "${k}" is not a filter of ${d.name}; its filters: ${filtersOf.join(', ') || 'none'}`,
+        { parameter: 'filters', allowed: filtersOf },
+      );
+    }
+    // A list is the filter repeated: a row matches any of its values (parse.ts).
+    raw[k] = Array.isArray(v) ? v.map((x: unknown) => text(k, x)) : text(k, v);
+  }
+  for (const [k, v] of Object.entries(rest)) if (v !== undefined && v !== null) raw[k] = text(k, v);
+  raw.limit ??= String(dflt);
+  return raw;
+}
+
+/** Serialised size of each row, for the byte budget. */
+const sizes = (rows: readonly unknown[]): number[] =>
+  rows.map((r) => Buffer.byteLength(JSON.stringify(r)) + 1);
+
+/** How many of the rows fit the budget (at least one, so paging always advances). */
+function fitting(rows: readonly unknown[]): number {
+  let total = 2;
+  let n = 0;
+  for (const s of sizes(rows)) {
+    if (n > 0 && total + s > MAX_ROW_BYTES) break;
+    total += s;
+    n++;
+  }
+  return n;
+}
+
+interface Page {
+  rows: unknown[];
+  total: number;
+  hasMore: boolean;
+  nextCursor: string | null;
+  adjust?: unknown;
+}
+
+/**
+ * A page within the byte budget: when the rows asked for are larger, the same request is run
+ * again for the rows that fit, so its cursor continues exactly after the last row returned.
+ */
+async function bounded(
+  raw: RawParams,
+  run: (raw: RawParams) => Promise<Page>,
+): Promise<Page & { cut: boolean }> {
+  const page = await run(raw);
+  const n = fitting(page.rows);
+  if (n >= page.rows.length) return { ...page, cut: false };
+  return { ...(await run({ ...raw, limit: String(n) })), cut: true };
+}
+
+/** One page through the same parse → plan → execute steps as the HTTP route. */
+async function executePage(
+  query: QueryService,
+  d: Dataset,
+  parse: () => { plan: QueryPlan },
+  item: (r: Record<string, Value>) => unknown,
+): Promise<Page> {
+  const { plan } = parse();
+  const { own, factors } = await query.answerVersion(d, plan.bars?.adjust?.factors ?? null);
+  const page = await query.page(plan, own, factors);
+  const rows =
+    page.rows.kind === 'json'
+      ? page.rows.rows.map((j) => item(JSON.parse(j) as Record<string, Value>))
+      : page.rows.rows.map(item);
+  return {
+    rows,
+    total: page.total,
+    hasMore: page.hasMore,
+    nextCursor: page.nextCursor,
+    ...(page.adjust ? { adjust: page.adjust } : {}),
+  };
+}
+
+/** Rows of a dataset's endpoint, within the budget. */
+const rowsPage = (s: ToolServices, d: Dataset, raw: RawParams): Promise<Page & { cut: boolean }> =>
+  bounded(raw, (r) =>
+    executePage(
+      s.query,
+      d,
+      () => s.query.parse(d, r),
+      (x) => x,
+    ),
+  );
+
+const plural = (n: number, what: string): string => `${n} ${what}${n === 1 ? '' : 's'}`;
+
+/** The paging sentence every paged answer ends with. */
+function more(p: Page & { cut: boolean }, returned: number): string {
+  const cut = p.cut ? ` (cut to ${returned} by the ${MAX_ROW_BYTES / 1024} KiB answer size)` : '';
+  return p.hasMore && p.nextCursor !== null
+    ? `More${cut}: call again with the same arguments and cursor "${p.nextCursor}".`
+    : 'This is the last page.';
+}
+
+/** The first and last value of a field over the rows, when it has any. */
+function span(rows: readonly unknown[], field: string | undefined): string {
+  if (!field) return '';
+  const vs = rows
+    .map((r) => (r as Record<string, unknown>)[field])
+    .filter((v): v is string => typeof v === 'string')
+    .sort();
+  return vs.length ? `, ${field} ${vs[0]} … ${vs[vs.length - 1]}` : '';
+}
+
+async function listDatasets(s: ToolServices, args: Args): Promise<ToolAnswer> {
+  const coverage = new Map((await s.coverage.get()).map((c) => [c.dataset, c]));
+  const one = args.dataset === undefined ? null : datasetOf(s.catalog, args);
+  const datasets = (one ? [one] : s.catalog.datasets).map((d) => {
+    const c = coverage.get(d.name);
+    const brief = {
+      name: d.name,
+      endpoint: d.endpoint,
+      description: d.description,
+      rows: c?.rows ?? 0,
+      first_date: c?.first_date ?? null,
+      last_date: c?.last_date ?? null,
+      date_field: d.range?.apiName ?? null,
+      filters: d.exact.map((f) => f.apiName),
+      text_filters: d.like.map((f) => f.apiName),
+      quality_report: d.daily !== null && s.catalog.calendar !== null,
+    };
+    if (!one) return brief;
+    return {
+      ...brief,
+      fields: d.rowFields.map((f) => ({
+        name: f.apiName,
+        type: f.type,
+        ...(f.description ? { description: f.description } : {}),
+        ...(f.enum ? { enum: f.enum } : {}),
+        ...(f.required ? { always_set: true } : {}),
+      })),
+      key: d.key.map((f) => f.apiName),
+      default_sort: `${d.sort.field.apiName} ${d.sort.order}`,
+      parameters: allowedParams(d).filter((p) => p !== 'format'),
+    };
+  });
+  const summary = one
+    ? `${one.name} (${one.endpoint}): ${one.description}. ${datasets[0]?.rows ?? 0} rows stored.`
+    : `${plural(datasets.length, 'dataset')}. Call list_datasets with dataset=<name> for a dataset's fields, then query.`;
+  return { summary, rows: datasets, structured: { datasets } };
+}
+
+async function queryTool(s: ToolServices, args: Args): Promise<ToolAnswer> {
+  const d = datasetOf(s.catalog, args);
+  const raw = queryParams(d, args, filterNames(d), DEFAULT_ROWS);
+  const p = await rowsPage(s, d, raw);
+  const n = p.rows.length;
+  const adjust = p.adjust as { codes_without_factors?: string[] } | undefined;
+  const missing = adjust?.codes_without_factors?.length
+    ? ` No factors (rows as traded): ${adjust.codes_without_factors.join(', ')}.`
+    : '';
+  const summary = `${d.name}: ${plural(n, 'row')} of ${p.total}${span(p.rows, d.range?.apiName)}.${missing} ${more(p, n)}`;
+  return {
+    summary,
+    rows: p.rows,
+    structured: {
+      dataset: d.name,
+      rows: p.rows,
+      returned: n,
+      total: p.total,
+      has_more: p.hasMore,
+      next_cursor: p.nextCursor,
+      ...(p.adjust ? { adjust: p.adjust } : {}),
+    },
+  };
+}
+
+async function revisionTrail(s: ToolServices, args: Args): Promise<ToolAnswer> {
+  const d = datasetOf(s.catalog, args);
+  const raw = queryParams(
+    d,
+    args,
+    d.exact.map((f) => f.apiName),
+    DEFAULT_ROWS,
+  );
+  const p = await bounded(raw, (r) =>
+    executePage(
+      s.query,
+      d,
+      () => s.query.parseTrail(d, r),
+      (x) => revisionItem(d, x),
+    ),
+  );
+  const n = p.rows.length;
+  const summary = `${d.name}: ${plural(n, 'revision')} of ${p.total}, oldest first. ${more(p, n)}`;
+  return {
+    summary,
+    rows: p.rows,
+    structured: {
+      dataset: d.name,
+      items: p.rows,
+      returned: n,
+      total: p.total,
+      has_more: p.hasMore,
+      next_cursor: p.nextCursor,
+    },
+  };
+}
+
+const QUALITY_FIELDS = Object.keys(QualityRowSchema.properties);
+
+async function qualityReport(s: ToolServices, args: Args): Promise<ToolAnswer> {
+  const d = datasetOf(s.catalog, args);
+  const raw = queryParams(d, args, [], DEFAULT_ROWS);
+  const report = async (r: RawParams) => {
+    const page = await s.quality.report(d.name, r);
+    const rows = page.rows.map((row) =>
+      Object.fromEntries(QUALITY_FIELDS.map((k) => [k, (row as unknown as Record<string, unknown>)[k]])),
+    );
+    return { ...page, rows };
+  };
+  let page = await report(raw);
+  const n0 = fitting(page.rows);
+  if (n0 < page.rows.length) page = await report({ ...raw, limit: String(n0) });
+  const n = page.rows.length;
+  const next = page.offset + n < page.total ? page.offset + n : null;
+  const flagged = page.rows.filter(
+    (r) => (r.missing as number) > 0 || r.stale === true || (r.ohlc_violations as number) > 0,
+  ).length;
+  const summary =
+    `${d.name} judged by the ${page.exchange} calendar: ${plural(page.total, 'code')}; ` +
+    `codes ${page.offset + 1}–${page.offset + n} returned, ${flagged} of them with missing days, staleness or impossible bars. ` +
+    (next !== null ? `More: call again with offset=${next}.` : 'This is the last page.');
+  return {
+    summary,
+    rows: page.rows,
+    structured: {
+      dataset: d.name,
+      exchange: page.exchange,
+      rows: page.rows,
+      returned: n,
+      total: page.total,
+      offset: page.offset,
+      next_offset: next,
+    },
+  };
+}
+
+async function tradingDays(s: ToolServices, args: Args): Promise<ToolAnswer> {
+  const d = s.catalog.calendar;
+  const cal = d?.calendar;
+  if (!d || !cal) throw new AppError(4041, 'this catalog has no trading calendar');
+  const { open_only: openOnly, ...rest } = args;
+  const exchange = cal.exchange.apiName;
+  const isOpen = cal.isOpen.apiName;
+  const filters: Args = { [exchange]: rest[exchange] };
+  if (rest.source !== undefined) filters.source = rest.source;
+  if (openOnly !== false) filters[isOpen] = 1;
+  const shown = [cal.date.apiName, isOpen, ...(d.sourceField ? [d.sourceField.apiName] : [])];
+  const { [exchange]: _e, source: _s, ...options } = rest;
+  const raw = queryParams(
+    d,
+    { ...options, filters, fields: shown, sort: cal.date.apiName, order: 'asc' },
+    filterNames(d),
+    DEFAULT_DAYS,
+  );
+  const p = await rowsPage(s, d, raw);
+  const n = p.rows.length;
+  const what = openOnly === false ? 'day' : 'trading day';
+  const summary = `${String(rest[exchange])}: ${plural(n, what)} of ${p.total}${span(p.rows, cal.date.apiName)}. ${more(p, n)}`;
+  return {
+    summary,
+    rows: p.rows,
+    structured: {
+      dataset: d.name,
+      exchange: String(rest[exchange]),
+      days: p.rows,
+      returned: n,
+      total: p.total,
+      has_more: p.hasMore,
+      next_cursor: p.nextCursor,
+    },
+  };
+}
+
+export const TOOL_HANDLERS: Record<ToolName, (s: ToolServices, args: Args) => Promise<ToolAnswer>> = {
+  list_datasets: listDatasets,
+  query: queryTool,
+  quality_report: qualityReport,
+  revision_trail: revisionTrail,
+  trading_days: tradingDays,
+};
