@@ -4,6 +4,8 @@ import type { Services } from '../services.js';
 import { McpEndpoint } from '../mcp/mcp-server.js';
 import { TOOL_NAMES } from '../mcp/tool-schemas.js';
 import { KEY_HEADERS, applyLimit, authHook } from './auth-hook.js';
+import { queryContextHook } from './query-plugin.js';
+import { readSessionHook } from './read-needs.js';
 
 /** MCP messages are small; a larger body is refused before it is read (413). */
 const MCP_BODY_LIMIT = 1024 * 1024;
@@ -58,7 +60,11 @@ export async function mcpPlugin(
     onError: (err, tool) => services.log.error({ err, tool }, 'MCP tool failed'),
   });
 
+  // As the query API's: a read session (read replicas, MDS-Read-After), the key, then each
+  // request's statements in its key's query context (fair readers, stopped when the client goes).
+  app.addHook('onRequest', readSessionHook);
   app.addHook('onRequest', authHook('query', { keyring, guard, limiter: null, credential: mcpCredential }));
+  app.addHook('preHandler', queryContextHook(services));
   app.post('/mcp', { bodyLimit: MCP_BODY_LIMIT }, async (req, reply) => {
     // After the body is read: only tool calls are counted, not the protocol's own messages.
     const principal = req.principal;

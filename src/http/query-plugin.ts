@@ -1,4 +1,4 @@
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest, preHandlerHookHandler } from 'fastify';
 import type { Services } from '../services.js';
 import type { ExportBudget } from '../access/budgets.js';
 import type { Principal } from '../access/keyring.js';
@@ -33,20 +33,27 @@ export async function queryPlugin(app: FastifyInstance, { services }: { services
     }
     done();
   });
-  // Every statement the request runs knows its key (reader processes are shared fairly) and is
-  // stopped when the client goes before the answer has been sent (request-context.ts).
-  app.addHook('preHandler', (req, reply, done) => {
+  app.addHook('preHandler', queryContextHook(services));
+  registerQueryRoutes(app, services.catalog, services.query, {
+    exportStallTimeoutMs: services.config.MDS_EXPORT_STALL_TIMEOUT_MS,
+  });
+  registerQualityRoute(app, '/api/v1/quality/:dataset', services.quality);
+}
+
+/**
+ * preHandler: every statement the request runs knows its key (reader processes are shared
+ * fairly) and is stopped when the client goes before the answer has been sent
+ * (request-context.ts). Also /mcp's (mcp-plugin.ts).
+ */
+export function queryContextHook(services: Services): preHandlerHookHandler {
+  return (req, reply, done) => {
     const { ctx, abort, release } = services.queryContexts.open(req.principal?.id ?? req.ip);
     reply.raw.once('close', () => {
       if (!reply.raw.writableFinished) abort(new QueryAbortedError('disconnected'));
       release();
     });
     runInQueryContext(ctx, done);
-  });
-  registerQueryRoutes(app, services.catalog, services.query, {
-    exportStallTimeoutMs: services.config.MDS_EXPORT_STALL_TIMEOUT_MS,
-  });
-  registerQualityRoute(app, '/api/v1/quality/:dataset', services.quality);
+  };
 }
 
 /**

@@ -6,6 +6,7 @@ import { allowedParams } from '../query/parse.js';
 import type { QualityService } from '../query/quality-service.js';
 import type { QueryService } from '../query/query-service.js';
 import { revisionItem } from '../query/revision-query.js';
+import { readSession } from '../storage/read-consistency.js';
 import type { QueryPlan, Value } from '../storage/store.js';
 import { DEFAULT_DAYS, DEFAULT_ROWS, MAX_ROW_BYTES, filterNames, type ToolName } from './tool-schemas.js';
 
@@ -199,6 +200,11 @@ async function listDatasets(s: ToolServices, args: Args): Promise<ToolAnswer> {
 
 async function queryTool(s: ToolServices, args: Args): Promise<ToolAnswer> {
   const d = datasetOf(s.catalog, args);
+  // With read replicas, an as_of is answered by a database that holds every commit up to it
+  // (as the HTTP route notes it: http/read-needs.ts).
+  const at = typeof args.as_of === 'string' ? Date.parse(args.as_of) : NaN;
+  const needs = readSession()?.needs;
+  if (needs && Number.isFinite(at)) needs.asOf = at;
   const raw = queryParams(d, args, filterNames(d), DEFAULT_ROWS);
   const p = await rowsPage(s, d, raw);
   const n = p.rows.length;
