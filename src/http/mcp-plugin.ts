@@ -62,7 +62,7 @@ export async function mcpPlugin(
 
   // As the query API's: a read session (read replicas, MDS-Read-After), the key, then each
   // request's statements in its key's query context (fair readers, stopped when the client goes).
-  app.addHook('onRequest', readSessionHook);
+  app.addHook('onRequest', readSessionHook((services.store.databaseStats?.().replicas.length ?? 0) > 0));
   app.addHook('onRequest', authHook('query', { keyring, guard, limiter: null, credential: mcpCredential }));
   app.addHook('preHandler', queryContextHook(services));
   app.post('/mcp', { bodyLimit: MCP_BODY_LIMIT }, async (req, reply) => {
