@@ -82,7 +82,9 @@ for (const backend of await backends()) {
         ohlc_violations: 1,
         ohlc_violation_dates: ['2024-05-06'],
         zero_volume_days: 1,
+        unjudged: [],
       });
+      assert.deepEqual(body.meta.calendar, { from: '2024-04-29', to: '2024-05-12' });
       const by = new Map(rest.map((r) => [r.code, r]));
       assert.deepEqual(
         [by.get('GOOD')?.missing, by.get('GOOD')?.expected, by.get('GOOD')?.stale],
@@ -145,6 +147,36 @@ for (const backend of await backends()) {
       }
       const anon = await h.app.inject({ method: 'GET', url: '/api/v1/quality/etf_daily' });
       assert.equal(anon.statusCode, 401);
+    });
+
+    test("says which days of a code's span the stored calendar cannot judge", async () => {
+      const days = ['2024-04-25', '2024-04-26', ...OPEN, '2024-05-13', '2024-05-14'];
+      const res = await push(
+        h.app,
+        batch(
+          'etf_daily',
+          days.map((d) => bar('LONG', d)),
+        ),
+      );
+      assert.equal(res.statusCode, 200, res.body);
+      for (const path of [
+        '/api/v1/quality/etf_daily?code=LONG',
+        '/api/v1/quality/etf_daily?code=LONG&date_from=20240401',
+      ]) {
+        const [row] = (await report(path)).data;
+        assert.deepEqual(
+          [row?.expected, row?.missing, row?.unjudged],
+          [
+            7,
+            0,
+            [
+              { from: '2024-04-25', to: '2024-04-28' },
+              { from: '2024-05-13', to: '2024-05-14' },
+            ],
+          ],
+          path,
+        );
+      }
     });
   });
 }

@@ -2,6 +2,11 @@ import { Type } from '@sinclair/typebox';
 import { MAX_LISTED_DATES, QUALITY_SORTS } from '../query/quality-rules.js';
 import { PageMetaSchema, nullable } from './envelope.js';
 
+const DaySpanSchema = Type.Object({
+  from: Type.String({ format: 'date' }),
+  to: Type.String({ format: 'date' }),
+});
+
 /** A row of the data-quality report (GET /api/v1/quality/{dataset}): one per code. */
 export const QualityRowSchema = Type.Object(
   {
@@ -26,6 +31,10 @@ export const QualityRowSchema = Type.Object(
     zero_volume_days: nullable(
       Type.Integer({ description: 'days with volume 0 (null: the dataset has no volume)' }),
     ),
+    unjudged: Type.Array(DaySpanSchema, {
+      description:
+        'the parts of first_date … last_date outside the stored calendar (meta.calendar): their open days are unknown, so expected and missing do not count them',
+    }),
   },
   { title: 'QualityRow' },
 );
@@ -37,7 +46,15 @@ export const QualityAnswerSchema = Type.Object({
   data: Type.Array(QualityRowSchema),
   meta: Type.Composite([
     PageMetaSchema,
-    Type.Object({ exchange: Type.String({ description: 'the calendar the report judged by' }) }),
+    Type.Object({
+      exchange: Type.String({ description: 'the calendar the report judged by' }),
+      calendar: nullable(
+        Type.Object(DaySpanSchema.properties, {
+          description:
+            "the first and last day of the exchange's stored calendar: days outside it are not judged",
+        }),
+      ),
+    }),
   ]),
 });
 

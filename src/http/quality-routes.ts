@@ -21,6 +21,7 @@ export function registerQualityRoute(app: FastifyInstance, path: string, quality
         has_more: page.offset + page.rows.length < page.total,
         next_cursor: null,
         exchange: page.exchange,
+        calendar: page.calendar,
       },
     };
   });

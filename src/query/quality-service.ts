@@ -4,6 +4,7 @@ import { isCleanText } from '../ingest/values.js';
 import type { QualityPageRequest, QualityQuery, Store } from '../storage/store.js';
 import { DEFAULT_LIMIT, MAX_LIMIT, queryDate } from './parse.js';
 import { normalizeCode } from './codes.js';
+import { dayAfter, dayBefore } from '../storage/periods.js';
 import {
   QUALITY_SORTS,
   staleBefore,
@@ -33,12 +34,23 @@ export const QUALITY_PARAMS = [
 ] as const;
 const CACHE_SIZE = 1000;
 
+/** A span of days, both ends included. */
+export interface DaySpan {
+  from: string;
+  to: string;
+}
+
+/** A report row: the judged code, and the days of its span the stored calendar does not cover. */
+export type ReportRow = QualityRow & { unjudged: DaySpan[] };
+
 export interface QualityPage {
-  rows: QualityRow[];
+  rows: ReportRow[];
   total: number;
   limit: number;
   offset: number;
   exchange: string;
+  /** The stored calendar's first and last day of the exchange: days outside it are not judged. */
+  calendar: DaySpan | null;
 }
 
 interface Parsed {
@@ -90,12 +102,14 @@ export class QualityService {
     ).join(',');
     const today = this.today();
     const key = [qq.dataset.name, qq.exchange, qq.code, qq.dateFrom, qq.dateTo, today];
+    const calendarSpan = await this.cached(['calendar', qq.exchange], versions, () => this.coverage(qq));
     const done = (rows: QualityRow[], total: number): QualityPage => ({
-      rows,
+      rows: rows.map((r) => ({ ...r, unjudged: unjudged(r, calendarSpan) })),
       total,
       limit: page.limit,
       offset: page.offset,
       exchange: qq.exchange,
+      calendar: calendarSpan,
     });
     // The summaries answer with the page itself (sorted and paged by the database).
     const summarised = this.summaries
@@ -113,6 +127,29 @@ export class QualityService {
       return (page.order === 'asc' ? c : -c) || (a.code < b.code ? -1 : a.code > b.code ? 1 : 0);
     });
     return done(sorted.slice(page.offset, page.offset + page.limit), rows.length);
+  }
+
+  /** The first and last day the exchange's stored calendar holds (null: none). */
+  private async coverage(qq: QualityQuery): Promise<DaySpan | null> {
+    const cal = qq.calendar.calendar;
+    if (!cal) return null;
+    const end = async (dir: 'asc' | 'desc'): Promise<string | null> => {
+      const r = await this.store.datasets.query(
+        {
+          dataset: qq.calendar,
+          select: [cal.date],
+          where: [{ field: cal.exchange, op: 'eq', value: qq.exchange }],
+          orderBy: [{ field: cal.date, dir }],
+          limit: 1,
+          offset: 0,
+        },
+        false,
+      );
+      const v = r.rows[0]?.[cal.date.apiName];
+      return typeof v === 'string' ? v : null;
+    };
+    const [from, to] = await Promise.all([end('asc'), end('desc')]);
+    return from !== null && to !== null ? { from, to } : null;
   }
 
   /** `make()`'s value, cached per `key` while the dataset's and calendar's versions are `versions`. */
@@ -151,6 +188,22 @@ export class QualityService {
     return codes.map((c) => ({ ...c, stale: before !== null && c.last_date < before }));
   }
 }
+
+/**
+ * The parts of a code's span (first_date … last_date) outside the stored calendar: its open
+ * days are unknown there, so `expected` and `missing` say nothing about them.
+ */
+function unjudged(r: QualityRow, cal: DaySpan | null): DaySpan[] {
+  if (cal === null) return [{ from: r.first_date, to: r.last_date }];
+  const out: DaySpan[] = [];
+  if (r.first_date < cal.from)
+    out.push({ from: r.first_date, to: minDate(r.last_date, dayBefore(cal.from)) });
+  if (r.last_date > cal.to) out.push({ from: maxDate(r.first_date, dayAfter(cal.to)), to: r.last_date });
+  return out;
+}
+
+const minDate = (a: string, b: string): string => (a < b ? a : b);
+const maxDate = (a: string, b: string): string => (a > b ? a : b);
 
 /** The report's `code` in the stored form (the daily code field's spellings, codes.ts). */
 function codeParam(d: Dataset, raw: string | undefined): string | null {
