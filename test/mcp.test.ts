@@ -146,6 +146,9 @@ for (const backend of await backends()) {
         CATALOG.byName.get('etf_daily')!.rowFields.map((f) => f.apiName),
       );
       assert.ok((d!.parameters as string[]).includes('adjust'));
+      const close = (d!.fields as Json[]).find((f) => f.name === 'close')!;
+      assert.equal(close.unit, CATALOG.byName.get('etf_daily')!.fieldByApiName.get('close')!.unit);
+      assert.ok(close.unit);
     });
 
     test('query: the same rows, total and cursor as GET on the endpoint; paging by cursor reaches every row', async () => {

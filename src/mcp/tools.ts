@@ -183,6 +183,7 @@ async function listDatasets(s: ToolServices, args: Args): Promise<ToolAnswer> {
       fields: d.rowFields.map((f) => ({
         name: f.apiName,
         type: f.type,
+        ...(f.unit ? { unit: f.unit } : {}),
         ...(f.description ? { description: f.description } : {}),
         ...(f.enum ? { enum: f.enum } : {}),
         ...(f.required ? { always_set: true } : {}),
