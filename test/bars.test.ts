@@ -109,7 +109,12 @@ for (const backend of await backends()) {
       assert.equal(r.get('2024-05-30')?.change, 1.5);
       assert.equal(r.get('2024-05-30')?.pct_chg, 1.5, 'pct_chg as stored');
       assert.equal(r.get('2024-05-30')?.volume, 200, 'volume as stored');
-      assert.deepEqual(body.meta.adjust, { method: 'hfq', anchor: null, codes_without_factors: [] });
+      assert.deepEqual(body.meta.adjust, {
+        method: 'hfq',
+        anchor: null,
+        codes_without_factors: [],
+        factors: [{ code: 'A', source: 'test', factor_source: 'test', anchor: null }],
+      });
     });
 
     test('qfq: price × f(d) / f(latest factor) by default, the same whatever the window', async () => {
@@ -138,7 +143,38 @@ for (const backend of await backends()) {
         method: 'qfq',
         anchor: '2024-05-06',
         codes_without_factors: [],
+        factors: [{ code: 'A', source: 'test', factor_source: 'test', anchor: '2024-05-06' }],
       });
+    });
+
+    test('qfq by default names the anchor it used: the latest factor date, which reproduces it', async () => {
+      const body = await q('/api/v1/etf/kline?code=A&adjust=qfq&limit=20');
+      const used = (body.meta.adjust as { factors: { anchor: string }[] }).factors;
+      assert.deepEqual(used, [{ code: 'A', source: 'test', factor_source: 'test', anchor: '2024-05-29' }]);
+      const again = await q(`/api/v1/etf/kline?code=A&adjust=qfq&limit=20&adjust_anchor=${used[0]?.anchor}`);
+      assert.deepEqual(again.data, body.data);
+    });
+
+    test('adjust_anchor=end: each code anchored at its last bar in the window, which equals its raw price', async () => {
+      for (const sort of ['', '&sort=close&order=desc']) {
+        const body = await q(
+          `/api/v1/etf/kline?code=A&adjust=qfq&adjust_anchor=end&date_to=2024-05-07&limit=20${sort}`,
+        );
+        const r = byDate(body.data);
+        // The window's last bar (05-07, factor 2) is as stored; 04-25 (factor 1): 10 × 1 ÷ 2.
+        assert.equal(r.get('2024-05-07')?.close, 6);
+        assert.equal(r.get('2024-04-25')?.close, 5);
+        assert.deepEqual((body.meta.adjust as { factors: unknown[] }).factors, [
+          { code: 'A', source: 'test', factor_source: 'test', anchor: '2024-05-07' },
+        ]);
+      }
+      // A page of the window, not the window: the anchor is still the window's last bar.
+      const page = await q(
+        '/api/v1/etf/kline?code=A&adjust=qfq&adjust_anchor=end&date_to=2024-05-07&sort=date&order=asc&limit=1',
+      );
+      assert.equal(page.data[0]?.close, 5);
+      const bad = await get(h.app, '/api/v1/etf/kline?code=A&adjust=hfq&adjust_anchor=end');
+      assert.equal(bad.statusCode, 400);
     });
 
     test('a code without factors is returned as stored, and meta.adjust names it', async () => {
@@ -332,16 +368,37 @@ for (const backend of await backends()) {
       }
     });
 
-    test('factors from several sources: 400 / 4001 naming them, until adjust_source picks one', async () => {
+    test('factors from several sources: the bars’ own first; else 400 / 4001 naming them, until adjust_source picks one', async () => {
       const res = await push(h.app, batch('adj_factor', [factor('A', '2024-05-06', 4, 'other')]));
       assert.equal(res.statusCode, 200, res.body);
+      // A's bars are of source "test", which has factors for A: those adjust them.
+      const own = await q('/api/v1/etf/kline?code=A&adjust=hfq&limit=20');
+      assert.equal(byDate(own.data).get('2024-06-03')?.close, 15);
+      // Bars of A from a source without factors: two factor sources, neither theirs.
+      const third = await push(
+        h.app,
+        batch('etf_daily', [{ ...bar('2024-06-03', 5, 5, 5, 5, 5, 1), source: 'third' }], {
+          source: 'third',
+        }),
+      );
+      assert.equal(third.statusCode, 200, third.body);
       const bad = await get(h.app, '/api/v1/etf/kline?code=A&adjust=qfq');
       assert.equal(bad.statusCode, 400);
       assert.equal(json(bad).code, 4001);
       assert.match(String(json(bad).message), /other, test/);
+      assert.match(String(json(bad).message), /third/);
       const csv = await get(h.app, '/api/v1/etf/kline?adjust=hfq&format=csv');
       assert.equal(csv.statusCode, 400, 'an export is refused before its first byte');
-      const picked = byDate((await q('/api/v1/etf/kline?code=A&adjust=hfq&adjust_source=other')).data);
+      // Only the codes (and sources) of the answer are judged.
+      await q('/api/v1/etf/kline?code=A&source=test&adjust=qfq');
+      await q('/api/v1/etf/kline?code=B&adjust=qfq');
+      await q('/api/v1/stock/daily?adjust=qfq');
+      const unknown = await get(h.app, '/api/v1/etf/kline?code=A&adjust=qfq&adjust_source=nope');
+      assert.equal(unknown.statusCode, 400, 'an unknown adjust_source is refused');
+      assert.deepEqual(json(unknown).allowed, ['other', 'test']);
+      const picked = byDate(
+        (await q('/api/v1/etf/kline?code=A&source=test&adjust=hfq&adjust_source=other')).data,
+      );
       // Source "other" has one factor (4 from 05-06): earlier bars use it too.
       assert.equal(picked.get('2024-04-25')?.close, 40);
       assert.equal(picked.get('2024-06-03')?.close, 20);

@@ -24,7 +24,12 @@ export interface PageMeta {
   has_more: boolean;
   next_cursor: string | null;
   /** Adjusted pages (`adjust=qfq|hfq`): the method, the qfq anchor, codes on the page without factors. */
-  adjust?: { method: 'qfq' | 'hfq'; anchor: string | null; codes_without_factors: string[] };
+  adjust?: {
+    method: 'qfq' | 'hfq';
+    anchor: string | null;
+    codes_without_factors: string[];
+    factors: { code: string; source: string | null; factor_source: string | null; anchor: string | null }[];
+  };
 }
 
 /** One revision of GET /api/v1/revisions/{dataset} (docs/point-in-time.md). */

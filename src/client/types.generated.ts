@@ -51,9 +51,9 @@ export interface EtfDailyParams {
   date_to?: string;
   /** adjusted prices (open, high, low, close, pre_close): hfq = price × the adj_factor in force on the bar's date; qfq = that ÷ the anchor's factor; change recomputed, pct_chg and volume as stored, no rounding (docs/bars-and-quality.md) */
   adjust?: 'none' | 'qfq' | 'hfq';
-  /** qfq only: divide by the factor in force on this date (default: each code's latest factor) */
+  /** qfq only: divide by the factor in force on this date, or `end`: at each code's last bar in the answer's window (that bar equals its raw price); default: each code's latest factor. meta.adjust.factors names the anchor date used per code */
   adjust_anchor?: string;
-  /** the factors' source; required when a code has factors from several sources */
+  /** the factors' source for every bar (400 naming the sources there are when it has none); default: each bar's own source when it has factors for the code, else the code's only factor source */
   adjust_source?: string;
   /** one row per code, source and ISO week (1w), calendar month (1M), quarter (1Q) or year (1Y), adjusted first: open first, high max, low min, close last, volume sum, amount sum, turnover_rate sum, updated_at max, created_at max; pre_close the previous period's close, change and pct_chg recomputed; date the last bar's; rows add period_start and bar_count */
   interval?: '1d' | '1w' | '1M' | '1Q' | '1Y';
@@ -352,9 +352,9 @@ export interface StockDailyParams {
   date_to?: string;
   /** adjusted prices (open, high, low, close, pre_close): hfq = price × the adj_factor in force on the bar's date; qfq = that ÷ the anchor's factor; change recomputed, pct_chg and volume as stored, no rounding (docs/bars-and-quality.md) */
   adjust?: 'none' | 'qfq' | 'hfq';
-  /** qfq only: divide by the factor in force on this date (default: each code's latest factor) */
+  /** qfq only: divide by the factor in force on this date, or `end`: at each code's last bar in the answer's window (that bar equals its raw price); default: each code's latest factor. meta.adjust.factors names the anchor date used per code */
   adjust_anchor?: string;
-  /** the factors' source; required when a code has factors from several sources */
+  /** the factors' source for every bar (400 naming the sources there are when it has none); default: each bar's own source when it has factors for the code, else the code's only factor source */
   adjust_source?: string;
   /** one row per code, source and ISO week (1w), calendar month (1M), quarter (1Q) or year (1Y), adjusted first: open first, high max, low min, close last, volume sum, amount sum, turnover_rate sum, pe_ttm last, pb last, total_mv last, circ_mv last, is_suspended max, updated_at max, created_at max; pre_close the previous period's close, change and pct_chg recomputed; date the last bar's; rows add period_start and bar_count */
   interval?: '1d' | '1w' | '1M' | '1Q' | '1Y';

@@ -35,13 +35,26 @@ export const PageMetaSchema = Type.Object(
           method: Type.String({ enum: ['qfq', 'hfq'] }),
           anchor: nullable(
             Type.String({
-              format: 'date',
-              description: "adjust_anchor; null: each code's latest factor date",
+              description: "adjust_anchor as given (a date, or end); null: each code's latest factor date",
             }),
           ),
           codes_without_factors: Type.Array(Type.String(), {
             description: 'codes on this page returned as stored (they have no factors)',
           }),
+          factors: Type.Array(
+            Type.Object({
+              code: Type.String(),
+              source: nullable(Type.String({ description: "the bars' source" })),
+              factor_source: nullable(Type.String({ description: "the factors' source used; null: none" })),
+              anchor: nullable(
+                Type.String({
+                  format: 'date',
+                  description: 'qfq: the anchor date used (pass it as adjust_anchor to reproduce); null: hfq',
+                }),
+              ),
+            }),
+            { description: 'per code and bar source on this page: what adjusted its bars' },
+          ),
         },
         { description: 'adjusted pages only (adjust=qfq|hfq)' },
       ),

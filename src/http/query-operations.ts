@@ -70,11 +70,21 @@ export const PARAMETER_DOCS: Record<string, ParamDoc> = {
     schema: Type.String({ enum: [...ADJUSTS], default: 'none' }),
   }),
   adjust_anchor: () => ({
-    description: "qfq only: divide by the factor in force on this date (default: each code's latest factor)",
-    schema: QUERY_DATE,
+    description:
+      "qfq only: divide by the factor in force on this date, or `end`: at each code's last bar in the " +
+      "answer's window (that bar equals its raw price); default: each code's latest factor. " +
+      'meta.adjust.factors names the anchor date used per code',
+    schema: {
+      ...QUERY_DATE,
+      pattern: '^(end|\\d{4}-\\d{2}-\\d{2}|\\d{8})$',
+      description: 'end, or a date YYYY-MM-DD or YYYYMMDD',
+      examples: ['end', '2024-01-02', '20240102'],
+    },
   }),
   adjust_source: () => ({
-    description: "the factors' source; required when a code has factors from several sources",
+    description:
+      "the factors' source for every bar (400 naming the sources there are when it has none); default: " +
+      "each bar's own source when it has factors for the code, else the code's only factor source",
     schema: Type.String(),
   }),
   interval: (d) => ({

@@ -10,7 +10,7 @@ import {
 } from '../catalog/catalog.js';
 import { invalid } from '../errors.js';
 import { isCleanText, isDate, normalizeTimestamp } from '../ingest/values.js';
-import type { Value } from '../storage/store.js';
+import { ANCHOR_END, type Value } from '../storage/store.js';
 import { EXPORT_FORMATS, type ExportFormat } from '../export/export-formats.js';
 import { normalizeCode } from './codes.js';
 
@@ -45,6 +45,7 @@ export interface ParsedQuery {
 }
 
 export const ADJUST_PARAMS = ['adjust', 'adjust_anchor', 'adjust_source'] as const;
+
 export const INTERVAL_PARAM = 'interval';
 
 /** Names a dataset's endpoint accepts, in the order the docs list them. */
@@ -315,12 +316,13 @@ function parseAdjust(get: (name: string) => string | undefined): ParsedQuery['ad
     });
   }
   const anchorRaw = get('adjust_anchor') ?? null;
-  const anchor = anchorRaw === null ? null : (queryDate(anchorRaw) ?? anchorRaw);
+  const anchor =
+    anchorRaw === null || anchorRaw === ANCHOR_END ? anchorRaw : (queryDate(anchorRaw) ?? anchorRaw);
   const source = get('adjust_source') ?? null;
   if (anchor !== null) {
     if (method !== 'qfq') throw invalid('adjust_anchor needs adjust=qfq', { parameter: 'adjust_anchor' });
-    if (!isDate(anchor))
-      throw invalid(`adjust_anchor must be a real date YYYY-MM-DD or YYYYMMDD (got "${anchor}")`, {
+    if (anchor !== ANCHOR_END && !isDate(anchor))
+      throw invalid(`adjust_anchor must be end or a real date YYYY-MM-DD or YYYYMMDD (got "${anchor}")`, {
         parameter: 'adjust_anchor',
       });
   }

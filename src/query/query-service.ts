@@ -1,6 +1,13 @@
 import { CATALOG, type Catalog, type Dataset, type Field } from '../catalog/catalog.js';
 import { invalid } from '../errors.js';
-import { allowedValues, type Condition, type QueryPlan, type Store, type Value } from '../storage/store.js';
+import {
+  ANCHOR_END,
+  allowedValues,
+  type Condition,
+  type QueryPlan,
+  type Store,
+  type Value,
+} from '../storage/store.js';
 import { adjustedFields, pagesBeforeAdjusting } from '../storage/bars-sql.js';
 import { rowJsonFields, type RowJsonFields } from '../storage/row-json.js';
 import { parseQuery, type ParsedQuery } from './parse.js';
@@ -40,11 +47,24 @@ export interface QueryPage {
   adjust?: AdjustMeta;
 }
 
-/** `meta.adjust`: the method, the qfq anchor given (null: each code's latest factor), and the page's codes without factors. */
+/**
+ * `meta.adjust`: the method, the qfq anchor given (null: each code's latest factor; `end`), the
+ * page's codes without factors, and per code and bar source of the page the factor source and
+ * the anchor date used (docs/bars-and-quality.md, "Factor sources").
+ */
 export interface AdjustMeta {
   method: 'qfq' | 'hfq';
   anchor: string | null;
   codes_without_factors: string[];
+  factors: AdjustUsed[];
+}
+
+/** What adjusted a code's bars of one source: the factors' source, and the qfq anchor date (null: hfq). */
+export interface AdjustUsed {
+  code: string;
+  source: string | null;
+  factor_source: string | null;
+  anchor: string | null;
 }
 
 /** The codes that have factors, per factor source. */
@@ -71,11 +91,34 @@ interface FactorState {
   version: number;
   codes: FactorCodes;
   mixed: { codes: string[]; names: string[] } | null;
+  /** Each code's factor sources. */
+  byCode: Map<string, string[]>;
 }
+
+/**
+ * The factor source of a bar (docs/bars-and-quality.md, "Factor sources"): `adjust_source` when
+ * given; else the bar's own source when it has factors for the code; else the code's only
+ * factor source; else none (several, none the bar's: refused before, checkAnswerSources).
+ */
+function chooseSource(
+  state: FactorState,
+  given: string | null,
+  code: string,
+  bar: string | null,
+): string | null {
+  if (given !== null) return given;
+  if (bar !== null && state.codes.get(bar)?.has(code) === true) return bar;
+  const all = state.byCode.get(code);
+  return all?.length === 1 ? (all[0] as string) : null;
+}
+
+const pairKey = (code: string, source: string | null): string => `${code}\u0000${source ?? ''}`;
 
 /** Where adjustRows finds its inputs in a row given as an array of values (indexes). */
 interface AdjustLayout {
   code: number;
+  /** The bar's source (-1: the dataset has none). */
+  source: number;
   date: number;
   prices: number[];
   change: { change: number; close: number; pre: number } | null;
@@ -117,6 +160,7 @@ export class ExportChangedError extends Error {
 export class QueryService {
   private readonly totals = new Map<string, { version: number; total: number }>();
   private readonly factorCodes = new Map<string, FactorState>();
+  private readonly sourceNames = new Map<string, { version: number; names: string[] }>();
   private readonly factorSeries = new Map<string, { version: number; series: FactorSeries }>();
   private readonly adjusters = new Map<string, JsonAdjuster>();
 
@@ -211,17 +255,98 @@ export class QueryService {
     const asked = allowedValues(plan.where, daily.code);
     const code = asked?.length === 1 && typeof asked[0] === 'string' ? asked[0] : null;
     const state = await this.factorSources(adjust.factors, code, known, plan.asOf);
-    if (adjust.source !== null) return state;
-    // A list of codes is judged on its own codes, not on every code with factors.
-    const mixed = asked && asked.length > 1 ? mixedSources(state.codes, asked) : state.mixed;
-    if (mixed) {
-      const { codes, names } = mixed;
+    if (adjust.source !== null) {
+      const names = await this.factorSourceNames(adjust.factors, state.version, plan.asOf);
+      if (!names.includes(adjust.source)) {
+        throw invalid(
+          `adjust_source ${adjust.source} has no ${adjust.factors.name}${plan.asOf === undefined ? '' : ` as of ${plan.asOf}`}; sources: ${names.join(', ') || 'none'}`,
+          { parameter: 'adjust_source', allowed: names },
+        );
+      }
+      return state;
+    }
+    await this.checkAnswerSources(plan, state, asked);
+    return state;
+  }
+
+  /**
+   * Without `adjust_source`: 400 naming the sources when a bar of the answer (every row the
+   * filters select, not only a page) has a code with factors from several sources, none of them
+   * the bar's own. Only codes with several factor sources are looked at: none, no statement.
+   */
+  private async checkAnswerSources(
+    plan: QueryPlan,
+    state: FactorState,
+    asked: readonly Value[] | null,
+  ): Promise<void> {
+    const daily = plan.dataset.daily;
+    if (!daily) return;
+    const several = [...state.byCode].filter(([c, s]) => s.length > 1 && (!asked || asked.includes(c)));
+    if (several.length === 0) return;
+    const own = plan.dataset.sourceField;
+    const select = own ? [daily.code, own] : [daily.code];
+    const read = async (where: QueryPlan['where']): Promise<Record<string, Value>[]> =>
+      (
+        await this.store.datasets.query(
+          {
+            dataset: plan.dataset,
+            select,
+            where,
+            orderBy: select.map((field) => ({ field, dir: 'asc' as const })),
+            limit: Number.MAX_SAFE_INTEGER,
+            offset: 0,
+            distinct: true,
+            ...(plan.asOf !== undefined ? { asOf: plan.asOf } : {}),
+          },
+          false,
+        )
+      ).rows;
+    // A few codes: each looked up through its index; many: the answer's (code, source) pairs at once.
+    const rows =
+      several.length <= 20
+        ? (
+            await Promise.all(
+              several.map(([c]) => read([...plan.where, { field: daily.code, op: 'eq', value: c }])),
+            )
+          ).flat()
+        : await read(plan.where);
+    for (const r of rows) {
+      const c = String(r[daily.code.apiName]);
+      const sources = state.byCode.get(c);
+      if (!sources || sources.length < 2) continue;
+      const bar = own ? String(r[own.apiName]) : null;
+      if (bar !== null && sources.includes(bar)) continue;
       throw invalid(
-        `factors of ${codes.join(', ')} come from several sources (${names.join(', ')}); choose one with adjust_source`,
-        { parameter: 'adjust_source', allowed: names },
+        `factors of ${c} come from several sources (${sources.join(', ')})${bar === null ? '' : `, none of them its bars' source ${bar}`}; choose one with adjust_source`,
+        { parameter: 'adjust_source', allowed: sources },
       );
     }
-    return state;
+  }
+
+  /** Every source of the factor dataset (as known at `asOf`), cached per its version. */
+  private async factorSourceNames(factors: Dataset, version: number, asOf?: string): Promise<string[]> {
+    const src = factors.sourceField;
+    if (!src) return [];
+    const key = `${factors.name}|sources|${asOf ?? ''}`;
+    const cached = this.sourceNames.get(key);
+    if (cached && cached.version === version) return cached.names;
+    const r = await this.store.datasets.query(
+      {
+        dataset: factors,
+        select: [src],
+        where: [],
+        orderBy: [{ field: src, dir: 'asc' }],
+        limit: Number.MAX_SAFE_INTEGER,
+        offset: 0,
+        distinct: true,
+        ...(asOf !== undefined ? { asOf } : {}),
+      },
+      false,
+    );
+    const names = r.rows.map((row) => String(row[src.apiName]));
+    if (this.sourceNames.size >= TOTAL_CACHE_SIZE) this.sourceNames.clear();
+    this.sourceNames.set(key, { version, names });
+    return names;
   }
 
   /** `asOf`: the factors as known at that instant (an as_of answer says what was known then). */
@@ -261,7 +386,9 @@ export class QueryService {
     }
     // Codes with factors from several sources, found once per factor version, not per request.
     const mixed = mixedSources(codes, null);
-    const state: FactorState = { version, codes, mixed };
+    const byCode = new Map<string, string[]>();
+    for (const [source, set] of codes) for (const c of set) byCode.set(c, [...(byCode.get(c) ?? []), source]);
+    const state: FactorState = { version, codes, mixed, byCode };
     // Kept only when no batch changed the factors while they were read (as seriesOf).
     if ((await this.store.datasets.datasetVersion(factors.name)) === version) {
       if (this.factorCodes.size >= TOTAL_CACHE_SIZE) this.factorCodes.clear();
@@ -279,18 +406,17 @@ export class QueryService {
   async page(plan: QueryPlan, version: number, factorsVersion?: number): Promise<QueryPage> {
     const factorState = await this.factorState(plan, factorsVersion);
     const factorCodes = factorState?.codes ?? null;
-    const factorVersion = factorState?.version ?? 0;
     const key = filterKey(plan);
     const cached = this.totals.get(key);
     let hit = cached !== undefined && cached.version === version;
     const keyset = plan.after !== undefined;
     // After a cursor, one row more than the page tells whether another page follows.
     const query = { ...plan, limit: keyset ? plan.limit + 1 : plan.limit };
-    let result = await this.fetch(query, !hit, factorVersion);
+    let result = await this.fetch(query, !hit, factorState);
     // A batch committed between reading `version` and the rows: the cached total is of the old
     // rows (a full snapshot showed 300 rows with total 500). Count again, in the rows' statement.
     if (hit && (await this.store.datasets.datasetVersion(plan.dataset.name)) !== version) {
-      result = await this.fetch(query, true, factorVersion);
+      result = await this.fetch(query, true, factorState);
       hit = false;
     }
     const total = hit && cached ? cached.total : result.total;
@@ -314,18 +440,23 @@ export class QueryService {
     let adjust: AdjustMeta | undefined;
     const a = plan.bars?.adjust;
     const codeField = plan.dataset.daily?.code;
-    const pageCodes =
+    const own = plan.dataset.sourceField;
+    const pageKeys =
       rows.kind === 'objects' && codeField
-        ? rows.rows.map((r) => String(r[codeField.apiName]))
-        : result.codes?.slice(0, rows.rows.length);
-    if (a && factorCodes && pageCodes) {
+        ? rows.rows.map((r) => ({
+            code: String(r[codeField.apiName]),
+            source: own ? String(r[own.apiName]) : null,
+          }))
+        : result.keys?.slice(0, rows.rows.length);
+    if (a && factorState && factorCodes && pageKeys) {
       const bySource = a.source === null ? [...factorCodes.values()] : [factorCodes.get(a.source)];
       const have = (c: string): boolean => bySource.some((s) => s?.has(c) === true);
-      const codes = new Set(pageCodes);
+      const codes = new Set(pageKeys.map((k) => k.code));
       adjust = {
         method: a.method,
         anchor: a.anchor,
         codes_without_factors: [...codes].filter((c) => !have(c)),
+        factors: await this.factorsUsed(plan, factorState, pageKeys),
       };
     }
     if (rows.kind === 'objects') {
@@ -345,9 +476,80 @@ export class QueryService {
     return page;
   }
 
-  /** Sort and key fields the cursor needs that a projection left out. */
+  /**
+   * Sort and key fields the cursor needs that a projection left out; for an adjusted answer, its
+   * code and source too (meta.adjust names what adjusted each).
+   */
   private extraFields(plan: QueryPlan): Field[] {
-    return plan.orderBy.map((o) => o.field).filter((f) => !plan.select.includes(f));
+    const daily = plan.dataset.daily;
+    const own = plan.dataset.sourceField;
+    const needed = plan.orderBy.map((o) => o.field);
+    if (plan.bars?.adjust && daily) needed.push(daily.code, ...(own ? [own] : []));
+    return [...new Set(needed)].filter((f) => !plan.select.includes(f));
+  }
+
+  /** The last bar's date of each (code, source) among the rows the plan's filters select (`adjust_anchor=end`). */
+  private async lastBars(
+    plan: QueryPlan,
+    keys: readonly { code: string; source: string | null }[],
+  ): Promise<Map<string, string | null>> {
+    const daily = plan.dataset.daily;
+    const own = plan.dataset.sourceField;
+    const out = new Map<string, string | null>();
+    if (!daily) return out;
+    for (const k of keys) {
+      const key = pairKey(k.code, k.source);
+      if (out.has(key)) continue;
+      const where: Condition[] = [...plan.where, { field: daily.code, op: 'eq', value: k.code }];
+      if (own && k.source !== null) where.push({ field: own, op: 'eq', value: k.source });
+      const r = await this.store.datasets.query(
+        {
+          dataset: plan.dataset,
+          select: [daily.date],
+          where,
+          orderBy: [{ field: daily.date, dir: 'desc' }],
+          limit: 1,
+          offset: 0,
+          ...(plan.asOf !== undefined ? { asOf: plan.asOf } : {}),
+        },
+        false,
+      );
+      const d = r.rows[0]?.[daily.date.apiName];
+      out.set(key, typeof d === 'string' ? d : null);
+    }
+    return out;
+  }
+
+  /** meta.adjust.factors: per (code, bar source) of the page, in order, the factor source and anchor date used. */
+  private async factorsUsed(
+    plan: QueryPlan,
+    state: FactorState,
+    keys: readonly { code: string; source: string | null }[],
+  ): Promise<AdjustUsed[]> {
+    const adjust = plan.bars?.adjust;
+    if (!adjust) return [];
+    const seen = new Map<string, { code: string; source: string | null }>();
+    for (const k of keys) if (!seen.has(pairKey(k.code, k.source))) seen.set(pairKey(k.code, k.source), k);
+    const ends = adjust.anchor === ANCHOR_END ? await this.lastBars(plan, [...seen.values()]) : null;
+    const out: AdjustUsed[] = [];
+    for (const [key, k] of seen) {
+      const factorSource = chooseSource(state, adjust.source, k.code, k.source);
+      const series =
+        factorSource === null
+          ? null
+          : await this.seriesOf(adjust, k.code, factorSource, state.version, plan.asOf);
+      let anchor: string | null = null;
+      if (series && adjust.method === 'qfq') {
+        anchor =
+          adjust.anchor === null
+            ? (series.dates[series.dates.length - 1] as string)
+            : ends
+              ? (ends.get(key) ?? null)
+              : adjust.anchor;
+      }
+      out.push({ code: k.code, source: k.source, factor_source: series ? factorSource : null, anchor });
+    }
+    return out;
   }
 
   /**
@@ -357,9 +559,9 @@ export class QueryService {
   private async fetch(
     plan: QueryPlan,
     withTotal: boolean,
-    factorVersion: number,
-  ): Promise<{ rows: PageRows; total: number; codes?: string[] }> {
-    if (this.adjustsInProcess(plan)) {
+    state: FactorState | null,
+  ): Promise<{ rows: PageRows; total: number; keys?: { code: string; source: string | null }[] }> {
+    if (state && this.adjustsInProcess(plan)) {
       // The stored rows' page (the same rows, order, cursor and total as the adjusted page's),
       // adjusted here with the codes' factors kept in memory per factor version.
       const { bars: _bars, ...stored } = plan;
@@ -374,14 +576,17 @@ export class QueryService {
           const { io, which, layout } = this.jsonAdjuster(plan);
           const read = json.map((j) => io.read(j));
           const values = read.map((x) => x.values);
-          const adjusted = await this.adjustRows(plan, values, layout, factorVersion);
+          const adjusted = await this.adjustRows(plan, values, layout, state);
           const rows = json.map((j, i) =>
             adjusted[i] ? io.write(j, (read[i] as { at: number[] }).at, values[i] as Value[], which) : j,
           );
           return {
             rows: { kind: 'json', rows },
             total: r.total,
-            codes: values.map((v) => String(v[layout.code])),
+            keys: values.map((v) => ({
+              code: String(v[layout.code]),
+              source: layout.source < 0 ? null : String(v[layout.source]),
+            })),
           };
         }
       }
@@ -394,7 +599,7 @@ export class QueryService {
       const names = select.map((f) => f.apiName);
       const layout = this.adjustLayout(plan, names);
       const values = r.rows.map((row) => names.map((n) => row[n] ?? null));
-      const adjusted = await this.adjustRows(plan, values, layout, factorVersion);
+      const adjusted = await this.adjustRows(plan, values, layout, state);
       const written = [...layout.prices, ...(layout.change ? [layout.change.change] : [])];
       r.rows.forEach((row, i) => {
         const v = values[i] as Value[];
@@ -446,6 +651,7 @@ export class QueryService {
     const daily = plan.dataset.daily;
     if (!daily?.adjust) return [];
     const out = new Set<Field>([daily.code, daily.date]);
+    if (plan.dataset.sourceField) out.add(plan.dataset.sourceField);
     for (const f of daily.adjust.prices) if (plan.select.includes(f)) out.add(f);
     const bar = daily.bar;
     if (bar?.change && plan.select.includes(bar.change)) {
@@ -495,8 +701,10 @@ export class QueryService {
       return i;
     };
     const bar = daily.bar;
+    const own = plan.dataset.sourceField;
     return {
       code: at(daily.code),
+      source: own ? at(own) : -1,
       date: at(daily.date),
       prices: daily.adjust.prices.filter((f) => plan.select.some((s) => s.apiName === f.apiName)).map(at),
       change:
@@ -521,14 +729,23 @@ export class QueryService {
     plan: QueryPlan,
     rows: Value[][],
     layout: AdjustLayout,
-    version: number,
+    state: FactorState,
   ): Promise<boolean[]> {
     const adjust = plan.bars?.adjust;
     if (!adjust) throw new Error('adjustRows without adjust');
     const { prices, change } = layout;
     const hfq = adjust.method === 'hfq';
     const num = (v: Value | undefined): number | null => (typeof v === 'number' ? v : null);
-    let lastCode: string | null = null;
+    const barSource = (row: Value[]): string | null =>
+      layout.source < 0 ? null : String(row[layout.source]);
+    const ends =
+      adjust.anchor === ANCHOR_END
+        ? await this.lastBars(
+            plan,
+            rows.map((r) => ({ code: String(r[layout.code]), source: barSource(r) })),
+          )
+        : null;
+    let lastKey: string | null = null;
     let series: FactorSeries | null = null;
     let anchor = 1;
     let f = 1;
@@ -538,14 +755,17 @@ export class QueryService {
     const adjusted: boolean[] = [];
     for (const row of rows) {
       const code = String(row[layout.code]);
-      if (code !== lastCode) {
-        lastCode = code;
-        series = await this.seriesOf(adjust, code, version);
+      const bar = barSource(row);
+      const key = pairKey(code, bar);
+      if (key !== lastKey) {
+        lastKey = key;
+        const source = chooseSource(state, adjust.source, code, bar);
+        series = source === null ? null : await this.seriesOf(adjust, code, source, state.version);
         if (series && !hfq) {
           anchor =
             adjust.anchor === null
               ? (series.values[series.values.length - 1] as number)
-              : factorAt(series, adjust.anchor);
+              : factorAt(series, ends ? (ends.get(key) ?? '') : adjust.anchor);
         }
       }
       adjusted.push(series !== null);
@@ -574,20 +794,23 @@ export class QueryService {
   }
 
   /** A code's factors (null: none), cached per version of the factor dataset. */
+  /** A code's factors of one source (as known at `asOf`), cached per version of the factor dataset. */
   private async seriesOf(
     adjust: NonNullable<NonNullable<QueryPlan['bars']>['adjust']>,
     code: string,
+    source: string,
     version: number,
+    asOf?: string,
   ): Promise<FactorSeries | null> {
     const factors = adjust.factors;
     const fs = factors.factors;
     if (!fs) throw new Error(`${factors.name} declares no factors`);
-    const key = `${factors.name}|${adjust.source ?? ''}|${code}`;
+    const key = `${factors.name}|${source}|${code}|${asOf ?? ''}`;
     const cached = this.factorSeries.get(key);
     if (cached && cached.version === version) return cached.series.dates.length > 0 ? cached.series : null;
     const src = factors.sourceField;
     const where: Condition[] = [{ field: fs.code, op: 'eq', value: code }];
-    if (adjust.source !== null && src) where.push({ field: src, op: 'eq', value: adjust.source });
+    if (src) where.push({ field: src, op: 'eq', value: source });
     const r = await this.store.datasets.query(
       {
         dataset: factors,
@@ -596,6 +819,7 @@ export class QueryService {
         orderBy: [{ field: fs.date, dir: 'asc' }],
         limit: Number.MAX_SAFE_INTEGER,
         offset: 0,
+        ...(asOf !== undefined ? { asOf } : {}),
       },
       false,
     );

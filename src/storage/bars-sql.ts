@@ -29,7 +29,7 @@ import {
   periodTableName,
   type StoredInterval,
 } from './periods.js';
-import { allowedValues, type BarsPlan, type QueryPlan, type Value } from './store.js';
+import { ANCHOR_END, allowedValues, type BarsPlan, type QueryPlan, type Value } from './store.js';
 
 /**
  * Adjusted and resampled daily bars (`adjust`, `interval`) as one SELECT over a derived table
@@ -80,6 +80,44 @@ export function pagesBeforeAdjusting(plan: QueryPlan): boolean {
 }
 
 /**
+ * The factor source of bar `"t"` of code `of` (docs/bars-and-quality.md, "Factor sources"):
+ * `adjust_source` when given; else the bar's own source when it has factors for the code; else
+ * the code's only factor source; else none (NULL: the bar stays as stored; the service refuses
+ * such an answer before it is read, naming the sources).
+ */
+function factorSourceOf(plan: QueryPlan, of: Sql): Sql {
+  const adjust = plan.bars?.adjust;
+  const src = adjust?.factors.sourceField;
+  if (!adjust || !src) throw new Error('factorSourceOf without factor sources');
+  if (adjust.source !== null) return sql`${adjust.source}`;
+  const factorTable = planSource({ ...plan, dataset: adjust.factors });
+  const known =
+    plan.asOf !== undefined ? sql` AND ${validAt('"y".', adjust.factors.name, plan.asOf)}` : raw('');
+  const ofCode = sql`"y".${ident(adjust.factors.factors?.code.name ?? '')} = ${of}${known}`;
+  const only = sql`(SELECT CASE WHEN count(DISTINCT "y".${ident(src.name)}) = 1 THEN min("y".${ident(src.name)}) END FROM ${factorTable} AS "y" WHERE ${ofCode})`;
+  const own = plan.dataset.sourceField;
+  if (!own) return only;
+  const barSource = sql`"t".${ident(own.name)}`;
+  return sql`CASE WHEN EXISTS (SELECT 1 FROM ${factorTable} AS "y" WHERE ${ofCode} AND "y".${ident(src.name)} = ${barSource}) THEN ${barSource} ELSE ${only} END`;
+}
+
+/**
+ * `adjust_anchor=end`: the date of the last bar of bar `"t"`'s code (and source) among the rows
+ * the plan's filters select (not only its page).
+ */
+function lastBarDate(plan: QueryPlan, dialect: Dialect): Sql {
+  const daily = plan.dataset.daily;
+  if (!daily) throw new Error('lastBarDate without daily');
+  const conditions = whereConditions(plan, dialect);
+  const own = plan.dataset.sourceField;
+  const same = [daily.code, ...(own ? [own] : [])].map((f) => sql`${ident(f.name)} = "t".${ident(f.name)}`);
+  return sql`(SELECT max(${ident(daily.date.name)}) FROM ${planTable(plan)} WHERE ${join(
+    conditions ? [conditions, ...same] : same,
+    ' AND ',
+  )})`;
+}
+
+/**
  * The factor of each bar (as-of join: the latest factor on or before a date, else the first).
  * `code`: the bar's code, or the one code the plan filters on (the lookup is then the same for
  * every row: evaluated once per statement, not once per row).
@@ -95,14 +133,12 @@ function factorLookup(plan: QueryPlan, date: Sql | null, code: Sql | null = null
   const factorTable = planSource({ ...plan, dataset: adjust.factors });
   const known =
     plan.asOf !== undefined ? sql` AND ${validAt('"x".', adjust.factors.name, plan.asOf)}` : raw('');
-  const one = (cond: Sql, dir: 'ASC' | 'DESC'): Sql => {
-    const source =
-      adjust.source !== null && src ? sql` AND "x".${ident(src.name)} = ${adjust.source}` : raw('');
-    const of = code ?? sql`"t".${ident(daily.code.name)}`;
-    return sql`(SELECT "x".${ident(fs.value.name)} FROM ${factorTable} AS "x" WHERE "x".${ident(
+  const of = code ?? sql`"t".${ident(daily.code.name)}`;
+  const source = src ? sql` AND "x".${ident(src.name)} = ${factorSourceOf(plan, of)}` : raw('');
+  const one = (cond: Sql, dir: 'ASC' | 'DESC'): Sql =>
+    sql`(SELECT "x".${ident(fs.value.name)} FROM ${factorTable} AS "x" WHERE "x".${ident(
       fs.code.name,
     )} = ${of}${source}${known}${cond} ORDER BY "x".${ident(fs.date.name)} ${raw(dir)} LIMIT 1)`;
-  };
   if (date === null) return one(raw(''), 'DESC');
   const asOf = one(sql` AND "x".${ident(fs.date.name)} <= ${date}`, 'DESC');
   return sql`COALESCE(${asOf}, ${one(raw(''), 'ASC')})`;
@@ -356,10 +392,9 @@ function barsSelectParts(plan: QueryPlan, dialect: Dialect, paged: boolean): Sel
     const anchor = bars.adjust.anchor;
     const codes = allowedValues(plan.where, daily.code);
     const code = codes?.length === 1 && codes[0] != null ? sql`${codes[0]}` : null;
-    const a =
-      bars.adjust.method === 'qfq'
-        ? sql`, ${factorLookup(plan, anchor === null ? null : sql`${anchor}`, code)} AS "_a"`
-        : raw('');
+    const anchorDate =
+      anchor === null ? null : anchor === ANCHOR_END ? lastBarDate(plan, dialect) : sql`${anchor}`;
+    const a = bars.adjust.method === 'qfq' ? sql`, ${factorLookup(plan, anchorDate, code)} AS "_a"` : raw('');
     const withFactors = sql`SELECT ${tcols}, ${f} AS "_f"${a} FROM (${source}) AS "t"${raw(dialect.subqueryFence)}`;
     source = sql`SELECT ${raw(adjustedColumns(plan).join(', '))} FROM (${withFactors}) AS "m"`;
   }

@@ -146,10 +146,13 @@ export function allowedValues(where: readonly Condition[], field: Field): readon
  * Daily bars adjusted by a factor dataset and/or resampled into periods (catalog `daily`).
  * Filters apply to the daily bars; order, keyset and page to the answer's rows.
  */
+/** `adjust_anchor=end`: each code anchored at its last bar among the rows the filters select. */
+export const ANCHOR_END = 'end';
+
 export interface BarsPlan {
   adjust: {
     method: 'qfq' | 'hfq';
-    /** qfq: the factor as of this date divides; null: each code's latest factor. */
+    /** qfq: the factor as of this date (or of each code's last bar: ANCHOR_END) divides; null: each code's latest factor. */
     anchor: string | null;
     /** The factors' source; null: each code's only one. */
     source: string | null;
