@@ -36,6 +36,11 @@ const ConfigSchema = Type.Object({
    * removed hourly in the background; an as_of before now minus this is refused (4005).
    */
   MDS_REVISIONS_KEEP_DAYS: Type.Optional(Type.Integer({ minimum: 1 })),
+  /**
+   * Default `source_priority` per dataset, `etf_daily=eastmoney,tushare;stock_daily=tushare`:
+   * applied when a request names neither source_priority nor a source (docs/bars-and-quality.md).
+   */
+  MDS_SOURCE_PRIORITY: Type.Optional(Type.String()),
   /** Whole-request timeout, ms (a 64 MiB batch on a slow link needs minutes). */
   MDS_REQUEST_TIMEOUT_MS: Type.Integer({ minimum: 0, default: 300_000 }),
   /** Time allowed to receive the request headers, ms (slowloris guard). */

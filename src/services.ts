@@ -6,6 +6,7 @@ import type { Store } from './storage/store.js';
 import { IngestService, type BatchIngest } from './ingest/ingest-service.js';
 import { IngestPool, ingestThreads } from './ingest/ingest-pool.js';
 import { QueryService } from './query/query-service.js';
+import { sourcePriorityDefaults } from './query/parse.js';
 import { CoverageCache } from './query/coverage-cache.js';
 import { QualityService } from './query/quality-service.js';
 import { KeyRing } from './access/keyring.js';
@@ -92,7 +93,10 @@ export async function createServices(deps: ServiceDeps): Promise<Services> {
     ingest,
     batchEvents: link ? link.events : ingest.events,
     migrate: () => (pool ? pool.migrate() : store.migrate()),
-    query: new QueryService(store, catalog, { revisionsKeepDays: config.MDS_REVISIONS_KEEP_DAYS }),
+    query: new QueryService(store, catalog, {
+      revisionsKeepDays: config.MDS_REVISIONS_KEEP_DAYS,
+      sourcePriority: sourcePriorityDefaults(config.MDS_SOURCE_PRIORITY, catalog.datasets),
+    }),
     queryContexts: new QueryContexts(),
     coverage: new CoverageCache(store, catalog, pool ? () => pool.coverage() : undefined),
     quality: new QualityService(store, catalog),

@@ -69,8 +69,13 @@ for (const backend of await backends()) {
         databaseUrl: db.url,
         env: { MDS_TEST_HOLD_FILE: hold, LOG_LEVEL: 'warn' },
         hooks: true,
+        readyTimeoutMs: 180_000,
       });
-      reader = await startServer({ databaseUrl: db.url, env: { LOG_LEVEL: 'warn' } });
+      reader = await startServer({
+        databaseUrl: db.url,
+        env: { LOG_LEVEL: 'warn' },
+        readyTimeoutMs: 180_000,
+      });
     });
     after(async () => {
       fs.rmSync(hold, { force: true });

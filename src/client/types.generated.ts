@@ -57,6 +57,8 @@ export interface EtfDailyParams {
   adjust_source?: string;
   /** one row per code, source and ISO week (1w), calendar month (1M), quarter (1Q) or year (1Y), adjusted first: open first, high max, low min, close last, volume sum, amount sum, turnover_rate sum, updated_at max, created_at max; pre_close the previous period's close, change and pct_chg recomputed; date the last bar's; rows add period_start and bar_count */
   interval?: '1d' | '1w' | '1M' | '1Q' | '1Y';
+  /** sources in order of precedence, comma-separated: one row per key without its source, the first listed source's (its `source` shows which); rows of unlisted sources are left out. Default: the server's MDS_SOURCE_PRIORITY for this dataset, when set and no source= is given */
+  source_priority?: string | number;
   /** rows per page; values above 1000 are clamped to 1000 */
   limit?: number;
   /** rows to skip */
@@ -121,6 +123,8 @@ export interface IndexDailyParams {
   date_to?: string;
   /** one row per code, source and ISO week (1w), calendar month (1M), quarter (1Q) or year (1Y), adjusted first: open first, high max, low min, close last, volume sum, amount sum, updated_at max, created_at max; pre_close the previous period's close, change and pct_chg recomputed; date the last bar's; rows add period_start and bar_count */
   interval?: '1d' | '1w' | '1M' | '1Q' | '1Y';
+  /** sources in order of precedence, comma-separated: one row per key without its source, the first listed source's (its `source` shows which); rows of unlisted sources are left out. Default: the server's MDS_SOURCE_PRIORITY for this dataset, when set and no source= is given */
+  source_priority?: string | number;
   /** rows per page; values above 1000 are clamped to 1000 */
   limit?: number;
   /** rows to skip */
@@ -174,6 +178,8 @@ export interface FxParams {
   date_from?: string;
   /** inclusive upper bound on date, YYYY-MM-DD or YYYYMMDD */
   date_to?: string;
+  /** sources in order of precedence, comma-separated: one row per key without its source, the first listed source's (its `source` shows which); rows of unlisted sources are left out. Default: the server's MDS_SOURCE_PRIORITY for this dataset, when set and no source= is given */
+  source_priority?: string | number;
   /** rows per page; values above 1000 are clamped to 1000 */
   limit?: number;
   /** rows to skip */
@@ -225,6 +231,8 @@ export interface QdiiNavParams {
   date_from?: string;
   /** inclusive upper bound on date, YYYY-MM-DD or YYYYMMDD */
   date_to?: string;
+  /** sources in order of precedence, comma-separated: one row per key without its source, the first listed source's (its `source` shows which); rows of unlisted sources are left out. Default: the server's MDS_SOURCE_PRIORITY for this dataset, when set and no source= is given */
+  source_priority?: string | number;
   /** rows per page; values above 1000 are clamped to 1000 */
   limit?: number;
   /** rows to skip */
@@ -277,6 +285,8 @@ export interface IndustrySwParams {
   source?: string | number | readonly (string | number)[];
   /** contains, case-insensitive (% and _ are literal) */
   name?: string;
+  /** sources in order of precedence, comma-separated: one row per key without its source, the first listed source's (its `source` shows which); rows of unlisted sources are left out. Default: the server's MDS_SOURCE_PRIORITY for this dataset, when set and no source= is given */
+  source_priority?: string | number;
   /** rows per page; values above 1000 are clamped to 1000 */
   limit?: number;
   /** rows to skip */
@@ -358,6 +368,8 @@ export interface StockDailyParams {
   adjust_source?: string;
   /** one row per code, source and ISO week (1w), calendar month (1M), quarter (1Q) or year (1Y), adjusted first: open first, high max, low min, close last, volume sum, amount sum, turnover_rate sum, pe_ttm last, pb last, total_mv last, circ_mv last, is_suspended max, updated_at max, created_at max; pre_close the previous period's close, change and pct_chg recomputed; date the last bar's; rows add period_start and bar_count */
   interval?: '1d' | '1w' | '1M' | '1Q' | '1Y';
+  /** sources in order of precedence, comma-separated: one row per key without its source, the first listed source's (its `source` shows which); rows of unlisted sources are left out. Default: the server's MDS_SOURCE_PRIORITY for this dataset, when set and no source= is given */
+  source_priority?: string | number;
   /** rows per page; values above 1000 are clamped to 1000 */
   limit?: number;
   /** rows to skip */
@@ -428,6 +440,8 @@ export interface EtfDailyFeaturesParams {
   date_from?: string;
   /** inclusive upper bound on date, YYYY-MM-DD or YYYYMMDD */
   date_to?: string;
+  /** sources in order of precedence, comma-separated: one row per key without its source, the first listed source's (its `source` shows which); rows of unlisted sources are left out. Default: the server's MDS_SOURCE_PRIORITY for this dataset, when set and no source= is given */
+  source_priority?: string | number;
   /** rows per page; values above 1000 are clamped to 1000 */
   limit?: number;
   /** rows to skip */
@@ -493,6 +507,8 @@ export interface EtfRiskFeaturesParams {
   date_from?: string;
   /** inclusive upper bound on date, YYYY-MM-DD or YYYYMMDD */
   date_to?: string;
+  /** sources in order of precedence, comma-separated: one row per key without its source, the first listed source's (its `source` shows which); rows of unlisted sources are left out. Default: the server's MDS_SOURCE_PRIORITY for this dataset, when set and no source= is given */
+  source_priority?: string | number;
   /** rows per page; values above 1000 are clamped to 1000 */
   limit?: number;
   /** rows to skip */
@@ -551,6 +567,8 @@ export interface EtfCrossBorderFeaturesParams {
   date_from?: string;
   /** inclusive upper bound on date, YYYY-MM-DD or YYYYMMDD */
   date_to?: string;
+  /** sources in order of precedence, comma-separated: one row per key without its source, the first listed source's (its `source` shows which); rows of unlisted sources are left out. Default: the server's MDS_SOURCE_PRIORITY for this dataset, when set and no source= is given */
+  source_priority?: string | number;
   /** rows per page; values above 1000 are clamped to 1000 */
   limit?: number;
   /** rows to skip */
@@ -617,6 +635,8 @@ export interface IndexDailyFeaturesParams {
   date_from?: string;
   /** inclusive upper bound on date, YYYY-MM-DD or YYYYMMDD */
   date_to?: string;
+  /** sources in order of precedence, comma-separated: one row per key without its source, the first listed source's (its `source` shows which); rows of unlisted sources are left out. Default: the server's MDS_SOURCE_PRIORITY for this dataset, when set and no source= is given */
+  source_priority?: string | number;
   /** rows per page; values above 1000 are clamped to 1000 */
   limit?: number;
   /** rows to skip */
@@ -731,6 +751,8 @@ export interface EtfNavParams {
   date_from?: string;
   /** inclusive upper bound on trade_date, YYYY-MM-DD or YYYYMMDD */
   date_to?: string;
+  /** sources in order of precedence, comma-separated: one row per key without its source, the first listed source's (its `source` shows which); rows of unlisted sources are left out. Default: the server's MDS_SOURCE_PRIORITY for this dataset, when set and no source= is given */
+  source_priority?: string | number;
   /** rows per page; values above 1000 are clamped to 1000 */
   limit?: number;
   /** rows to skip */
@@ -790,6 +812,8 @@ export interface EtfPriceParams {
   code?: string | number | readonly (string | number)[];
   /** exact match; several values (any of them matches, at most 1000) by repeating the parameter */
   source?: string | number | readonly (string | number)[];
+  /** sources in order of precedence, comma-separated: one row per key without its source, the first listed source's (its `source` shows which); rows of unlisted sources are left out. Default: the server's MDS_SOURCE_PRIORITY for this dataset, when set and no source= is given */
+  source_priority?: string | number;
   /** rows per page; values above 1000 are clamped to 1000 */
   limit?: number;
   /** rows to skip */
@@ -838,6 +862,8 @@ export interface EtfSizeParams {
   date_from?: string;
   /** inclusive upper bound on trade_date, YYYY-MM-DD or YYYYMMDD */
   date_to?: string;
+  /** sources in order of precedence, comma-separated: one row per key without its source, the first listed source's (its `source` shows which); rows of unlisted sources are left out. Default: the server's MDS_SOURCE_PRIORITY for this dataset, when set and no source= is given */
+  source_priority?: string | number;
   /** rows per page; values above 1000 are clamped to 1000 */
   limit?: number;
   /** rows to skip */
@@ -892,6 +918,8 @@ export interface EtfFlowParams {
   date_from?: string;
   /** inclusive upper bound on trade_date, YYYY-MM-DD or YYYYMMDD */
   date_to?: string;
+  /** sources in order of precedence, comma-separated: one row per key without its source, the first listed source's (its `source` shows which); rows of unlisted sources are left out. Default: the server's MDS_SOURCE_PRIORITY for this dataset, when set and no source= is given */
+  source_priority?: string | number;
   /** rows per page; values above 1000 are clamped to 1000 */
   limit?: number;
   /** rows to skip */
@@ -940,6 +968,8 @@ export interface EtfHoldingsParams {
   holding_code?: string | number | readonly (string | number)[];
   /** exact match; several values (any of them matches, at most 1000) by repeating the parameter */
   source?: string | number | readonly (string | number)[];
+  /** sources in order of precedence, comma-separated: one row per key without its source, the first listed source's (its `source` shows which); rows of unlisted sources are left out. Default: the server's MDS_SOURCE_PRIORITY for this dataset, when set and no source= is given */
+  source_priority?: string | number;
   /** rows per page; values above 1000 are clamped to 1000 */
   limit?: number;
   /** rows to skip */
@@ -999,6 +1029,8 @@ export interface EtfPcfParams {
   date_from?: string;
   /** inclusive upper bound on trade_date, YYYY-MM-DD or YYYYMMDD */
   date_to?: string;
+  /** sources in order of precedence, comma-separated: one row per key without its source, the first listed source's (its `source` shows which); rows of unlisted sources are left out. Default: the server's MDS_SOURCE_PRIORITY for this dataset, when set and no source= is given */
+  source_priority?: string | number;
   /** rows per page; values above 1000 are clamped to 1000 */
   limit?: number;
   /** rows to skip */
@@ -1045,6 +1077,8 @@ export interface EtfHoldersParams {
   report_period?: string | readonly string[];
   /** exact match; several values (any of them matches, at most 1000) by repeating the parameter */
   source?: string | number | readonly (string | number)[];
+  /** sources in order of precedence, comma-separated: one row per key without its source, the first listed source's (its `source` shows which); rows of unlisted sources are left out. Default: the server's MDS_SOURCE_PRIORITY for this dataset, when set and no source= is given */
+  source_priority?: string | number;
   /** rows per page; values above 1000 are clamped to 1000 */
   limit?: number;
   /** rows to skip */
@@ -1093,6 +1127,8 @@ export interface EtfDividendParams {
   date_from?: string;
   /** inclusive upper bound on ex_date, YYYY-MM-DD or YYYYMMDD */
   date_to?: string;
+  /** sources in order of precedence, comma-separated: one row per key without its source, the first listed source's (its `source` shows which); rows of unlisted sources are left out. Default: the server's MDS_SOURCE_PRIORITY for this dataset, when set and no source= is given */
+  source_priority?: string | number;
   /** rows per page; values above 1000 are clamped to 1000 */
   limit?: number;
   /** rows to skip */
@@ -1145,6 +1181,8 @@ export interface EtfCrossBorderParams {
   overseas_ticker?: string | number | readonly (string | number)[];
   /** exact match; several values (any of them matches, at most 1000) by repeating the parameter */
   source?: string | number | readonly (string | number)[];
+  /** sources in order of precedence, comma-separated: one row per key without its source, the first listed source's (its `source` shows which); rows of unlisted sources are left out. Default: the server's MDS_SOURCE_PRIORITY for this dataset, when set and no source= is given */
+  source_priority?: string | number;
   /** rows per page; values above 1000 are clamped to 1000 */
   limit?: number;
   /** rows to skip */
@@ -1213,6 +1251,8 @@ export interface StockSpotParams {
   source?: string | number | readonly (string | number)[];
   /** contains, case-insensitive (% and _ are literal) */
   name?: string;
+  /** sources in order of precedence, comma-separated: one row per key without its source, the first listed source's (its `source` shows which); rows of unlisted sources are left out. Default: the server's MDS_SOURCE_PRIORITY for this dataset, when set and no source= is given */
+  source_priority?: string | number;
   /** rows per page; values above 1000 are clamped to 1000 */
   limit?: number;
   /** rows to skip */
@@ -1264,6 +1304,8 @@ export interface StockFinancialsParams {
   date_from?: string;
   /** inclusive upper bound on report_date, YYYY-MM-DD or YYYYMMDD */
   date_to?: string;
+  /** sources in order of precedence, comma-separated: one row per key without its source, the first listed source's (its `source` shows which); rows of unlisted sources are left out. Default: the server's MDS_SOURCE_PRIORITY for this dataset, when set and no source= is given */
+  source_priority?: string | number;
   /** rows per page; values above 1000 are clamped to 1000 */
   limit?: number;
   /** rows to skip */
@@ -1308,6 +1350,8 @@ export interface IndexConstituentsParams {
   date_from?: string;
   /** inclusive upper bound on trade_date, YYYY-MM-DD or YYYYMMDD */
   date_to?: string;
+  /** sources in order of precedence, comma-separated: one row per key without its source, the first listed source's (its `source` shows which); rows of unlisted sources are left out. Default: the server's MDS_SOURCE_PRIORITY for this dataset, when set and no source= is given */
+  source_priority?: string | number;
   /** rows per page; values above 1000 are clamped to 1000 */
   limit?: number;
   /** rows to skip */
@@ -1405,6 +1449,8 @@ export interface MacroIndicatorParams {
   date_from?: string;
   /** inclusive upper bound on date, YYYY-MM-DD or YYYYMMDD */
   date_to?: string;
+  /** sources in order of precedence, comma-separated: one row per key without its source, the first listed source's (its `source` shows which); rows of unlisted sources are left out. Default: the server's MDS_SOURCE_PRIORITY for this dataset, when set and no source= is given */
+  source_priority?: string | number;
   /** rows per page; values above 1000 are clamped to 1000 */
   limit?: number;
   /** rows to skip */
@@ -1459,6 +1505,8 @@ export interface MarginTradingParams {
   date_from?: string;
   /** inclusive upper bound on trade_date, YYYY-MM-DD or YYYYMMDD */
   date_to?: string;
+  /** sources in order of precedence, comma-separated: one row per key without its source, the first listed source's (its `source` shows which); rows of unlisted sources are left out. Default: the server's MDS_SOURCE_PRIORITY for this dataset, when set and no source= is given */
+  source_priority?: string | number;
   /** rows per page; values above 1000 are clamped to 1000 */
   limit?: number;
   /** rows to skip */
@@ -1515,6 +1563,8 @@ export interface HsgtFlowParams {
   date_from?: string;
   /** inclusive upper bound on trade_date, YYYY-MM-DD or YYYYMMDD */
   date_to?: string;
+  /** sources in order of precedence, comma-separated: one row per key without its source, the first listed source's (its `source` shows which); rows of unlisted sources are left out. Default: the server's MDS_SOURCE_PRIORITY for this dataset, when set and no source= is given */
+  source_priority?: string | number;
   /** rows per page; values above 1000 are clamped to 1000 */
   limit?: number;
   /** rows to skip */
@@ -1875,6 +1925,8 @@ export interface AdjFactorParams {
   date_from?: string;
   /** inclusive upper bound on date, YYYY-MM-DD or YYYYMMDD */
   date_to?: string;
+  /** sources in order of precedence, comma-separated: one row per key without its source, the first listed source's (its `source` shows which); rows of unlisted sources are left out. Default: the server's MDS_SOURCE_PRIORITY for this dataset, when set and no source= is given */
+  source_priority?: string | number;
   /** rows per page; values above 1000 are clamped to 1000 */
   limit?: number;
   /** rows to skip */
@@ -1937,6 +1989,8 @@ export interface CorporateActionsParams {
   date_from?: string;
   /** inclusive upper bound on ex_date, YYYY-MM-DD or YYYYMMDD */
   date_to?: string;
+  /** sources in order of precedence, comma-separated: one row per key without its source, the first listed source's (its `source` shows which); rows of unlisted sources are left out. Default: the server's MDS_SOURCE_PRIORITY for this dataset, when set and no source= is given */
+  source_priority?: string | number;
   /** rows per page; values above 1000 are clamped to 1000 */
   limit?: number;
   /** rows to skip */
@@ -1984,6 +2038,8 @@ export interface TradeCalendarParams {
   date_from?: string;
   /** inclusive upper bound on date, YYYY-MM-DD or YYYYMMDD */
   date_to?: string;
+  /** sources in order of precedence, comma-separated: one row per key without its source, the first listed source's (its `source` shows which); rows of unlisted sources are left out. Default: the server's MDS_SOURCE_PRIORITY for this dataset, when set and no source= is given */
+  source_priority?: string | number;
   /** rows per page; values above 1000 are clamped to 1000 */
   limit?: number;
   /** rows to skip */

@@ -95,6 +95,13 @@ export const PARAMETER_DOCS: Record<string, ParamDoc> = {
       'rows add period_start and bar_count',
     schema: Type.String({ enum: [...INTERVALS], default: '1d' }),
   }),
+  source_priority: () => ({
+    description:
+      'sources in order of precedence, comma-separated: one row per key without its source, the first ' +
+      "listed source's (its `source` shows which); rows of unlisted sources are left out. Default: the " +
+      "server's MDS_SOURCE_PRIORITY for this dataset, when set and no source= is given",
+    schema: Type.String(),
+  }),
   as_of: () => ({
     description:
       'point in time, ISO 8601 with Z or an offset: the answer this request had at that instant ' +

@@ -42,7 +42,14 @@ export interface ParsedQuery {
   interval: Interval;
   /** Point in time, ISO UTC with ms (docs/point-in-time.md); null: now. */
   asOf: string | null;
+  /** `source_priority`: one row per key without its source, the first listed source's; null: every source. */
+  sourcePriority: string[] | null;
 }
+
+export const SOURCE_PRIORITY_PARAM = 'source_priority';
+
+/** Whether a dataset has sources to rank: a source field that is part of its unique key. */
+export const ranksSources = (d: Dataset): boolean => d.sourceField !== null && d.key.includes(d.sourceField);
 
 export const ADJUST_PARAMS = ['adjust', 'adjust_anchor', 'adjust_source'] as const;
 
@@ -56,6 +63,7 @@ export function allowedParams(d: Dataset): string[] {
     ...(d.range ? RANGE_PARAMS : []),
     ...(d.daily?.adjust ? ADJUST_PARAMS : []),
     ...(d.daily?.aggregate ? [INTERVAL_PARAM] : []),
+    ...(ranksSources(d) ? [SOURCE_PRIORITY_PARAM] : []),
     ...COMMON_QUERY_PARAMS,
   ];
 }
@@ -289,6 +297,13 @@ export function parseQuery(d: Dataset, raw: Record<string, unknown>): ParsedQuer
       });
     }
   }
+  const priorityRaw = get(SOURCE_PRIORITY_PARAM);
+  const sourcePriority = priorityRaw === undefined ? null : parseSourcePriority(priorityRaw);
+  if (sourcePriority && interval !== '1d') {
+    throw invalid('source_priority does not combine with interval yet: pick one source with source=', {
+      parameter: SOURCE_PRIORITY_PARAM,
+    });
+  }
   return {
     exact,
     like,
@@ -304,7 +319,42 @@ export function parseQuery(d: Dataset, raw: Record<string, unknown>): ParsedQuer
     adjust,
     interval,
     asOf,
+    sourcePriority,
   };
+}
+
+/**
+ * MDS_SOURCE_PRIORITY (`dataset=a,b;dataset=c`): each dataset's default source_priority. A
+ * dataset that is not served or has no sources to rank is a start-up error.
+ */
+export function sourcePriorityDefaults(
+  text: string | undefined,
+  datasets: readonly Dataset[],
+): Map<string, string[]> {
+  const out = new Map<string, string[]>();
+  for (const part of (text ?? '').split(';').map((s) => s.trim())) {
+    if (part === '') continue;
+    const [name, list] = part.split('=', 2).map((s) => s.trim());
+    const d = datasets.find((x) => x.name === name);
+    if (!d || !ranksSources(d) || !list) {
+      throw new Error(
+        `MDS_SOURCE_PRIORITY: "${part}" must be <dataset>=<source>,… for a dataset with sources`,
+      );
+    }
+    out.set(d.name, parseSourcePriority(list));
+  }
+  return out;
+}
+
+/** `a,b,…`: distinct, non-empty source names, in order. */
+export function parseSourcePriority(raw: string): string[] {
+  const names = raw.split(',').map((s) => s.trim());
+  if (names.some((n) => n === '') || new Set(names).size !== names.length) {
+    throw invalid(`source_priority must list distinct sources separated by commas (got "${raw}")`, {
+      parameter: SOURCE_PRIORITY_PARAM,
+    });
+  }
+  return names;
 }
 
 function parseAdjust(get: (name: string) => string | undefined): ParsedQuery['adjust'] {

@@ -17,6 +17,8 @@ export function planQuery(d: Dataset, p: ParsedQuery, catalog: Catalog = CATALOG
   ];
   if (d.range && p.dateFrom !== null) where.push({ field: d.range, op: 'gte', value: p.dateFrom });
   if (d.range && p.dateTo !== null) where.push({ field: d.range, op: 'lte', value: p.dateTo });
+  if (d.sourceField && p.sourcePriority)
+    where.push({ field: d.sourceField, op: 'first', values: p.sourcePriority });
   const orderBy: QueryPlan['orderBy'][number][] = [{ field: p.sort, dir: p.order }];
   for (const k of d.key) if (k !== p.sort) orderBy.push({ field: k, dir: 'asc' });
   const plan: QueryPlan = {
@@ -44,7 +46,7 @@ function barsPlan(d: Dataset, p: ParsedQuery, catalog: Catalog): BarsPlan | null
 /** A stable text for the filter part of a plan: the key of the total-count cache. */
 export function filterKey(plan: QueryPlan): string {
   const where = plan.where
-    .map((c) => `${c.field.name}${c.op}${JSON.stringify(c.op === 'in' ? c.values : c.value)}`)
+    .map((c) => `${c.field.name}${c.op}${JSON.stringify('values' in c ? c.values : c.value)}`)
     .join('&');
   const a = plan.bars?.adjust;
   // Resampling changes the rows counted; adjusting changes the values a cursor holds.

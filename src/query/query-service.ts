@@ -19,6 +19,8 @@ import { parseRevisionQuery } from './revision-query.js';
 export interface QueryOptions {
   /** MDS_REVISIONS_KEEP_DAYS: an as_of earlier than now minus this many days is refused (4005). */
   revisionsKeepDays?: number | undefined;
+  /** MDS_SOURCE_PRIORITY: each dataset's default source_priority (parse.ts sourcePriorityDefaults). */
+  sourcePriority?: Map<string, string[]>;
   /** Clock (ms), injectable for tests. */
   now?: () => number;
   /**
@@ -176,6 +178,12 @@ export class QueryService {
 
   parse(d: Dataset, raw: Record<string, unknown>): { parsed: ParsedQuery; plan: QueryPlan } {
     const parsed = parseQuery(d, raw);
+    // The dataset's default precedence, unless the request ranks or picks sources itself.
+    const preset = this.opts.sourcePriority?.get(d.name);
+    const picked = parsed.exact.some((e) => e.field === d.sourceField);
+    if (preset && parsed.sourcePriority === null && !picked && parsed.interval === '1d') {
+      parsed.sourcePriority = preset;
+    }
     if (parsed.asOf !== null) this.checkHorizon(parsed.asOf);
     const plan = planQuery(d, parsed, this.catalog);
     if (parsed.cursor !== null) plan.after = decodeCursor(plan, parsed.cursor);

@@ -274,17 +274,42 @@ export function planTable(plan: QueryPlan): Sql {
     : ident(plan.dataset.name);
 }
 
+/**
+ * `source_priority`: the row's source is listed, and no row with the same key but the source
+ * (read as the plan reads: current, or as known at its as_of) has a source listed before it.
+ * The other row is found through the key index.
+ */
+function firstSource(plan: QueryPlan, source: Field, order: readonly Value[]): Sql {
+  const d = plan.dataset;
+  const outer = q(plan.asOf !== undefined || plan.trail ? revisionTableName(d) : d.name);
+  const rank = (alias: string): Sql =>
+    sql`CASE ${raw(`${alias}.${q(source.name)}`)}${join(
+      order.map((v, i) => sql` WHEN ${v} THEN ${raw(String(i))}`),
+      '',
+    )} END`;
+  const same = d.key.filter((k) => k !== source).map((k) => raw(`"p".${q(k.name)} = ${outer}.${q(k.name)}`));
+  const listed = join(order.map((v) => sql`${v}`));
+  const known = plan.asOf !== undefined ? [validAt('"p".', d.name, plan.asOf)] : [];
+  return sql`${ident(source.name)} IN (${listed}) AND NOT EXISTS (SELECT 1 FROM ${planSource(plan)} AS "p" WHERE ${join(
+    [...same, sql`"p".${ident(source.name)} IN (${listed})`, sql`${rank('"p"')} < ${rank(outer)}`, ...known],
+    ' AND ',
+  )})`;
+}
+
 export function whereConditions(plan: QueryPlan, dialect: Dialect): Sql | null {
   const name = plan.dataset.name;
   const parts = plan.where.map((c) => {
     const col = ident(c.field.name);
     // Bounds on a stamp are given as knowledge instants (the trail's since / until).
-    const known = c.op !== 'in' && isKnownTimeField(c.field) && typeof c.value === 'string' ? c.value : null;
+    const known =
+      !('values' in c) && isKnownTimeField(c.field) && typeof c.value === 'string' ? c.value : null;
     switch (c.op) {
       case 'eq':
         return sql`${col} = ${known === null ? sql`${c.value}` : stampOfKnown(name, known)}`;
       case 'in':
         return sql`${col} IN (${join(c.values.map((v) => sql`${v}`))})`;
+      case 'first':
+        return firstSource(plan, c.field, c.values);
       case 'gte':
         return known === null ? sql`${col} >= ${c.value}` : knownSince(name, col, known);
       case 'lte':

@@ -130,14 +130,19 @@ export type Condition =
       value: Value;
     }
   /** Any of several values (an exact filter given a list). */
-  | { field: Field; op: 'in'; values: readonly Value[] };
+  | { field: Field; op: 'in'; values: readonly Value[] }
+  /**
+   * Source precedence (`source_priority`) on the source field: of the rows sharing the rest of
+   * the unique key, the one whose source comes first in `values` (rows of other sources: none).
+   */
+  | { field: Field; op: 'first'; values: readonly Value[] };
 
 /** The values an equality or list condition on `field` allows; null: none restricts it. */
 export function allowedValues(where: readonly Condition[], field: Field): readonly Value[] | null {
   for (const c of where) {
     if (c.field !== field) continue;
     if (c.op === 'eq') return [c.value];
-    if (c.op === 'in') return c.values;
+    if (c.op === 'in' || c.op === 'first') return c.values;
   }
   return null;
 }
