@@ -197,7 +197,10 @@ class Client:
                 the result is the same as one download's. 1: one download.
             **params: the endpoint's filters and common parameters (``code="510300"``,
                 ``date_from="2024-01-01"``, ``fields=["date", "close"]``, ``sort``, ``order``).
-                With ``limit``, ``offset`` or ``cursor`` only that one page is fetched.
+                With ``limit``, ``offset`` or ``cursor`` only that one page is fetched. A pull by
+                code that several sources pushed has a row per source and date: pass
+                ``source_priority="eastmoney,tushare"`` for one row per date (the first listed
+                source that has it), e.g. before a pivot.
 
         Dtypes come from the OpenAPI document: dates → datetime64, timestamps → UTC
         datetimes, numbers → float64, integers → Int64, flags → Int8 (see docs/python-client.md).
