@@ -105,8 +105,9 @@ async function applyAt(store: Store, id: string, close: number, at: string): Pro
  * A database of schema version 2 (before history existed): no revision table, no version 3,
  * no revision stamps on the rows (as when their columns are added by the upgrade).
  */
+// A database of release 2 had no history and no record of changes (mds_changes, schema 7).
 const BEFORE_HISTORY =
-  'DROP TABLE "mds_rev_etf_daily"; DELETE FROM mds_migrations WHERE version >= 3; ' +
+  'DROP TABLE "mds_rev_etf_daily"; DELETE FROM mds_changes; DELETE FROM mds_migrations WHERE version >= 3; ' +
   'UPDATE etf_daily SET mds_op = NULL, mds_batch_id = NULL, mds_valid_from = NULL';
 
 async function dropRevisions(backend: Backend, store: Store, databaseUrl: string): Promise<void> {
