@@ -128,10 +128,11 @@ export function* baselineChange(tx: Tx, d: Dataset): Step<void> {
   );
   const at = typeof row?.v === 'string' ? row.v : null;
   if (at === null) return;
-  // Once per dataset: a dataset with recorded changes has its baseline already.
+  // Only for stamps later than every recorded change (rows stamped by an upgrade's baseline):
+  // a recorded change's stamps are answered through its own record.
   yield* tx.run(
     sql`INSERT INTO mds_changes (dataset, valid_from, known_at, batch_id) SELECT ${d.name}, ${at}, ${at}, ${BASELINE_BATCH}
-      WHERE NOT EXISTS (SELECT 1 FROM mds_changes WHERE dataset = ${d.name})`,
+      WHERE NOT EXISTS (SELECT 1 FROM mds_changes WHERE dataset = ${d.name} AND (known_at >= ${at} OR valid_from >= ${at}))`,
   );
 }
 
