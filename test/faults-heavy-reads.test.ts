@@ -5,12 +5,12 @@
 import { after, afterEach, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import fs from 'node:fs';
 import net from 'node:net';
 import { backends, freshDatabaseUrl, QUERY_KEY, type Backend } from './helpers/harness.js';
 import { batch, days, etfBar } from './helpers/batches.js';
 import { request, sleep, startServer, type ServerProcess } from './helpers/server-process.js';
 import { pushBatch } from './helpers/server-calls.js';
+import { childrenOf } from './helpers/private-servers.js';
 
 /** Rows seeded: enough that sorting them on an unindexed field takes the SQLite thread seconds × many. */
 const ROWS = 200_000;
@@ -74,21 +74,8 @@ function probeHealth(port: number, forMs: number, everyMs = 50): Promise<number[
   });
 }
 
-/** The ids of a process's children (Linux /proc). */
 function childPids(parent: number): number[] {
-  const out: number[] = [];
-  for (const entry of fs.readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      // The command name (field 2) is in parentheses and may hold spaces: fields after its ')'.
-      const stat = fs.readFileSync(`/proc/${entry}/stat`, 'utf8');
-      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
-      if (ppid === parent) out.push(Number(entry));
-    } catch {
-      // Gone meanwhile.
-    }
-  }
-  return out.sort((a, b) => a - b);
+  return childrenOf(parent).sort((a, b) => a - b);
 }
 
 /** The server's `count` reader processes, once there are that many (and `ok` holds of them). */

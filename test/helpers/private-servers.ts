@@ -47,7 +47,7 @@ export interface PrivateServer {
 }
 
 /** The process ids of `pid`'s children (PostgreSQL's backends each lead a session of their own). */
-function childrenOf(pid: number): number[] {
+export function childrenOf(pid: number): number[] {
   const out: number[] = [];
   for (const entry of fs.readdirSync('/proc')) {
     if (!/^\d+$/.test(entry)) continue;
