@@ -1,0 +1,54 @@
+import { ANCHOR_END, type Condition, type QueryPlan, type Store } from '../storage/store.js';
+import { pairKey, type BarKey, type FactorSeries, type PlanAdjust } from './factor-sources.js';
+
+/**
+ * The qfq anchor date of a code's bars (docs/bars-and-quality.md, "Factor sources"): the date
+ * given; each code's latest factor date (no anchor given); or, with `adjust_anchor=end`, its last
+ * bar's in the answer's window (`ends`, from lastBars, by pairKey). null: no such bar.
+ */
+export function anchorDate(
+  series: FactorSeries,
+  adjust: PlanAdjust,
+  ends: Map<string, string | null> | null,
+  key: string,
+): string | null {
+  if (adjust.anchor === null) return series.dates[series.dates.length - 1] as string;
+  return ends ? (ends.get(key) ?? null) : adjust.anchor;
+}
+
+/**
+ * `adjust_anchor=end`: the last bar's date of each (code, source) of `keys` among the rows the
+ * plan's filters select (not only its page), by pairKey; null for a plan with another anchor.
+ */
+export async function lastBars(
+  store: Pick<Store, 'datasets'>,
+  plan: QueryPlan,
+  keys: readonly BarKey[],
+): Promise<Map<string, string | null> | null> {
+  if (plan.bars?.adjust?.anchor !== ANCHOR_END) return null;
+  const daily = plan.dataset.daily;
+  const own = plan.dataset.sourceField;
+  const out = new Map<string, string | null>();
+  if (!daily) return out;
+  for (const k of keys) {
+    const key = pairKey(k.code, k.source);
+    if (out.has(key)) continue;
+    const where: Condition[] = [...plan.where, { field: daily.code, op: 'eq', value: k.code }];
+    if (own && k.source !== null) where.push({ field: own, op: 'eq', value: k.source });
+    const r = await store.datasets.query(
+      {
+        dataset: plan.dataset,
+        select: [daily.date],
+        where,
+        orderBy: [{ field: daily.date, dir: 'desc' }],
+        limit: 1,
+        offset: 0,
+        ...(plan.asOf !== undefined ? { asOf: plan.asOf } : {}),
+      },
+      false,
+    );
+    const d = r.rows[0]?.[daily.date.apiName];
+    out.set(key, typeof d === 'string' ? d : null);
+  }
+  return out;
+}

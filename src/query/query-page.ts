@@ -1,0 +1,29 @@
+import type { Value } from '../storage/store.js';
+import type { AdjustMeta } from './adjust-meta.js';
+import type { BarKey } from './factor-sources.js';
+
+/**
+ * A page's rows, either as objects (a `fields=` projection) or, for whole rows, each as its
+ * response JSON text (the store keeps it: no per-field values, no serialisation per request).
+ */
+export type PageRows = { kind: 'objects'; rows: Record<string, Value>[] } | { kind: 'json'; rows: string[] };
+
+export interface QueryPage {
+  rows: PageRows;
+  total: number;
+  limit: number;
+  offset: number;
+  hasMore: boolean;
+  /** Keyset cursor for the page after this one; null on the last page. */
+  nextCursor: string | null;
+  version: number;
+  /** `meta.adjust` of an adjusted page. */
+  adjust?: AdjustMeta;
+}
+
+/** A page's rows as read, with the total when counted; `keys`: each JSON row's code and source (adjusted pages). */
+export interface FetchedRows {
+  rows: PageRows;
+  total: number;
+  keys?: BarKey[];
+}
