@@ -68,7 +68,7 @@ export function rowShape(d: Dataset): string {
 
 /**
  * Some fields read back from stored row JSON, and numbers written over some of them (adjusted
- * pages: query-service.ts), without parsing or writing the whole row.
+ * pages: query/in-process-adjust.ts), without parsing or writing the whole row.
  */
 export interface RowJsonFields {
   /**
