@@ -1,8 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { MemoryLimiter } from '../src/access/memory-limiter.js';
 import { KeyService } from '../src/access/key-service.js';
 import { CATALOG } from '../src/catalog/catalog.js';
@@ -10,6 +8,7 @@ import { MAX_ROW_BYTES, MAX_ROWS } from '../src/mcp/tool-schemas.js';
 import { QUERY_KEY, backends, push, startApp, type Harness } from './helpers/harness.js';
 import { adjFactor, batch, days, etfBar } from './helpers/batches.js';
 import { sampleRow } from './helpers/sample-rows.js';
+import { call, connect, errorText, structured, textOf } from './helpers/mcp-client.js';
 
 /**
  * POST /mcp from outside, with the SDK's own client over HTTP against a listening service, on
@@ -29,26 +28,6 @@ const calendar = DATES.map((date) => {
 const OPEN = calendar.filter((c) => c.is_open === 1).map((c) => c.date);
 
 type Json = Record<string, unknown>;
-
-async function connect(base: string, headers: Record<string, string>): Promise<Client> {
-  const client = new Client({ name: 'mds-test', version: '1.0.0' });
-  await client.connect(
-    new StreamableHTTPClientTransport(new URL('/mcp', base), { requestInit: { headers } }),
-  );
-  return client;
-}
-
-const call = async (c: Client, name: string, args: Json): Promise<CallToolResult> =>
-  (await c.callTool({ name, arguments: args })) as CallToolResult;
-
-const structured = (r: CallToolResult): Json => {
-  assert.equal(r.isError, undefined, JSON.stringify(r.content));
-  return r.structuredContent as Json;
-};
-const errorText = (r: CallToolResult): string => {
-  assert.equal(r.isError, true, JSON.stringify(r.structuredContent));
-  return (r.content[0] as { text: string }).text;
-};
 
 for (const backend of await backends()) {
   describe(`MCP endpoint (${backend})`, () => {
@@ -160,7 +139,7 @@ for (const backend of await backends()) {
       assert.equal(page.total, meta.total);
       assert.equal(page.next_cursor, meta.next_cursor);
       assert.equal(page.has_more, true);
-      const text = (r.content[0] as { text: string }).text;
+      const text = textOf(r);
       assert.match(
         text,
         /^etf_daily: 7 rows of 28, date 2024-04-01 … 2024-04-09\. More: call again with the same arguments and cursor "/,
@@ -231,7 +210,7 @@ for (const backend of await backends()) {
       const n = page.returned as number;
       assert.ok(n > 1 && n < 150, `returned ${n}`);
       assert.ok(Buffer.byteLength(JSON.stringify(page.rows)) <= MAX_ROW_BYTES);
-      assert.match((first.content[0] as { text: string }).text, /cut to \d+ by the 64 KiB answer size/);
+      assert.match(textOf(first), /cut to \d+ by the 64 KiB answer size/);
       const all = (await http('/api/v1/us/companies?limit=1000')).body.data as unknown[];
       assert.deepEqual(page.rows, all.slice(0, n));
       const second = structured(
@@ -268,13 +247,30 @@ for (const backend of await backends()) {
       );
     });
 
-    test('quality_report: the rows and total of GET /api/v1/quality/{dataset}', async () => {
+    test('quality_report: the rows, total and calendar of GET /api/v1/quality/{dataset}', async () => {
       const page = structured(await call(client, 'quality_report', { dataset: 'etf_daily', limit: 2 }));
       const api = await http('/api/v1/quality/etf_daily?limit=2');
       assert.deepEqual(page.rows, api.body.data);
       assert.equal(page.total, (api.body.meta as Json).total);
       assert.equal(page.exchange, 'SSE');
       assert.equal(page.next_offset, 2);
+      assert.deepEqual(page.calendar, (api.body.meta as Json).calendar);
+      assert.deepEqual(page.calendar, { from: DATES[0], to: DATES.at(-1) });
+      // A window reaching past the stored calendar: the days outside it are unjudged, as on HTTP.
+      const wide = await call(client, 'quality_report', {
+        dataset: 'etf_daily',
+        code: '510300',
+        date_from: '2024-01-01',
+      });
+      const apiWide = await http('/api/v1/quality/etf_daily?code=510300&date_from=2024-01-01');
+      assert.deepEqual(structured(wide).rows, apiWide.body.data);
+      assert.deepEqual(structured(wide).calendar, (apiWide.body.meta as Json).calendar);
+      assert.match(
+        textOf(wide),
+        new RegExp(
+          `^etf_daily judged by the SSE calendar \\(stored ${DATES[0]} … ${DATES.at(-1)}\\): 1 code;`,
+        ),
+      );
     });
 
     test('revision_trail: one row key’s versions, as GET /api/v1/revisions/{dataset}', async () => {

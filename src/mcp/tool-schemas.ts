@@ -241,8 +241,14 @@ export function toolDefinitions(catalog: Catalog): ToolDefinition[] {
           total: { type: 'integer' },
           offset: { type: 'integer' },
           next_offset: { type: ['integer', 'null'] },
+          calendar: {
+            type: ['object', 'null'],
+            properties: { from: { type: 'string' }, to: { type: 'string' } },
+            description:
+              "the first and last day of the exchange's stored calendar (null: none); days outside it are not judged (each row's unjudged)",
+          },
         },
-        required: ['dataset', 'exchange', 'rows', 'returned', 'total', 'offset', 'next_offset'],
+        required: ['dataset', 'exchange', 'rows', 'returned', 'total', 'offset', 'next_offset', 'calendar'],
       },
       annotations: ANNOTATIONS,
     },

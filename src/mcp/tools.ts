@@ -281,9 +281,17 @@ async function qualityReport(s: ToolServices, args: Args): Promise<ToolAnswer> {
   const flagged = page.rows.filter(
     (r) => (r.missing as number) > 0 || r.stale === true || (r.ohlc_violations as number) > 0,
   ).length;
+  const partly = page.rows.filter((r) => (r.unjudged as unknown[]).length > 0).length;
+  const covered = page.calendar
+    ? `the ${page.exchange} calendar (stored ${page.calendar.from} … ${page.calendar.to})`
+    : `the ${page.exchange} calendar (none stored)`;
+  const unjudgedText =
+    partly > 0
+      ? ` ${plural(partly, 'code')} with days outside the stored calendar, not judged (unjudged).`
+      : '';
   const summary =
-    `${d.name} judged by the ${page.exchange} calendar: ${plural(page.total, 'code')}; ` +
-    `codes ${page.offset + 1}–${page.offset + n} returned, ${flagged} of them with missing days, staleness or impossible bars. ` +
+    `${d.name} judged by ${covered}: ${plural(page.total, 'code')}; ` +
+    `codes ${page.offset + 1}–${page.offset + n} returned, ${flagged} of them with missing days, staleness or impossible bars.${unjudgedText} ` +
     (next !== null ? `More: call again with offset=${next}.` : 'This is the last page.');
   return {
     summary,
@@ -296,6 +304,8 @@ async function qualityReport(s: ToolServices, args: Args): Promise<ToolAnswer> {
       total: page.total,
       offset: page.offset,
       next_offset: next,
+      // As the HTTP report's meta.calendar: what the rows' `unjudged` spans are measured against.
+      calendar: page.calendar,
     },
   };
 }
