@@ -319,6 +319,78 @@ for (const backend of await backends()) {
       assert.equal((monthlyThen.meta as Json).total, 1);
     });
 
+    it('a batch of hundreds of rows in no order, new, changed and unchanged, updated_at given or not: each change kept once', async () => {
+      // More rows than one write statement takes (SQLite writes them 64 to a statement, in key
+      // order, those with updated_at apart), shuffled, so every grouping is crossed.
+      const src = uniqueId('many');
+      const days = Array.from(
+        { length: 50 },
+        (_, i) =>
+          `2023-${String(1 + (i % 12)).padStart(2, '0')}-${String(1 + Math.floor(i / 12)).padStart(2, '0')}`,
+      );
+      const keys = ['N1', 'N2', 'N3', 'N4'].flatMap((code) => days.map((day) => ({ code, day })));
+      let seed = 7;
+      const shuffled = <T>(xs: T[]): T[] => {
+        const out = [...xs];
+        for (let i = out.length - 1; i > 0; i--) {
+          seed = (seed * 1103515245 + 12345) % 2147483648;
+          const j = seed % (i + 1);
+          [out[i], out[j]] = [out[j] as T, out[i] as T];
+        }
+        return out;
+      };
+      const given = (i: number): boolean => i % 2 === 0;
+      const bar = (i: number, nav: number, updated: string): Record<string, unknown> => {
+        const k = keys[i] as { code: string; day: string };
+        const row: Record<string, unknown> = { code: k.code, trade_date: k.day, nav, source: src };
+        if (given(i)) row.updated_at = updated;
+        return row;
+      };
+      const first = keys.map((_, i) => bar(i, 1 + i / 1000, '2024-01-01T00:00:00Z'));
+      const b1 = await pushOk(h, batch('etf_nav', shuffled(first), { source: src }));
+      assert.equal(b1.accepted, keys.length);
+      const t1 = await after1ms();
+      // Key i: i % 3 = 0 the same; 1 a new nav; 2 a new updated_at (a change only where given).
+      const second = keys.map((_, i) =>
+        i % 3 === 1
+          ? bar(i, 2 + i / 1000, '2024-01-01T00:00:00Z')
+          : bar(i, 1 + i / 1000, i % 3 === 2 ? '2024-06-01T00:00:00Z' : '2024-01-01T00:00:00Z'),
+      );
+      const fresh = Array.from({ length: 30 }, (_, i) => ({
+        code: 'N5',
+        trade_date: days[i],
+        nav: 5,
+        source: src,
+      }));
+      const b2 = await pushOk(h, batch('etf_nav', shuffled([...second, ...fresh]), { source: src }));
+      const changed = keys.filter((_, i) => i % 3 === 1 || (i % 3 === 2 && given(i))).length;
+      assert.equal(b2.accepted, changed + fresh.length);
+      assert.equal(b2.duplicate, keys.length - changed);
+      const items: Item[] = [];
+      for (let offset = 0; ; offset += 1000) {
+        const res = await get(h.app, `/api/v1/revisions/etf_nav?source=${src}&limit=1000&offset=${offset}`);
+        assert.equal(res.statusCode, 200, res.body);
+        const page = json(res).data as Item[];
+        items.push(...page);
+        if (page.length < 1000) break;
+      }
+      const ofB2 = items.filter((it) => it.batch_id === b2.batch_id);
+      assert.equal(ofB2.filter((it) => it.op === 'update').length, changed);
+      assert.equal(ofB2.filter((it) => it.op === 'insert').length, fresh.length);
+      // Each changed key's first version closed at the second batch's instant, the rest open.
+      const closed = items.filter((it) => it.batch_id === b1.batch_id && it.valid_to !== null);
+      assert.equal(closed.length, changed);
+      assert.ok(closed.every((it) => it.valid_to === b2.processed_at));
+      // as_of before the second batch answers the first batch's values, every one.
+      const before = await get(h.app, `/api/v1/etf/nav?source=${src}&limit=1000&as_of=${t1}`);
+      assert.equal(before.statusCode, 200, before.body);
+      const then = (json(before).data as Json[]).map(
+        (r) => `${String(r.code)} ${String(r.trade_date)} ${String(r.nav)}`,
+      );
+      const want = first.map((r) => `${String(r.code)} ${String(r.trade_date)} ${String(r.nav)}`);
+      assert.deepEqual(then.sort(), want.sort());
+    });
+
     it('refuses a malformed as_of (4001) and an unknown trail dataset (4041)', async () => {
       for (const bad of ['yesterday', '2024-01-01', '2024-13-01T00:00:00Z', '2024-01-01T00:00:00']) {
         const res = await get(h.app, `${KLINE}?as_of=${encodeURIComponent(bad)}`);
