@@ -98,7 +98,15 @@ export async function createServices(deps: ServiceDeps): Promise<Services> {
       sourcePriority: sourcePriorityDefaults(config.MDS_SOURCE_PRIORITY, catalog.datasets),
     }),
     queryContexts: new QueryContexts(),
-    coverage: new CoverageCache(store, catalog, pool ? () => pool.coverage() : undefined),
+    // The recount reads every dataset: through the store's readers (SQLite's reader processes,
+    // PostgreSQL's pool), never queued behind a batch on an ingest thread (list_datasets and the
+    // dashboard waited for a batch in flight: test/mcp-concurrency.test.ts). Without reader
+    // processes it stays off the request thread on an ingest thread.
+    coverage: new CoverageCache(
+      store,
+      catalog,
+      pool && config.MDS_READER_PROCESSES === 0 ? () => pool.coverage() : undefined,
+    ),
     quality: new QualityService(store, catalog),
     keyring: new KeyRing(store, config),
     limiter: metered(baseLimiter, usage),

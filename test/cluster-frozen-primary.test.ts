@@ -1,9 +1,7 @@
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { test } from 'node:test';
 import { ADMIN_TOKEN, QUERY_KEY, freshDatabaseUrl } from './helpers/harness.js';
+import { probe } from './helpers/probe.js';
 import { request, startServer, workersServing } from './helpers/server-process.js';
 
 /**
@@ -16,43 +14,7 @@ import { request, startServer, workersServing } from './helpers/server-process.j
  * After SIGCONT the instance's count is the sum of what each worker served alone.
  */
 
-const HELPERS = path.join(path.dirname(fileURLToPath(import.meta.url)), 'helpers');
 const KLINE = '/api/v1/etf/kline?code=510300&limit=1';
-
-interface Probed {
-  path: string;
-  status: number;
-  code?: number | null;
-  error?: string;
-  ms: number;
-}
-
-/** Runs the probe process over `plan`; each request is given up after `giveUpMs`. */
-function probe(
-  port: number,
-  plan: { path: string; headers?: Record<string, string> }[],
-  giveUpMs: number,
-): Promise<Probed[]> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(
-      process.execPath,
-      [path.join(HELPERS, 'fresh-probe.mjs'), String(port), JSON.stringify(plan), String(giveUpMs)],
-      {
-        stdio: ['ignore', 'pipe', 'inherit'],
-      },
-    );
-    let out = '';
-    child.stdout.on('data', (c: Buffer) => (out += c.toString('utf8')));
-    child.once('error', reject);
-    child.once('exit', () => {
-      try {
-        resolve(JSON.parse(out) as Probed[]);
-      } catch {
-        reject(new Error(`probe printed: ${out}`));
-      }
-    });
-  });
-}
 
 test('a frozen cluster primary hangs no connection and no request; counts add up after it wakes', async () => {
   const db = await freshDatabaseUrl('sqlite');
