@@ -121,6 +121,48 @@ for (const backend of await backends()) {
       assert.deepEqual(pairs(body.data as Json[]), [`${DAYS[0]}:a`, `${DAYS[1]}:a`]);
     });
 
+    it('interval: the chosen daily rows of a code resampled as one series; the period’s source its last bar’s', async () => {
+      const daily = (await page('source_priority=b,a&sort=date&order=asc')).data as Json[];
+      const week = await page('source_priority=b,a&interval=1w');
+      assert.equal((week.meta as Json).total, 1);
+      const [row] = week.data as Json[];
+      // Recomputed here from the daily rows precedence chose: a's 05-06, b's 05-07 and 05-08.
+      const nums = (f: string): number[] => daily.map((r) => r[f] as number);
+      assert.deepEqual(
+        [row!.period_start, row!.date, row!.bar_count, row!.source, row!.open, row!.close],
+        [DAYS[0], DAYS[2], 3, 'b', daily[0]!.open, daily[2]!.close],
+      );
+      assert.equal(row!.high, Math.max(...nums('high')));
+      assert.equal(row!.low, Math.min(...nums('low')));
+      assert.equal(
+        row!.volume,
+        nums('volume').reduce((a, b) => a + b, 0),
+      );
+      // Without precedence: one series per source.
+      assert.deepEqual(
+        ((await page('interval=1w&sort=source')).data as Json[]).map((r) => [r.source, r.bar_count]),
+        [
+          ['a', 2],
+          ['b', 2],
+          ['c', 3],
+        ],
+      );
+      const ac = (await page('source_priority=a,c&interval=1M&fields=date,source,close,bar_count')).data;
+      assert.deepEqual(ac, [{ date: DAYS[2], source: 'c', close: 30, bar_count: 3 }]);
+      // adjust first, each row with its own source's factors (a ×2, b ×3), then resampled.
+      const hfq = (await page('source_priority=b,a&interval=1w&adjust=hfq')).data as Json[];
+      assert.deepEqual([hfq[0]!.close, hfq[0]!.high], [60, 9.5 * 3]);
+      // as_of: precedence among the rows known then (b not yet).
+      const then = await page(`source_priority=b,a&interval=1w&as_of=${encodeURIComponent(beforeB)}`);
+      assert.deepEqual(
+        (then.data as Json[]).map((r) => [r.source, r.bar_count, r.close]),
+        [['a', 2, 10]],
+      );
+      const csv = await get(h.app, `${KLINE}?code=${code}&source_priority=b,a&interval=1w&format=csv`);
+      assert.equal(csv.statusCode, 200);
+      assert.equal(csv.body.trim().split('\n').length, 2);
+    });
+
     it('MDS_SOURCE_PRIORITY: the default when a request ranks and picks no source', async () => {
       const other = await startApp(
         backend,
@@ -130,6 +172,12 @@ for (const backend of await backends()) {
       try {
         const d = await get(other.app, `${KLINE}?code=${code}&sort=date&order=asc`);
         assert.deepEqual(pairs(json(d).data as Json[]), expected);
+        const w = await get(other.app, `${KLINE}?code=${code}&interval=1w`);
+        assert.deepEqual(
+          (json(w).data as Json[]).map((r) => [r.source, r.bar_count]),
+          [['b', 3]],
+          'the default applies to resampled bars too',
+        );
         const c = await get(other.app, `${KLINE}?code=${code}&source=c`);
         assert.equal((json(c).data as Json[]).length, 3, 'source= picks a source: no default precedence');
       } finally {
@@ -139,12 +187,7 @@ for (const backend of await backends()) {
     });
 
     it('bad values are 400 / 4001', async () => {
-      for (const q of [
-        'source_priority=',
-        'source_priority=a,,b',
-        'source_priority=a,a',
-        'source_priority=a&interval=1w',
-      ]) {
+      for (const q of ['source_priority=', 'source_priority=a,,b', 'source_priority=a,a']) {
         const res = await get(h.app, `${KLINE}?code=${code}&${q}`);
         assert.equal(res.statusCode, 400, q);
         assert.equal(json(res).code, 4001);

@@ -299,11 +299,6 @@ export function parseQuery(d: Dataset, raw: Record<string, unknown>): ParsedQuer
   }
   const priorityRaw = get(SOURCE_PRIORITY_PARAM);
   const sourcePriority = priorityRaw === undefined ? null : parseSourcePriority(priorityRaw);
-  if (sourcePriority && interval !== '1d') {
-    throw invalid('source_priority does not combine with interval yet: pick one source with source=', {
-      parameter: SOURCE_PRIORITY_PARAM,
-    });
-  }
   return {
     exact,
     like,

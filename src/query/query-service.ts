@@ -58,7 +58,7 @@ export class QueryService {
     // The dataset's default precedence, unless the request ranks or picks sources itself.
     const preset = this.opts.sourcePriority?.get(d.name);
     const picked = parsed.exact.some((e) => e.field === d.sourceField);
-    if (preset && parsed.sourcePriority === null && !picked && parsed.interval === '1d') {
+    if (preset && parsed.sourcePriority === null && !picked) {
       parsed.sourcePriority = preset;
     }
     if (parsed.asOf !== null) this.checkHorizon(parsed.asOf);

@@ -206,12 +206,20 @@ export function periodColumns(daily: Daily): string[] {
  * aggregation both the on-demand pages and the stored periods run, so they hold the same values
  * bit for bit on both backends (same rows, same order, same functions).
  */
-function periodWindow(daily: Daily, interval: Interval, input: Sql, dialect: Dialect): Sql {
+function periodWindow(
+  daily: Daily,
+  interval: Interval,
+  input: Sql,
+  dialect: Dialect,
+  merged: Field | null = null,
+): Sql {
   if (!daily.aggregate || !daily.bar) throw new Error('resampled without aggregate');
   const bar = daily.bar;
-  const group = daily.group.map((f) => q(f.name)).join(', ');
+  const group = groupColumns(daily, merged);
   const date = q(daily.date.name);
   const aggregated = [...daily.aggregate].map(([f, how]) => `${WINDOW_FN[how](q(f.name))} AS ${q(f.name)}`);
+  // The period's source, when its bars may come from several: its last bar's, as its close.
+  if (merged) aggregated.push(`${WINDOW_FN.last(q(merged.name))} AS ${q(merged.name)}`);
   // The period's row is the bar with no next one in "w" (lead() ignores the frame): every
   // function shares the one window, so the bars are sorted once (a row_number() in descending
   // date order sorted them a second time: about 30 % of a monthly page's SQL).
@@ -243,10 +251,10 @@ export function periodRowsSql(daily: Daily, interval: Interval, input: Sql, dial
  * `where`): pre-close = the previous period's close (the first bar's pre-close for the first
  * period), change and percent change recomputed from them.
  */
-function outerStep(daily: Daily, periods: Sql, where: string): Sql {
+function outerStep(daily: Daily, periods: Sql, where: string, merged: Field | null = null): Sql {
   const bar = daily.bar;
   if (!bar) throw new Error('resampled without bars');
-  const group = daily.group.map((f) => q(f.name)).join(', ');
+  const group = groupColumns(daily, merged);
   const date = q(daily.date.name);
   const close = q(bar.close.name);
   const prev = `COALESCE(lag(${close}) OVER (PARTITION BY ${group} ORDER BY ${date}), "_pre0")`;
@@ -275,7 +283,30 @@ function resampled(plan: QueryPlan, input: Sql, dialect: Dialect): Sql {
   const daily = plan.dataset.daily;
   const interval = plan.bars?.interval;
   if (!daily?.aggregate || !interval) throw new Error('resampled without aggregate');
-  return outerStep(daily, periodWindow(daily, interval, input, dialect), ' WHERE "_next" IS NULL');
+  const merged = mergedSource(plan);
+  return outerStep(
+    daily,
+    periodWindow(daily, interval, input, dialect, merged),
+    ' WHERE "_next" IS NULL',
+    merged,
+  );
+}
+
+/**
+ * With source precedence (`source_priority`) a code's rows are one series, each day's from the
+ * first listed source that has it: the source field groups no periods (the period's is its last
+ * bar's). null: every source is its own series.
+ */
+function mergedSource(plan: QueryPlan): Field | null {
+  return plan.where.find((c) => c.op === 'first')?.field ?? null;
+}
+
+/** The columns a period groups by: the key but the date (and the merged source). */
+function groupColumns(daily: Daily, merged: Field | null): string {
+  return daily.group
+    .filter((f) => f !== merged)
+    .map((f) => q(f.name))
+    .join(', ');
 }
 
 /**
@@ -425,7 +456,7 @@ export function planCountSql(plan: QueryPlan, dialect: Dialect): Sql {
   const daily = plan.dataset.daily;
   const interval = plan.bars?.interval;
   if (!daily || !interval) return countSql(plan, dialect);
-  const group = daily.group.map((f) => q(f.name)).join(', ');
+  const group = groupColumns(daily, mergedSource(plan));
   const stored = storedWindow(plan);
   if (stored) {
     // The stored periods counted through their key, plus the edge periods' distinct keys.
