@@ -1,4 +1,5 @@
 import type { RowData } from '../client/batch-builder.js';
+import type { DatasetName } from '../client/query-client.js';
 import { DemoMarket, type DemoOptions, type Generator } from './demo-market.js';
 import { standardizedGenerators } from './generators/standardized.js';
 import { featureGenerators } from './generators/features.js';
@@ -17,14 +18,15 @@ import { referenceGenerators } from './generators/reference.js';
 
 export type { DemoOptions };
 
-export const GENERATORS: Readonly<Record<string, Generator>> = {
+/** One generator per dataset name: a dataset added to the catalog (and the generated client types) without one does not compile. */
+export const GENERATORS = {
   ...standardizedGenerators,
   ...featureGenerators,
   ...etfGenerators,
   ...stockIndexMacroGenerators,
   ...usGenerators,
   ...referenceGenerators,
-};
+} satisfies Record<DatasetName, Generator>;
 
 /** Every dataset's demo rows. */
 export function generateDemo(opts: DemoOptions): Map<string, RowData[]> {

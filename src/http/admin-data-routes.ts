@@ -3,6 +3,7 @@ import type { FastifyInstance } from 'fastify';
 import type { Services } from '../services.js';
 import { AppError, invalid } from '../errors.js';
 import type { BatchRecord, BatchStatus } from '../storage/store.js';
+import { success } from './envelope.js';
 
 const STATUSES: readonly BatchStatus[] = ['accepted', 'partial', 'rejected'];
 export const DEFAULT_BATCH_LIST = 100;
@@ -47,27 +48,28 @@ export function registerAdminDataRoutes(app: FastifyInstance, services: Services
       errors: b.errors.slice(0, LIST_ERRORS),
       error_count: b.errors.length,
     }));
-    return { code: 0, message: 'ok', data };
+    return success({ data });
   });
 
   app.get<{ Params: { batch_id: string } }>('/admin/api/batches/:batch_id', async (req) => {
     const rec = await store.batches.getBatch(req.params.batch_id);
     if (!rec) throw new AppError(4040);
-    return { code: 0, message: 'ok', data: rec };
+    return success({ data: rec });
   });
 
   app.post<{ Params: { batch_id: string } }>('/admin/api/batches/:batch_id/revert', async (req) => {
     const { record, counts } = await services.ingest.revert(req.params.batch_id);
-    return {
-      code: 0,
-      message: counts.restored + counts.updated + counts.deleted > 0 ? 'reverted' : 'nothing to revert',
-      data: {
-        batch_id: record.batch_id,
-        dataset: record.dataset,
-        reverted_at: record.reverted_at,
-        ...counts,
+    return success(
+      {
+        data: {
+          batch_id: record.batch_id,
+          dataset: record.dataset,
+          reverted_at: record.reverted_at,
+          ...counts,
+        },
       },
-    };
+      counts.restored + counts.updated + counts.deleted > 0 ? 'reverted' : 'nothing to revert',
+    );
   });
 
   // The dashboard's batch detail: what the batch changed, per op, with a sample before/after.
@@ -76,9 +78,7 @@ export function registerAdminDataRoutes(app: FastifyInstance, services: Services
     if (!rec) throw new AppError(4040);
     const changes = await store.revisions.batchChanges(rec, CHANGE_SAMPLE);
     const keyNames = catalog.byName.get(rec.dataset)?.key.map((k) => k.apiName) ?? [];
-    return {
-      code: 0,
-      message: 'ok',
+    return success({
       data: {
         counts: changes.counts,
         sample: changes.sample.map((s) => {
@@ -91,7 +91,7 @@ export function registerAdminDataRoutes(app: FastifyInstance, services: Services
           };
         }),
       },
-    };
+    });
   });
 
   // The catalog's datasets, for pickers: no database work.
@@ -101,17 +101,9 @@ export function registerAdminDataRoutes(app: FastifyInstance, services: Services
     layer: d.layer,
     description: d.description,
   }));
-  app.get('/admin/api/datasets', async () => ({
-    code: 0,
-    message: 'ok',
-    data: datasets,
-  }));
+  app.get('/admin/api/datasets', async () => success({ data: datasets }));
 
-  app.get('/admin/api/coverage', async () => ({
-    code: 0,
-    message: 'ok',
-    data: await coverage.get(),
-  }));
+  app.get('/admin/api/coverage', async () => success({ data: await coverage.get() }));
 
   // The dashboard's coverage drill-down: the same report as /api/v1/quality/{dataset}.
   registerQualityRoute(app, '/admin/api/quality/:dataset', services.quality);

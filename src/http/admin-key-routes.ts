@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import type { Services } from '../services.js';
 import { invalid } from '../errors.js';
 import type { KeyService } from '../access/key-service.js';
+import { success } from './envelope.js';
 
 /** At most 90 days of hourly usage in one answer. */
 export const MAX_USAGE_HOURS = 24 * 90;
@@ -13,7 +14,7 @@ export const MAX_USAGE_HOURS = 24 * 90;
  */
 export function registerAdminKeyRoutes(app: FastifyInstance, services: Services): void {
   const keys: KeyService = services.keys;
-  const ok = <T>(data: T) => ({ code: 0, message: 'ok', data });
+  const ok = <T>(data: T) => success({ data });
 
   app.get('/admin/api/keys', async () => {
     // This instance's pending counts first, so last_used_at and usage are current.

@@ -3,6 +3,7 @@ import type { BatchIngest } from '../ingest/ingest-service.js';
 import type { IngestMemoryBudget, IngestReservation } from '../access/budgets.js';
 import { answerOf } from '../ingest/batch-registry.js';
 import { readIngestBody } from './ingest-body.js';
+import { success } from './envelope.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -54,6 +55,6 @@ export function registerIngestRoutes(
 
   app.get<{ Params: { batch_id: string } }>('/api/v1/upstream/ingest/batches/:batch_id', async (req) => {
     const rec = await ingest.status(req.params.batch_id);
-    return { code: 0, message: 'ok', ...rec };
+    return success(rec);
   });
 }

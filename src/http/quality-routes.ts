@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { QualityService } from '../query/quality-service.js';
 import { QualityAnswerSchema } from '../contract/quality.js';
+import { success } from './envelope.js';
 
 /**
  * GET {prefix}/quality/:dataset: the data-quality report in the envelope. Registered by the
@@ -10,9 +11,7 @@ export function registerQualityRoute(app: FastifyInstance, path: string, quality
   app.get(path, { schema: { response: { 200: QualityAnswerSchema } } }, async (req) => {
     const { dataset } = req.params as { dataset: string };
     const page = await quality.report(dataset, req.query as Record<string, unknown>);
-    return {
-      code: 0,
-      message: 'ok',
+    return success({
       data: page.rows,
       meta: {
         total: page.total,
@@ -23,6 +22,6 @@ export function registerQualityRoute(app: FastifyInstance, path: string, quality
         exchange: page.exchange,
         calendar: page.calendar,
       },
-    };
+    });
   });
 }

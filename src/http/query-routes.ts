@@ -11,6 +11,7 @@ import { envelopeSchema } from '../contract/envelope.js';
 import { rowSchema } from '../contract/rows.js';
 import { revisionItemSchema } from '../contract/revisions.js';
 import { ResponseCache } from './response-cache.js';
+import { SUCCESS_JSON_HEAD, success } from './envelope.js';
 import { exportBody } from './export-body.js';
 import { notePageNeeds } from './read-needs.js';
 
@@ -138,10 +139,10 @@ async function servePage(
   if (page.rows.kind === 'json') {
     // Stored row JSON joined into the envelope: the same bytes the response schema produces
     // (test/query-row-json.test.ts compares them), without a value per field.
-    json = `{"code":0,"message":"ok","data":[${page.rows.rows.join(',')}],"meta":${JSON.stringify(meta)}}`;
+    json = `${SUCCESS_JSON_HEAD},"data":[${page.rows.rows.join(',')}],"meta":${JSON.stringify(meta)}}`;
   } else {
     const data = item ? page.rows.rows.map(item) : page.rows.rows;
-    json = reply.serialize({ code: 0, message: 'ok', data, meta }) as string;
+    json = reply.serialize(success({ data, meta })) as string;
   }
   if (!cache.admit(req.url, key)) return reply.type(JSON_TYPE).send(json);
   const body = Buffer.from(json);

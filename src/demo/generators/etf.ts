@@ -1,3 +1,4 @@
+import type { DatasetName } from '../../client/query-client.js';
 import { type Generator, SOURCE, bars, navOf, stamp, spotQuote } from '../demo-market.js';
 import { type Bar, mean } from '../market.js';
 import { addDays, round } from '../random.js';
@@ -5,7 +6,7 @@ import { ETFS, STOCKS } from '../universe.js';
 
 // ETF query-interface datasets.
 
-export const etfGenerators: Readonly<Record<string, Generator>> = {
+export const etfGenerators = {
   etf_basic: (m) => {
     const rng = m.rng('etf_basic');
     return ETFS.map((e) => {
@@ -267,4 +268,4 @@ export const etfGenerators: Readonly<Record<string, Generator>> = {
       };
     });
   },
-};
+} satisfies Partial<Record<DatasetName, Generator>>;

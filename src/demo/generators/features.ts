@@ -1,3 +1,4 @@
+import type { DatasetName } from '../../client/query-client.js';
 import { type Generator, SOURCE, bars, stamp } from '../demo-market.js';
 import { type Bar, ema, ma, maxDrawdown, mean, retN, returns, rsi, stdev, vol } from '../market.js';
 import { round } from '../random.js';
@@ -5,7 +6,7 @@ import { ETFS, INDEXES } from '../universe.js';
 
 // Feature factor layer: indicators computed from the demo price paths.
 
-export const featureGenerators: Readonly<Record<string, Generator>> = {
+export const featureGenerators = {
   etf_daily_features: (m) =>
     ETFS.flatMap((e) => {
       const b = bars(m.etfBars, e.code);
@@ -147,4 +148,4 @@ export const featureGenerators: Readonly<Record<string, Generator>> = {
         };
       });
     }),
-};
+} satisfies Partial<Record<DatasetName, Generator>>;

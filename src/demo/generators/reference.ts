@@ -1,3 +1,4 @@
+import type { DatasetName } from '../../client/query-client.js';
 import { type DemoMarket, type Generator, SOURCE, stamp } from '../demo-market.js';
 import { addDays, isDemoTradingDay } from '../random.js';
 import { ETFS, STOCKS } from '../universe.js';
@@ -7,7 +8,7 @@ import { ETFS, STOCKS } from '../universe.js';
 
 const codes = (): string[] => [...ETFS.map((e) => e.code), ...STOCKS.map((s) => s.code)];
 
-export const referenceGenerators: Readonly<Record<string, Generator>> = {
+export const referenceGenerators = {
   adj_factor: (m) =>
     codes().flatMap((code) =>
       (m.factors.get(code) ?? []).map((f) => ({
@@ -38,7 +39,7 @@ export const referenceGenerators: Readonly<Record<string, Generator>> = {
     ),
 
   trade_calendar: (m) => calendar(m),
-};
+} satisfies Partial<Record<DatasetName, Generator>>;
 
 /** Every day from the first demo day to the end of the last demo year, per exchange. */
 function calendar(m: DemoMarket): Record<string, string | number | null>[] {

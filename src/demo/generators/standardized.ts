@@ -1,10 +1,11 @@
+import type { DatasetName } from '../../client/query-client.js';
 import { type Generator, SOURCE, bars, navOf, ohlcv, stamp } from '../demo-market.js';
 import { round } from '../random.js';
 import { ETFS, FX_PAIRS, INDEXES, STOCKS } from '../universe.js';
 
 // Standardized market data layer: daily bars of ETFs, indexes, FX and stocks; QDII NAVs; industries.
 
-export const standardizedGenerators: Readonly<Record<string, Generator>> = {
+export const standardizedGenerators = {
   etf_daily: (m) =>
     ETFS.flatMap((e) =>
       bars(m.etfBars, e.code).map((b) => ({
@@ -106,4 +107,4 @@ export const standardizedGenerators: Readonly<Record<string, Generator>> = {
         };
       }),
     ),
-};
+} satisfies Partial<Record<DatasetName, Generator>>;

@@ -1,3 +1,4 @@
+import type { DatasetName } from '../../client/query-client.js';
 import { type Generator, SOURCE, bars, stamp, spotQuote } from '../demo-market.js';
 import type { Bar } from '../market.js';
 import { addDays, quarterEnds, round } from '../random.js';
@@ -6,7 +7,7 @@ import type { RowData } from '../../client/batch-builder.js';
 
 // A-share, index, macro and market datasets.
 
-export const stockIndexMacroGenerators: Readonly<Record<string, Generator>> = {
+export const stockIndexMacroGenerators = {
   stock_spot: (m) =>
     STOCKS.map((s) => {
       const last = bars(m.stockBars, s.code).at(-1) as Bar;
@@ -235,4 +236,4 @@ export const stockIndexMacroGenerators: Readonly<Record<string, Generator>> = {
     }
     return rows;
   },
-};
+} satisfies Partial<Record<DatasetName, Generator>>;

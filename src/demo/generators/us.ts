@@ -1,3 +1,4 @@
+import type { DatasetName } from '../../client/query-client.js';
 import { type DemoMarket, type Generator, bars, stamp } from '../demo-market.js';
 import { addDays, round } from '../random.js';
 import { COMPANIES, FILERS } from '../universe.js';
@@ -5,7 +6,7 @@ import type { RowData } from '../../client/batch-builder.js';
 
 // US stocks: EDGAR-shaped companies, filings, facts, insider trades and 13F holdings.
 
-export const usGenerators: Readonly<Record<string, Generator>> = {
+export const usGenerators = {
   us_companies: () =>
     COMPANIES.map((c) => ({
       cik: c.cik,
@@ -207,7 +208,7 @@ export const usGenerators: Readonly<Record<string, Generator>> = {
       }),
     );
   },
-};
+} satisfies Partial<Record<DatasetName, Generator>>;
 
 interface DemoFiling {
   cik: string;
