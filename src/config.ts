@@ -50,6 +50,11 @@ const ConfigSchema = Type.Object({
   MDS_MAX_CONNECTIONS: Type.Integer({ minimum: 0, default: 10_000 }),
   /** An export (format=csv|ndjson) whose client reads nothing this long is cut off, ms. */
   MDS_EXPORT_STALL_TIMEOUT_MS: Type.Integer({ minimum: 1, default: 60_000 }),
+  /**
+   * Threads per worker process that encode exports (CSV, NDJSON, Arrow, Parquet) off the request
+   * thread (export/encoder-pool.ts), started with the first export. 0: the request thread encodes.
+   */
+  MDS_EXPORT_THREADS: Type.Integer({ minimum: 0, maximum: 64, default: 1 }),
   /** Exports running at once per key in one process, then 429 / 4291 (0: no limit). */
   MDS_EXPORTS_PER_KEY: Type.Integer({ minimum: 0, default: 4 }),
   /** Exports running at once in one process, then 503 / 5031 (0: no limit). */

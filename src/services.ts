@@ -13,6 +13,7 @@ import { KeyRing } from './access/keyring.js';
 import { AuthFailureGuard } from './access/auth-failures.js';
 import { AdminTokens } from './access/admin-tokens.js';
 import { ExportBudget, IngestMemoryBudget } from './access/budgets.js';
+import { ExportEncoders } from './export/encoder-pool.js';
 import type { Limiter } from './access/limiter.js';
 import { createLimiter } from './access/create-limiter.js';
 import { KeyService, keyDefaults } from './access/key-service.js';
@@ -61,6 +62,8 @@ export interface Services {
   readonly authFailures: AuthFailureGuard;
   /** Exports running at once, per key and in this process (MDS_EXPORTS_PER_KEY / _PER_PROCESS). */
   readonly exports: ExportBudget;
+  /** Encodes exports on threads of their own (MDS_EXPORT_THREADS). */
+  readonly exportEncoders: ExportEncoders;
   /** Bytes of batch bodies in flight in this process (MDS_INGEST_MEMORY_BUDGET). */
   readonly ingestMemory: IngestMemoryBudget;
   /** MDS_ADMIN_TOKEN and the admin tokens of `mds admin-token`. */
@@ -83,6 +86,7 @@ export async function createServices(deps: ServiceDeps): Promise<Services> {
       ? new IngestPool(config, catalog, store, log, threads)
       : null;
   const ingest = pool ?? new IngestService(catalog, store, { maxRecords: config.MDS_MAX_RECORDS });
+  const exportEncoders = new ExportEncoders(config.MDS_EXPORT_THREADS, log);
   const link = primaryLink();
   link?.relay(ingest.events, ['batch', 'revert']);
   return {
@@ -114,11 +118,13 @@ export async function createServices(deps: ServiceDeps): Promise<Services> {
     usage,
     authFailures: new AuthFailureGuard(config.MDS_AUTH_FAILURES_PER_MINUTE),
     exports: new ExportBudget(config.MDS_EXPORTS_PER_KEY, config.MDS_EXPORTS_PER_PROCESS),
+    exportEncoders,
     ingestMemory: new IngestMemoryBudget(config.MDS_INGEST_MEMORY_BUDGET),
     adminTokens: new AdminTokens(store, config.MDS_ADMIN_TOKEN),
     readiness: new Readiness(deps.ready ?? (() => true)),
     async close() {
       await pool?.close();
+      await exportEncoders.close();
       await usage.close();
       if (!deps.limiter) await baseLimiter.close();
     },

@@ -6,6 +6,7 @@ import { arrowStream, BATCH_ROWS } from '../src/export/arrow-stream.js';
 import { CATALOG } from '../src/catalog/catalog.js';
 import { parquetStream, ROW_GROUP_ROWS } from '../src/export/parquet-stream.js';
 import type { Value } from '../src/storage/store.js';
+import { exportRow } from './helpers/sample-rows.js';
 
 /**
  * The Parquet writer (parquet-wasm) around its failure paths, which an HTTP test cannot pin down
@@ -20,19 +21,7 @@ const etf = CATALOG.byName.get('etf_daily');
 assert.ok(etf);
 const FIELDS = etf.rowFields;
 
-/** Row `i` of etf_daily in its fields' order (code, date, prices…, source, updated_at, created_at). */
-function row(i: number): Value[] {
-  const date = new Date(Date.UTC(2020, 0, 1) + (i % 500) * 86_400_000).toISOString().slice(0, 10);
-  return FIELDS.map((f) => {
-    if (f.apiName === 'code') return String(510000 + Math.floor(i / 500));
-    if (f.apiName === 'date') return date;
-    if (f.apiName === 'source') return 'test';
-    if (f.type === 'timestamp') return '2026-01-02T03:04:05.678Z';
-    // Some nulls in the nullable numbers.
-    if (!f.required && i % 7 === 0) return null;
-    return (i % 1000) / 8 + 0.1;
-  });
-}
+const row = (i: number): Value[] => exportRow(FIELDS, i);
 
 /** `total` rows in chunks of 1,000; throws `fail` once `failAt` rows were given; counts what was read. */
 function source(total: number, fail?: { at: number; error: Error }) {

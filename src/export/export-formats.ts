@@ -34,9 +34,10 @@ export type ExportFormat = keyof typeof EXPORT_FORMATS;
 type Rows = AsyncIterable<Record<string, Value>[]>;
 
 /**
- * Where an export's rows come from, read one way only: as objects keyed by api name (CSV,
- * NDJSON), or as arrays of the fields' values in order (Arrow, Parquet copy those straight into
- * typed columns, without an object per row: QueryService.streamArrays).
+ * Where an export's rows come from, read one way only: as objects keyed by api name (NDJSON), or
+ * as arrays of the fields' values in order (CSV writes them as they are; Arrow, Parquet copy them
+ * straight into typed columns): no object per row to read, build or hand to the encoding thread
+ * (QueryService.streamArrays).
  */
 export interface ExportSource {
   objects(): Rows;
@@ -48,18 +49,18 @@ export function objectSource(fields: readonly Field[], rows: Rows): ExportSource
   return { objects: () => rows, arrays: () => valueRows(fields, rows) };
 }
 
-async function* textStream(
+/** CSV: a header line, then each chunk's rows as value arrays (no object per row to build or clone). */
+async function* csvStream(
   fields: readonly Field[],
-  chunks: Rows,
-  format: 'csv' | 'ndjson',
+  chunks: AsyncIterable<Value[][]>,
 ): AsyncGenerator<string> {
-  const columns = fields.map((f) => f.apiName);
-  if (format === 'csv') yield stringify([columns]);
-  for await (const rows of chunks) {
-    yield format === 'csv'
-      ? stringify(rows, { columns, cast: { number: (n) => String(n) } })
-      : rows.map((r) => JSON.stringify(r)).join('\n') + '\n';
-  }
+  yield stringify([fields.map((f) => f.apiName)]);
+  for await (const rows of chunks) yield stringify(rows, { cast: { number: (n) => String(n) } });
+}
+
+/** NDJSON: each row as its object (keys in the fields' order; a trail item keeps its nesting). */
+async function* ndjsonStream(chunks: Rows): AsyncGenerator<string> {
+  for await (const rows of chunks) yield rows.map((r) => JSON.stringify(r)).join('\n') + '\n';
 }
 
 /**
@@ -74,8 +75,9 @@ export function exportStream(
 ): AsyncIterable<string | Uint8Array> {
   switch (format) {
     case 'csv':
+      return csvStream(fields, source.arrays());
     case 'ndjson':
-      return textStream(fields, source.objects(), format);
+      return ndjsonStream(source.objects());
     case 'arrow':
       return arrowStream(fields, source.arrays());
     case 'parquet':

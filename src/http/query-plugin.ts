@@ -36,6 +36,7 @@ export async function queryPlugin(app: FastifyInstance, { services }: { services
   app.addHook('preHandler', queryContextHook(services));
   registerQueryRoutes(app, services.catalog, services.query, {
     exportStallTimeoutMs: services.config.MDS_EXPORT_STALL_TIMEOUT_MS,
+    encoders: services.exportEncoders,
   });
   registerQualityRoute(app, '/api/v1/quality/:dataset', services.quality);
 }

@@ -6,7 +6,8 @@ import type { QueryService } from '../query/query-service.js';
 import type { ParsedQuery } from '../query/parse.js';
 import { revisionExport, revisionItem, revisionsPath } from '../query/revision-query.js';
 import type { QueryPlan, Value } from '../storage/store.js';
-import { EXPORT_FORMATS, exportStream, objectSource, type ExportSource } from '../export/export-formats.js';
+import { EXPORT_FORMATS, objectSource, type ExportSource } from '../export/export-formats.js';
+import type { ExportEncoders } from '../export/encoder-pool.js';
 import { envelopeSchema } from '../contract/envelope.js';
 import { rowSchema } from '../contract/rows.js';
 import { revisionItemSchema } from '../contract/revisions.js';
@@ -21,6 +22,8 @@ const JSON_TYPE = 'application/json; charset=utf-8';
 export interface QueryRouteOptions {
   /** ms an export may wait for a client that reads nothing before its connection is closed. */
   exportStallTimeoutMs: number;
+  /** Where exports are encoded (off the request thread unless MDS_EXPORT_THREADS=0). */
+  encoders: ExportEncoders;
 }
 
 /**
@@ -124,7 +127,7 @@ async function servePage(
     // Every format through exportBody: the stall timeout, and nothing read ahead of the client.
     return reply
       .type(EXPORT_FORMATS[parsed.format].contentType)
-      .send(exportBody(exportStream(parsed.format, fields, source), opts.exportStallTimeoutMs));
+      .send(exportBody(opts.encoders.encode(parsed.format, fields, source), opts.exportStallTimeoutMs));
   }
   const page = await query.page(plan, version, factorsVersion);
   const meta = {

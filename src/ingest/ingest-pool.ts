@@ -16,6 +16,7 @@ import {
 } from '../storage/store.js';
 import type { SqliteCheckpoints } from '../storage/sqlite/sqlite-db.js';
 import type { PriorityOutcome } from './thread-priority.js';
+import { ownBytes, threadModuleUrl } from '../worker-threads.js';
 import { IngestService, batchStatus, type BatchIngest, type IngestOutcome } from './ingest-service.js';
 
 /**
@@ -131,19 +132,6 @@ interface Slot {
   retired: boolean;
 }
 
-/**
- * The worker's module, beside this one: .js once built. Under tsx (dev, tests) it is .ts, and a
- * worker thread does not get tsx's loader from the `--import tsx` it inherits, so a one-line
- * module registers it first (a URL, not `eval`, so the thread still runs the other `--import`s).
- */
-function workerUrl(): URL {
-  if (!import.meta.url.endsWith('.ts')) return new URL('./ingest-worker.js', import.meta.url);
-  const tsx = JSON.stringify(import.meta.resolve('tsx/esm/api'));
-  const target = JSON.stringify(new URL('./ingest-worker.ts', import.meta.url).href);
-  const code = `const m = await import(${tsx}); m.register(); await import(${target});`;
-  return new URL(`data:text/javascript,${encodeURIComponent(code)}`);
-}
-
 export class IngestPool implements BatchIngest {
   readonly events = new EventEmitter();
   private readonly slots: (Slot | null)[];
@@ -180,7 +168,7 @@ export class IngestPool implements BatchIngest {
 
   private spawn(i: number): void {
     const init: WorkerInit = { config: this.config };
-    const worker = new Worker(workerUrl(), { workerData: init });
+    const worker = new Worker(threadModuleUrl('./ingest-worker.js', import.meta.url), { workerData: init });
     const slot: Slot = { worker, pending: new Map(), idle: null, retired: false };
     this.slots[i] = slot;
     worker.on('message', (m: PoolReply | PoolNotice) => {
@@ -276,13 +264,8 @@ export class IngestPool implements BatchIngest {
 
   async ingestBytes(bytes: Uint8Array): Promise<IngestOutcome> {
     // Moved, not copied, unless the bytes share their memory with others (Node's small-buffer pool).
-    const own =
-      bytes.byteOffset === 0 &&
-      bytes.byteLength === bytes.buffer.byteLength &&
-      bytes.buffer instanceof ArrayBuffer
-        ? bytes
-        : Uint8Array.prototype.slice.call(bytes);
-    const outcome = await this.call<IngestOutcome>({ op: 'ingest', bytes: own }, [own.buffer as ArrayBuffer]);
+    const own = ownBytes(bytes);
+    const outcome = await this.call<IngestOutcome>({ op: 'ingest', bytes: own }, [own.buffer]);
     if (outcome.kind === 'processed') {
       this.events.emit('batch', outcome.record);
       if (outcome.steps) this.events.emit('steps', outcome.steps);

@@ -1,4 +1,5 @@
 import type { Dataset, Field } from '../../src/catalog/catalog.js';
+import type { Value } from '../../src/storage/store.js';
 import type { Data } from './batches.js';
 
 /** Valid sample values for any catalog field, so suites can cover all 32 datasets generically. */
@@ -36,4 +37,20 @@ export function sampleRow(d: Dataset, i: number, date = '2024-01-02'): Data {
   const row: Data = {};
   for (const f of d.fields) row[f.name] = sampleValue(f, i, date);
   return row;
+}
+
+/**
+ * Row `i` of etf_daily as an export reads it, in `fields`' order (its row fields: code, date,
+ * prices…, source, updated_at, created_at): 500 dates per code, some nulls in the nullable numbers.
+ */
+export function exportRow(fields: readonly Field[], i: number, source = 'test'): Value[] {
+  const date = new Date(Date.UTC(2020, 0, 1) + (i % 500) * 86_400_000).toISOString().slice(0, 10);
+  return fields.map((f) => {
+    if (f.apiName === 'code') return String(510000 + Math.floor(i / 500));
+    if (f.apiName === 'date') return date;
+    if (f.apiName === 'source') return source;
+    if (f.type === 'timestamp') return '2026-01-02T03:04:05.678Z';
+    if (!f.required && i % 7 === 0) return null;
+    return (i % 1000) / 8 + 0.1;
+  });
 }
