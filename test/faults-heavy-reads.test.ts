@@ -185,11 +185,11 @@ for (const backend of await backends()) {
       for (const r of await Promise.all(inFlight)) if (r) assert.notEqual(r.status, 200);
     });
 
-    const parallel = backend === 'postgres' && 'PostgreSQL runs them side by side: nothing waits behind them';
-    it(
-      'a client that disconnects stops its statement: the next request of the key is not held behind it',
-      { skip: parallel },
-      async () => {
+    // SQLite only: PostgreSQL runs a key's statements side by side, nothing waits behind them; its
+    // cancellation of a departed client's statement is watched on the server itself
+    // (postgres-query-bounds.test.ts).
+    if (backend === 'sqlite')
+      it('a client that disconnects stops its statement: the next request of the key is not held behind it', async () => {
         // One reader process per key at a time (MDS_READER_PROCESSES=2): were the abandoned sorts
         // run to their end, the page would wait for all four, each as long as the one timed here.
         const s = await start({ MDS_QUERY_TIMEOUT_MS: '600000', MDS_READER_PROCESSES: '2' });
@@ -203,7 +203,6 @@ for (const backend of await backends()) {
         const pageMs = Date.now() - t;
         assert.equal(res.status, 200, res.body.slice(0, 300));
         assert.ok(pageMs < 2 * sortMs, `page ${pageMs} ms after four abandoned sorts of ${sortMs} ms each`);
-      },
-    );
+      });
   });
 }

@@ -68,7 +68,9 @@ export interface PostgresOptions {
    * keys, usage; default 10000). A batch transaction's statements get the statement timeout plus
    * this (the server's own cancellation normally comes first); /health's ping the smaller of this
    * and the connect timeout. Past it the connection is destroyed and the request answered 503:
-   * a hung server (SIGSTOP, a network partition) cannot hold requests for longer.
+   * a hung server (SIGSTOP, a network partition) cannot hold requests for longer. A query
+   * request's statement (readDeadlineMs) is stopped only if the server then fails to answer a
+   * check of its own (`bounded`): a long query runs to its deadline.
    */
   queryTimeoutMs?: number;
   /**
@@ -136,6 +138,9 @@ export class PostgresDb implements Db {
   private readonly statementTimeoutMs: number;
   private readonly pooler: boolean;
   private readonly readDeadlineMs: number;
+  private readonly connectionString: string;
+  /** The check in flight of whether the server answers (bounded). */
+  private answering: Promise<boolean> | null = null;
 
   constructor(opts: PostgresOptions) {
     const connectTimeout = opts.connectionTimeoutMs ?? 5000;
@@ -145,6 +150,7 @@ export class PostgresDb implements Db {
     this.statementTimeoutMs = statementTimeout;
     this.pooler = opts.pooler ?? false;
     this.readDeadlineMs = opts.readDeadlineMs ?? 0;
+    this.connectionString = opts.connectionString;
     this.pool = new pg.Pool({
       connectionString: opts.connectionString,
       max: opts.max ?? 10,
@@ -182,7 +188,8 @@ export class PostgresDb implements Db {
         ...(prepared && !this.pooler ? { name: statementName(text) } : {}),
         text,
         values: params,
-        query_timeout: Math.min(this.readDeadlineMs, this.queryTimeoutMs) + this.queryTimeoutMs,
+        // The cancel at the deadline normally ends it first; this destroys a connection it did not.
+        query_timeout: this.readDeadlineMs + this.queryTimeoutMs,
         ...(rowMode ? { rowMode } : {}),
       });
     }
@@ -206,13 +213,16 @@ export class PostgresDb implements Db {
 
   /**
    * A statement of a query request: answered by its deadline or stopped when its client goes
-   * (or the process stops). The deadline is MDS_QUERY_TIMEOUT_MS (504), or the client-side
-   * bound on a server that does not answer (queryTimeoutMs, 503 as for any statement) when that
-   * is shorter. Either way the caller is answered at once and the statement cancelled on the
-   * server (pg_cancel_backend on the connection's backend, sent over another connection); the
-   * connection goes back to the pool only once the statement has ended and the cancel been
-   * answered, so a late cancel can never hit the next user's statement (pg's own query_timeout,
-   * later, destroys a connection whose server never answers).
+   * (or the process stops), with one error per cause. Past the deadline, MDS_QUERY_TIMEOUT_MS,
+   * the query was too heavy: 504 / 5040. Past the bound on a server that does not answer
+   * (queryTimeoutMs, MDS_PG_QUERY_TIMEOUT_MS) when that is the shorter, the server is asked
+   * whether it answers at all (`answers`): a statement that is only long runs on to its deadline,
+   * one whose server is hung is stopped with 503 / 5030 as for any statement. Either way the
+   * caller is answered at once and the statement cancelled on the server (pg_cancel_backend on
+   * the connection's backend, sent over another connection); the connection goes back to the
+   * pool only once the statement has ended and the cancel been answered, so a late cancel can
+   * never hit the next user's statement (pg's own query_timeout, later, destroys a connection
+   * whose server never answers).
    */
   private async bounded(ctx: QueryContext, config: TimedQuery): Promise<pg.QueryResult> {
     if (ctx.signal.aborted) throw abortReason(ctx.signal);
@@ -221,9 +231,11 @@ export class PostgresDb implements Db {
     let stopped: Error | null = null;
     let cancelled: Promise<unknown> = Promise.resolve();
     let stop: (err: Error) => void = () => {};
+    /** The statement has ended: nothing may cancel its connection's backend any more. */
+    let settled = false;
     const stoppedEarly = new Promise<never>((_, reject) => {
       stop = (err) => {
-        if (stopped) return;
+        if (stopped || settled) return;
         stopped = err;
         // Behind a pooler the backend's id is not the server's: the connection is dropped instead.
         if (pid !== undefined && !this.pooler) {
@@ -237,16 +249,21 @@ export class PostgresDb implements Db {
         reject(err);
       };
     });
-    const deadlineFirst = this.readDeadlineMs <= this.queryTimeoutMs;
-    const timer = setTimeout(
-      () =>
-        stop(
-          deadlineFirst
-            ? new QueryTimeoutError(this.readDeadlineMs)
-            : new StoreUnavailableError('database did not answer in time', { condition: 'query_timeout' }),
-        ),
-      Math.min(this.readDeadlineMs, this.queryTimeoutMs),
-    );
+    const deadline = setTimeout(() => stop(new QueryTimeoutError(this.readDeadlineMs)), this.readDeadlineMs);
+    let watch: NodeJS.Timeout | undefined;
+    const watchServer = (): void => {
+      watch = setTimeout(() => {
+        void this.answers().then((ok) => {
+          if (settled) return;
+          if (ok) watchServer();
+          else
+            stop(
+              new StoreUnavailableError('database did not answer in time', { condition: 'query_timeout' }),
+            );
+        });
+      }, this.queryTimeoutMs);
+    };
+    if (this.queryTimeoutMs < this.readDeadlineMs) watchServer();
     const onAbort = (): void => stop(abortReason(ctx.signal));
     ctx.signal.addEventListener('abort', onAbort, { once: true });
     const running = conn.c.query(config);
@@ -259,13 +276,43 @@ export class PostgresDb implements Db {
       if ((err as { code?: unknown }).code === '57014') throw new QueryTimeoutError(this.readDeadlineMs);
       return translate(err);
     } finally {
-      clearTimeout(timer);
+      settled = true;
+      clearTimeout(deadline);
+      clearTimeout(watch);
       ctx.signal.removeEventListener('abort', onAbort);
       if (stopped) {
         // Released once the statement has ended and the cancel been answered (not awaited here).
         void Promise.allSettled([running, cancelled]).then(() => conn.release());
       } else conn.release();
     }
+  }
+
+  /**
+   * Whether the server answers at all: SELECT 1 on a connection of its own (the pool's may all be
+   * held by long statements, which says nothing of the server), bounded as /health's ping is.
+   * One check at a time, shared by every statement that asks meanwhile.
+   */
+  private answers(): Promise<boolean> {
+    this.answering ??= (async () => {
+      const c = new pg.Client({
+        connectionString: this.connectionString,
+        connectionTimeoutMillis: this.pingTimeoutMs,
+        query_timeout: this.pingTimeoutMs,
+        application_name: 'market-data-service',
+      } as pg.ClientConfig);
+      c.on('error', () => {});
+      try {
+        await c.connect();
+        await c.query('SELECT 1');
+        return true;
+      } catch {
+        return false;
+      } finally {
+        this.answering = null;
+        void c.end().catch(() => {});
+      }
+    })();
+    return this.answering;
   }
 
   async rows(s: Sql, opts: { prepared?: boolean } = {}): Promise<DbRow[]> {
