@@ -182,18 +182,38 @@ export function rssMeter(root: number): { stop(): number; largest(): number } {
   };
 }
 
+/** CPU seconds (user + system) of a stat file (a process's, or one thread's under task/). */
+function statSeconds(file: string): number {
+  try {
+    const stat = fs.readFileSync(file, 'utf8');
+    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    // Fields 14 and 15 of stat (utime, stime), counted from the state field (3).
+    return (Number(f[11]) + Number(f[12])) / 100; // USER_HZ is 100 on Linux
+  } catch {
+    return 0; // ended
+  }
+}
+
 /** CPU seconds (user + system) used so far by the process tree, from /proc/<pid>/stat. */
 export function cpuSeconds(root: number): number {
-  let ticks = 0;
+  return processTree(root).reduce((sum, p) => sum + statSeconds(`/proc/${p}/stat`), 0);
+}
+
+/**
+ * CPU seconds used so far by the service's request threads: the main thread of each of its
+ * processes (the supervisor, the workers), not their ingest or export encoding threads, nor the
+ * SQLite reader processes (storage/sqlite/reader-process.ts).
+ */
+export function requestThreadSeconds(root: number): number {
+  let sum = 0;
   for (const p of processTree(root)) {
+    let cmd = '';
     try {
-      const stat = fs.readFileSync(`/proc/${p}/stat`, 'utf8');
-      const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      // Fields 14 and 15 of stat (utime, stime), counted from the state field (3).
-      ticks += Number(f[11]) + Number(f[12]);
+      cmd = fs.readFileSync(`/proc/${p}/cmdline`, 'utf8');
     } catch {
-      // ended
+      continue;
     }
+    if (!cmd.includes('reader-process')) sum += statSeconds(`/proc/${p}/task/${p}/stat`);
   }
-  return ticks / 100; // USER_HZ is 100 on Linux
+  return sum;
 }

@@ -3,7 +3,7 @@ import { CFG, QUERY_KEY, log, startService } from '../context.js';
 import { code, tradingDays } from '../data.js';
 import { AUTH } from '../measure.js';
 import { startProbe, type ProbeStats } from '../load.js';
-import type { Server } from '../proc.js';
+import { requestThreadSeconds, type Server } from '../proc.js';
 import type { Row } from '../table.js';
 import { loadReference } from './bars.js';
 
@@ -16,8 +16,12 @@ import { loadReference } from './bars.js';
  * slowly-read exports. Goal: max ≤ 250 ms for both probes in every part; every heavy request
  * answered (or refused with its code) within the deadline.
  *
+ * Each part also gives the CPU its request threads used (bench/proc.ts requestThreadSeconds): on a
+ * loaded machine the figure to compare, where the probes' times mostly measure the load.
+ *
  * BENCH_PHASES=freeze (SQLite) or freezepg (PostgreSQL, DATABASE_URL). BENCH_FREEZE_MAIN: another
- * build's dist/main.js to measure instead of this checkout's (the figures before a change).
+ * build's dist/main.js to measure instead of this checkout's (the figures before a change);
+ * MDS_EXPORT_THREADS=0 in the environment: exports encoded on the request thread.
  */
 const PROBE_KEY = 'bench-probe-key-0123456789abcdef';
 const PROBE_EVERY_MS = 25;
@@ -66,6 +70,7 @@ export async function freezePhase(rows: Row[], target: string, label: string): P
       },
       { name: `100 slowly-read exports (${SLOW_SEC} s)`, run: (s) => slowExports(s, 100, SLOW_SEC * 1000) },
     ];
+    await exportCpu(rows, svc, label);
     for (const part of parts) {
       const probe = startProbe({
         url: svc.url,
@@ -81,7 +86,11 @@ export async function freezePhase(rows: Row[], target: string, label: string): P
       // and runs a few seconds at least: a SIGTERM before it has started would kill it.
       await new Promise((r) => setTimeout(r, 3000));
       const began = Date.now();
-      const outcome = await part.run(svc);
+      const cpuBefore = requestThreadSeconds(svc.pid);
+      let outcome = await part.run(svc);
+      // CPU, not time: on a loaded machine the request threads' own work is what can be compared.
+      const cpu = requestThreadSeconds(svc.pid) - cpuBefore;
+      outcome += `; request threads' CPU ${cpu.toFixed(2)} s`;
       await new Promise((r) => setTimeout(r, Math.max(0, 3000 - (Date.now() - began))));
       const probes = await probe.stop();
       for (const name of ['health', 'page'] as const) {
@@ -103,6 +112,28 @@ export async function freezePhase(rows: Row[], target: string, label: string): P
     }
   } finally {
     await svc.stop();
+  }
+}
+
+/**
+ * The request threads' CPU per 1,000 rows of one whole export in each format, nothing else
+ * running (the probes of the parts below would be counted with it): what an export costs the
+ * thread that answers /health, where exports are encoded on it or not (MDS_EXPORT_THREADS).
+ */
+async function exportCpu(rows: Row[], svc: Server, label: string): Promise<void> {
+  const n = CFG.codes * CFG.days;
+  for (const format of ['csv', 'parquet']) {
+    const before = requestThreadSeconds(svc.pid);
+    const r = await exportAll(svc, `/api/v1/etf/kline?format=${format}`);
+    const ms = ((requestThreadSeconds(svc.pid) - before) * 1e6) / n;
+    log(
+      `freeze ${label}: one ${format} export of ${n} rows alone: request threads' CPU ${ms.toFixed(2)} ms per 1,000 rows`,
+    );
+    rows.push({
+      phase: `${label}: one ${format} export alone (${n} rows, ${(r.ms / 1000).toFixed(1)} s)`,
+      server: `request threads' CPU ${ms.toFixed(2)} ms per 1,000 rows`,
+      rate: null,
+    });
   }
 }
 
