@@ -4,13 +4,14 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { CATALOG } from '../src/catalog/catalog.js';
 import { endpointDocs } from '../src/catalog/endpoint-docs.js';
+import { EXPORT_FORMAT_NAMES } from '../src/export/export-formats.js';
 import { ERRORS, PARTIAL_CODE } from '../src/errors.js';
 import { batchChecksum, sha256Hex } from '../src/ingest/checksum.js';
 
 const read = (p: string): string => readFileSync(new URL(`../${p}`, import.meta.url), 'utf8');
 
 it('docs/endpoints.md is the catalog (run `npm run docs:endpoints` after changing it)', () => {
-  assert.equal(read('docs/endpoints.md'), endpointDocs(CATALOG));
+  assert.equal(read('docs/endpoints.md'), endpointDocs(CATALOG, EXPORT_FORMAT_NAMES));
 });
 
 it('docs/errors.md lists exactly the codes of src/errors.ts', () => {

@@ -31,7 +31,11 @@ function exactList(d: Dataset): string {
   return marked.join(', ') || '—';
 }
 
-export function endpointDocs(catalog: Catalog): string {
+/**
+ * `exportFormats`: the names of export-formats.ts's table (given by the caller: the catalog sits
+ * below the export code and does not import it).
+ */
+export function endpointDocs(catalog: Catalog, exportFormats: readonly string[]): string {
   const out: string[] = [
     '# Query endpoints',
     '',
@@ -40,7 +44,7 @@ export function endpointDocs(catalog: Catalog): string {
     'Every endpoint: `GET`, header `Q-API-KEY`, the envelope `{code, message, data, meta}`, and the',
     'common parameters `limit` (1..1000, default 100; larger is clamped), `offset`, `sort` (any row',
     'field), `order` (`asc` | `desc`), `fields` (comma-separated row fields), `format`',
-    '(`json` | `csv` | `ndjson` | `arrow` | `parquet`; all but `json` stream the whole result, see',
+    `(${['json', ...exportFormats].map((f) => `\`${f}\``).join(' | ')}; all but \`json\` stream the whole result, see`,
     '[columnar.md](columnar.md)). Ties in the sort are broken by the unique key, ascending.',
     '',
     '## Many values and code spellings',

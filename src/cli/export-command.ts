@@ -1,7 +1,7 @@
 import { type Command, Option } from 'commander';
 import { DEFAULT_URL, keyFrom } from '../client/http-retry.js';
 import { ExportError, Exporter, type ExportProgress, type Partitioning } from '../client/exporter.js';
-import { EXPORT_FORMATS, type ExportFormat } from '../export/export-formats.js';
+import { EXPORT_FORMAT_NAMES, type ExportFormat } from '../export/export-formats.js';
 import { isDate } from '../ingest/values.js';
 
 /** `mds export`: flags and printing; the work is the client library's Exporter (src/client). */
@@ -48,9 +48,7 @@ export function registerExportCommand(program: Command): void {
     .command('export')
     .description('write a dataset to files (one per partition) with a manifest.json, from a running service')
     .requiredOption('--dataset <name>', 'dataset to export (see docs/endpoints.md)')
-    .addOption(
-      new Option('--format <F>', 'file format').choices(Object.keys(EXPORT_FORMATS)).default('parquet'),
-    )
+    .addOption(new Option('--format <F>', 'file format').choices(EXPORT_FORMAT_NAMES).default('parquet'))
     .requiredOption('--out <DIR>', 'directory for the files and manifest.json (created if missing)')
     .addOption(
       new Option('--partition <P>', "one file per month or year of the dataset's date field, or one file")

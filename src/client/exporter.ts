@@ -6,7 +6,7 @@ import type { ReadableStream as WebReadableStream } from 'node:stream/web';
 import { RecordBatchReader } from 'apache-arrow';
 import { asyncBufferFromFile, parquetMetadataAsync } from 'hyparquet';
 import { CATALOG, type Dataset, type Field } from '../catalog/catalog.js';
-import { EXPORT_FORMATS, type ExportFormat } from '../export/export-formats.js';
+import { EXPORT_FORMATS, type ExportFormat, type ExportTraits } from '../export/export-formats.js';
 import { baseUrl, isTransient, retryAfterMs, withRetries, type RetryPolicy } from './http-retry.js';
 
 /**
@@ -116,18 +116,26 @@ async function sha256File(file: string): Promise<string> {
   return h.digest('hex');
 }
 
-/** Rows in a written file, read back with the format's own reader (which also checks it is whole). */
-async function countRows(file: string, format: ExportFormat): Promise<number> {
-  if (format === 'parquet')
-    return Number((await parquetMetadataAsync(await asyncBufferFromFile(file))).num_rows);
-  if (format === 'arrow') {
+/** Records in a file of each container, read back with its own reader (which also checks it is whole). */
+const RECORD_COUNTERS: Record<ExportTraits['container'], (file: string) => Promise<number>> = {
+  parquet: async (file) => Number((await parquetMetadataAsync(await asyncBufferFromFile(file))).num_rows),
+  arrow: async (file) => {
     let n = 0;
     for await (const batch of await RecordBatchReader.from(fs.createReadStream(file))) n += batch.numRows;
     return n;
-  }
-  let lines = 0;
-  for await (const chunk of fs.createReadStream(file)) for (const b of chunk as Buffer) if (b === 10) lines++;
-  return format === 'csv' ? Math.max(0, lines - 1) : lines;
+  },
+  lines: async (file) => {
+    let lines = 0;
+    for await (const chunk of fs.createReadStream(file))
+      for (const b of chunk as Buffer) if (b === 10) lines++;
+    return lines;
+  },
+};
+
+/** Rows in a written file: its records but its header lines. */
+async function countRows(file: string, format: ExportFormat): Promise<number> {
+  const { container, headerLines } = EXPORT_FORMATS[format];
+  return Math.max(0, (await RECORD_COUNTERS[container](file)) - headerLines);
 }
 
 function versionOf(etag: string | null): number | null {

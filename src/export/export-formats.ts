@@ -5,31 +5,69 @@ import { arrowStream } from './arrow-stream.js';
 import { parquetStream } from './parquet-stream.js';
 import { valueRows } from './column-batch.js';
 
+/** What the code around an export needs to know of its format, so it never tests the name. */
+export interface ExportTraits {
+  /** The answer's Content-Type. */
+  contentType: string;
+  /** The media type alone (OpenAPI `x-mds-exports`, the export manifest). */
+  mediaType: string;
+  /** A written file's extension (`mds export`). */
+  extension: string;
+  /**
+   * A revision trail's rows: `items` as the JSON pages hold them (nested `row`), `flat` as one
+   * table, the revision columns first (a columnar or CSV file has no nesting).
+   */
+  trail: 'items' | 'flat';
+  /** How a written file's rows are counted back (client/exporter.ts), and its header lines. */
+  container: 'lines' | 'arrow' | 'parquet';
+  headerLines: number;
+}
+
+export type ExportFormat = 'csv' | 'ndjson' | 'arrow' | 'parquet';
+
 /**
  * The export formats of every query endpoint: the whole result of the filters (no pagination),
- * streamed from `QueryService.stream` with bounded memory. One table: the route, the OpenAPI
- * document, the clients and `mds export` read their media types and file extensions here.
+ * streamed from `QueryService.stream` with bounded memory. One table with each format's traits:
+ * the route, the OpenAPI document, the endpoint docs, the revision trail, the clients and
+ * `mds export` read them here; a format added to `ExportFormat` without its row does not compile.
  */
 export const EXPORT_FORMATS = {
-  csv: { contentType: 'text/csv; charset=utf-8', mediaType: 'text/csv', extension: 'csv' },
+  csv: {
+    contentType: 'text/csv; charset=utf-8',
+    mediaType: 'text/csv',
+    extension: 'csv',
+    trail: 'flat',
+    container: 'lines',
+    headerLines: 1,
+  },
   ndjson: {
     contentType: 'application/x-ndjson; charset=utf-8',
     mediaType: 'application/x-ndjson',
     extension: 'ndjson',
+    trail: 'items',
+    container: 'lines',
+    headerLines: 0,
   },
   arrow: {
     contentType: 'application/vnd.apache.arrow.stream',
     mediaType: 'application/vnd.apache.arrow.stream',
     extension: 'arrows',
+    trail: 'flat',
+    container: 'arrow',
+    headerLines: 0,
   },
   parquet: {
     contentType: 'application/vnd.apache.parquet',
     mediaType: 'application/vnd.apache.parquet',
     extension: 'parquet',
+    trail: 'flat',
+    container: 'parquet',
+    headerLines: 0,
   },
-} as const;
+} as const satisfies Record<ExportFormat, ExportTraits>;
 
-export type ExportFormat = keyof typeof EXPORT_FORMATS;
+/** The formats in table order, for lists in messages, documents and CLI choices. */
+export const EXPORT_FORMAT_NAMES = Object.keys(EXPORT_FORMATS) as ExportFormat[];
 
 type Rows = AsyncIterable<Record<string, Value>[]>;
 

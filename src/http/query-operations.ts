@@ -18,7 +18,7 @@ import {
   takesCommaList,
 } from '../query/parse.js';
 import type { ApiOperation, ApiParameter } from './api-operations.js';
-import { EXPORT_FORMATS } from '../export/export-formats.js';
+import { EXPORT_FORMAT_NAMES, EXPORT_FORMATS } from '../export/export-formats.js';
 import { revisionItemSchema } from '../contract/revisions.js';
 import { revisionParams, revisionsPath } from '../query/revision-query.js';
 
@@ -55,7 +55,7 @@ export const PARAMETER_DOCS: Record<string, ParamDoc> = {
     schema: Type.String(),
   }),
   format: () => ({
-    description: `${FORMATS.filter((f) => f !== 'json').join(', ')} export the whole result (no pagination)`,
+    description: `${EXPORT_FORMAT_NAMES.join(', ')} export the whole result (no pagination)`,
     schema: Type.String({ enum: [...FORMATS], default: 'json' }),
   }),
   cursor: () => ({

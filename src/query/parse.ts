@@ -11,7 +11,7 @@ import {
 import { invalid } from '../errors.js';
 import { isCleanText, isDate, normalizeTimestamp } from '../ingest/values.js';
 import { ANCHOR_END, type Value } from '../storage/store.js';
-import { EXPORT_FORMATS, type ExportFormat } from '../export/export-formats.js';
+import { EXPORT_FORMAT_NAMES, type ExportFormat } from '../export/export-formats.js';
 import { normalizeCode } from './codes.js';
 
 export const DEFAULT_LIMIT = 100;
@@ -20,7 +20,7 @@ export const MAX_LIMIT = 1000;
 export const MAX_FILTER_VALUES = 1000;
 /** `json` pages the envelope; the export formats stream the whole result (src/export). */
 export type Format = 'json' | ExportFormat;
-export const FORMATS: readonly Format[] = ['json', ...(Object.keys(EXPORT_FORMATS) as ExportFormat[])];
+export const FORMATS: readonly Format[] = ['json', ...EXPORT_FORMAT_NAMES];
 
 export interface ParsedQuery {
   /** Each exact filter's values (distinct, in the order given): a row matches any of them. */

@@ -1,5 +1,5 @@
 import { RANGE_PARAMS, type Dataset, type Field } from '../catalog/catalog.js';
-import type { ExportFormat } from '../export/export-formats.js';
+import { EXPORT_FORMATS, type ExportFormat } from '../export/export-formats.js';
 import { invalid } from '../errors.js';
 import { REVISION_FIELDS } from '../storage/revision-schema.js';
 import type { QueryPlan, Value } from '../storage/store.js';
@@ -122,7 +122,7 @@ export function revisionExport(
     for await (const chunk of rows) {
       yield chunk.map((r) => {
         const it = revisionItem(d, r);
-        if (format === 'ndjson') return it as unknown as Record<string, Value>;
+        if (EXPORT_FORMATS[format].trail === 'items') return it as unknown as Record<string, Value>;
         const { row, ...head } = it;
         return { ...head, ...row };
       });
