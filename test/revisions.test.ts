@@ -128,6 +128,24 @@ for (const backend of await backends()) {
       assert.equal((await trail(h, `source=${src}&code=A2`)).length, 2);
       assert.equal((await trail(h, `source=${src}&since=${String(b3.processed_at)}`)).length, 2);
       assert.equal((await trail(h, `source=${src}&until=${String(b1.processed_at)}`)).length, 2);
+      // As an export: NDJSON holds the items as the pages do; CSV a flat table, revision columns first.
+      const nd = await get(h.app, `/api/v1/revisions/etf_daily?source=${src}&format=ndjson`);
+      assert.equal(nd.statusCode, 200, nd.body);
+      assert.deepEqual(
+        nd.body
+          .trim()
+          .split('\n')
+          .map((l) => JSON.parse(l) as Item),
+        items,
+      );
+      const csv = await get(h.app, `/api/v1/revisions/etf_daily?source=${src}&format=csv`);
+      assert.equal(csv.statusCode, 200, csv.body);
+      const [header = '', ...lines] = csv.body.trim().split('\n');
+      assert.match(header, /^op,batch_id,valid_from,valid_to,code,/);
+      assert.deepEqual(
+        lines.map((l) => l.split(',').slice(0, 2)),
+        items.map((i) => [i.op, i.batch_id]),
+      );
     });
 
     it('as_of answers what the same request answered then: rows, values, created_at, total', async () => {
