@@ -5,8 +5,8 @@ import Database from 'better-sqlite3';
 import { CATALOG, type Dataset } from '../src/catalog/catalog.js';
 import type { BatchMeta, IngestRecord } from '../src/contract/batch.js';
 import { SqliteStore } from '../src/storage/sqlite/sqlite-store.js';
-import { ROW_JSON_COLUMN, rowJson } from '../src/storage/row-json.js';
-import { BASELINE_BATCH, REV_BATCH, REV_FROM, REV_OP } from '../src/storage/revision-columns.js';
+import { ROW_JSON_COLUMN, rowJson } from '../src/model/row-json.js';
+import { BASELINE_BATCH, REV_BATCH, REV_FROM, REV_OP } from '../src/model/revisions.js';
 
 /**
  * Bench data: deterministic etf_daily rows (codes × trading days), a SQLite file built through
@@ -145,7 +145,7 @@ export async function buildQueryDatabase(
   log: (s: string) => void,
 ): Promise<string> {
   fs.mkdirSync(dir, { recursive: true });
-  // v2: rows carry their stored response JSON (src/storage/row-json.ts); v3: and their revision
+  // v2: rows carry their stored response JSON (src/model/row-json.ts); v3: and their revision
   // stamp, as every row a service stores does (the baseline batch's insert).
   const file = path.join(dir, `etf-${codes}x${days}-v3.db`);
   const done = `${file}.complete`;

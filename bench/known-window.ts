@@ -3,7 +3,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { CATALOG } from '../src/catalog/catalog.js';
 import { createStore } from '../src/storage/create-store.js';
-import type { BatchRecord, Row, WriteOutcome } from '../src/storage/store.js';
+import type { WriteOutcome } from '../src/storage/store.js';
+import type { BatchRecord } from '../src/model/batch.js';
+import type { Row } from '../src/model/values.js';
 
 /**
  * Knowledge time's residual window (docs/point-in-time.md, "When a change is known"): the time

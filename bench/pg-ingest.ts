@@ -10,7 +10,7 @@ import { PostgresStore } from '../src/storage/postgres/postgres-store.js';
 import { copyChunks } from '../src/storage/postgres/copy-text.js';
 import { binaryCopyChunks, stagingType } from '../src/storage/postgres/copy-binary.js';
 import { q } from '../src/storage/sql.js';
-import type { Row } from '../src/storage/store.js';
+import type { Row } from '../src/model/values.js';
 import { ETF_COLUMNS, ingestBatches, type IngestBatch } from './data.js';
 import { createTestDatabase } from '../test/helpers/postgres.js';
 

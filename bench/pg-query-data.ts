@@ -5,7 +5,7 @@ import { from as copyFrom } from 'pg-copy-streams';
 import { CATALOG } from '../src/catalog/catalog.js';
 import { PostgresStore } from '../src/storage/postgres/postgres-store.js';
 import { BASELINE_STAMP, ETF_COLUMNS, ETF_DAILY, code, codeRows, tradingDays } from './data.js';
-import { ROW_JSON_COLUMN, rowJson } from '../src/storage/row-json.js';
+import { ROW_JSON_COLUMN, rowJson } from '../src/model/row-json.js';
 import { copyValue } from '../src/storage/postgres/copy-text.js';
 import { CFG, log } from './context.js';
 

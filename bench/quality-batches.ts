@@ -2,7 +2,8 @@ import fs from 'node:fs';
 import Database from 'better-sqlite3';
 import { CATALOG, type Dataset } from '../src/catalog/catalog.js';
 import { createStore } from '../src/storage/create-store.js';
-import type { BatchRecord, Row } from '../src/storage/store.js';
+import type { BatchRecord } from '../src/model/batch.js';
+import type { Row } from '../src/model/values.js';
 import { code, codeRows, tradingDays } from './data.js';
 
 /**

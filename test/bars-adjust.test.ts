@@ -2,8 +2,8 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { CATALOG, type Dataset } from '../src/catalog/catalog.js';
 import { QueryService } from '../src/query/query-service.js';
-import { rowJson, rowJsonFields } from '../src/storage/row-json.js';
-import type { Value } from '../src/storage/store.js';
+import { rowJson, rowJsonFields } from '../src/model/row-json.js';
+import type { Value } from '../src/model/values.js';
 import { backends, push, startApp, type Harness } from './helpers/harness.js';
 import { adjFactor as factor, batch } from './helpers/batches.js';
 

@@ -4,7 +4,8 @@ import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
 import { buildApp } from '../src/app.js';
 import { CATALOG } from '../src/catalog/catalog.js';
 import { createStore } from '../src/storage/create-store.js';
-import type { QueryPlan, Store } from '../src/storage/store.js';
+import type { Store } from '../src/storage/store.js';
+import type { QueryPlan } from '../src/model/query-plan.js';
 import { batch, type Data } from './helpers/batches.js';
 import { backends, get, push, runSql, startApp, testConfig, type Harness } from './helpers/harness.js';
 

@@ -9,7 +9,7 @@ import {
   type ExportFormat,
   type ExportSource,
 } from '../src/export/export-formats.js';
-import type { Value } from '../src/storage/store.js';
+import type { Value } from '../src/model/values.js';
 import { exportRow } from './helpers/sample-rows.js';
 
 /**

@@ -6,7 +6,7 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import os from 'node:os';
-import { lowerThreadPriority } from '../src/ingest/thread-priority.js';
+import { lowerThreadPriority } from '../src/thread-priority.js';
 import { freshDatabaseUrl } from './helpers/harness.js';
 import { bigEtfBatch } from './helpers/big-batch.js';
 import { uniqueId } from './helpers/batches.js';

@@ -5,7 +5,7 @@ import { tableFromIPC } from 'apache-arrow';
 import { arrowStream, BATCH_ROWS } from '../src/export/arrow-stream.js';
 import { CATALOG } from '../src/catalog/catalog.js';
 import { parquetStream, ROW_GROUP_ROWS } from '../src/export/parquet-stream.js';
-import type { Value } from '../src/storage/store.js';
+import type { Value } from '../src/model/values.js';
 import { exportRow } from './helpers/sample-rows.js';
 
 /**

@@ -6,7 +6,8 @@ import { describe, test } from 'node:test';
 import pg from 'pg';
 import { CATALOG } from '../src/catalog/catalog.js';
 import { PostgresStore } from '../src/storage/postgres/postgres-store.js';
-import { StoreUnavailableError, type QueryPlan } from '../src/storage/store.js';
+import { StoreUnavailableError } from '../src/storage/store.js';
+import type { QueryPlan } from '../src/model/query-plan.js';
 import { batch, etfBar, uniqueId } from './helpers/batches.js';
 import {
   INGEST_KEY,

@@ -4,17 +4,17 @@ import { CATALOG, type Dataset } from '../src/catalog/catalog.js';
 import { QueryService } from '../src/query/query-service.js';
 import { createStore } from '../src/storage/create-store.js';
 import type {
-  ApiKeyRecord,
-  BatchRecord,
   BatchStore,
   DatasetStore,
   KeyStore,
-  QueryPlan,
   RevisionStore,
-  Row,
   Store,
   WriteBatch,
 } from '../src/storage/store.js';
+import type { ApiKeyRecord } from '../src/model/keys.js';
+import type { BatchRecord } from '../src/model/batch.js';
+import type { QueryPlan } from '../src/model/query-plan.js';
+import type { Row } from '../src/model/values.js';
 import { freshDatabaseUrl } from './helpers/harness.js';
 import { POOLER_TUNING, postgresAvailable } from './helpers/postgres.js';
 

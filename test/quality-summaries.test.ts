@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { CATALOG } from '../src/catalog/catalog.js';
-import { QUALITY_SORTS } from '../src/query/quality-rules.js';
+import { QUALITY_SORTS } from '../src/model/quality-rules.js';
 import { QualityService } from '../src/query/quality-service.js';
 import { createStore } from '../src/storage/create-store.js';
 import type { QualityQuery } from '../src/storage/store.js';

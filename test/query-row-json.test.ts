@@ -4,7 +4,7 @@ import pg from 'pg';
 import type { FastifyInstance } from 'fastify';
 import { CATALOG } from '../src/catalog/catalog.js';
 import { createStore } from '../src/storage/create-store.js';
-import { ROW_JSON_COLUMN } from '../src/storage/row-json.js';
+import { ROW_JSON_COLUMN } from '../src/model/row-json.js';
 import type { SqliteStore } from '../src/storage/sqlite/sqlite-store.js';
 import { backends, get, json, push, startApp, type Harness } from './helpers/harness.js';
 import { seedDemoStore } from './helpers/demo-seed.js';
@@ -12,7 +12,7 @@ import { batch, days, etfBar } from './helpers/batches.js';
 import { sampleRow } from './helpers/sample-rows.js';
 
 /**
- * Whole rows are answered from each row's stored response JSON (src/storage/row-json.ts). These
+ * Whole rows are answered from each row's stored response JSON (src/model/row-json.ts). These
  * tests hold it to the bytes the response schema produces for the same rows (a `fields=`
  * projection naming every field takes that path), on every dataset and on awkward values, and
  * check the column is filled for rows stored before it existed.

@@ -22,7 +22,8 @@ import { PAUSE_MARKER, request, sleep, startServer, type ServerProcess } from '.
 import { batchState, pushBatch } from './helpers/server-calls.js';
 import type { SqliteStore } from '../src/storage/sqlite/sqlite-store.js';
 import { CATALOG } from '../src/catalog/catalog.js';
-import type { BatchRecord, Store, WriteOutcome } from '../src/storage/store.js';
+import type { Store, WriteOutcome } from '../src/storage/store.js';
+import type { BatchRecord } from '../src/model/batch.js';
 
 type Item = { op: string; batch_id: string; valid_from: string; valid_to: string | null; row: Json };
 

@@ -12,7 +12,7 @@ import {
   sql,
 } from '../src/storage/sql.js';
 import { runAsync, runSync, wait, type Step } from '../src/storage/step.js';
-import type { QueryPlan } from '../src/storage/store.js';
+import type { QueryPlan } from '../src/model/query-plan.js';
 
 /**
  * The seams of the shared statement builder: one statement, compiled by each dialect. The

@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { CATALOG } from '../src/catalog/catalog.js';
 import { SqliteStore } from '../src/storage/sqlite/sqlite-store.js';
 import { SQLITE, countStatement } from '../src/storage/sql.js';
-import type { QueryPlan } from '../src/storage/store.js';
+import type { QueryPlan } from '../src/model/query-plan.js';
 
 it('SQLite plans every exact filter and every date range with an index', async () => {
   const store = new SqliteStore(CATALOG, { file: ':memory:' });

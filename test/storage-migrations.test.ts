@@ -8,10 +8,10 @@ import { CATALOG, compileCatalog, compileDataset, DECLARATIONS } from '../src/ca
 import type { DatasetDeclaration } from '../src/catalog/types.js';
 import { createStore } from '../src/storage/create-store.js';
 import { SCHEMA_VERSION } from '../src/storage/migrations.js';
-import { REV_BATCH, REV_FROM, REV_OP } from '../src/storage/revision-schema.js';
+import { REV_BATCH, REV_FROM, REV_OP } from '../src/model/revisions.js';
 import { revisionColumns } from '../src/storage/revisions.js';
-import { rowJson } from '../src/storage/row-json.js';
-import type { Row } from '../src/storage/store.js';
+import { rowJson } from '../src/model/row-json.js';
+import type { Row } from '../src/model/values.js';
 import { batch, etfBar } from './helpers/batches.js';
 import {
   ADMIN_TOKEN,

@@ -1,5 +1,6 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
-import type { ApiKeyRecord, Store } from '../storage/store.js';
+import type { Store } from '../storage/store.js';
+import type { ApiKeyRecord } from '../model/keys.js';
 import { DISPLAY_PREFIX_LENGTH, generateKey, hashKey, managedKeyScope, newKeyId } from './api-key-format.js';
 
 const digest = (s: string): Buffer => createHash('sha256').update(s).digest();

@@ -1,5 +1,5 @@
 import { createHash, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
-import type { StoredKeyScope } from '../storage/store.js';
+import type { StoredKeyScope } from '../model/keys.js';
 
 /**
  * Managed keys look like `mds_q_<32 random base62><6 check chars>` (`mds_i_` for ingest, `mds_a_`

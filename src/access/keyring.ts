@@ -1,7 +1,8 @@
 import type { Config } from '../config.js';
 import { splitKeys } from '../config.js';
 import { AppError } from '../errors.js';
-import type { KeyScope, Store } from '../storage/store.js';
+import type { Store } from '../storage/store.js';
+import type { KeyScope } from '../model/keys.js';
 import { hashKey, managedKeyScope, sameHash } from './api-key-format.js';
 
 export interface Principal {

@@ -89,6 +89,8 @@ export const COMMON_QUERY_PARAMS = [
   'as_of',
 ] as const;
 export const RANGE_PARAMS = ['date_from', 'date_to'] as const;
+/** Most values one exact filter takes (a comma list and repeated parameters together). */
+export const MAX_FILTER_VALUES = 1000;
 
 export interface Field {
   /** Ingest name; also the storage column. */

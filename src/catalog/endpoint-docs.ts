@@ -1,5 +1,4 @@
-import type { Catalog, Dataset } from './catalog.js';
-import { MAX_FILTER_VALUES } from '../query/parse.js';
+import { MAX_FILTER_VALUES, type Catalog, type Dataset } from './catalog.js';
 
 /** docs/endpoints.md, generated from the catalog (a test fails when the committed file drifts). */
 

@@ -2,7 +2,7 @@ import { type Command, Option } from 'commander';
 import { DEFAULT_URL, keyFrom } from '../client/http-retry.js';
 import { ExportError, Exporter, type ExportProgress, type Partitioning } from '../client/exporter.js';
 import { EXPORT_FORMAT_NAMES, type ExportFormat } from '../export/export-formats.js';
-import { isDate } from '../ingest/values.js';
+import { isDate } from '../model/values.js';
 
 /** `mds export`: flags and printing; the work is the client library's Exporter (src/client). */
 

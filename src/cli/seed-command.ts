@@ -5,7 +5,7 @@ import { IngestService } from '../ingest/ingest-service.js';
 import { createStore } from '../storage/create-store.js';
 import { IngestClient } from '../client/ingest-client.js';
 import { defaultDemoOptions, seedDemo, type DatasetSeedResult, type Sender } from '../demo/seed.js';
-import { isDate } from '../ingest/values.js';
+import { isDate } from '../model/values.js';
 import { DEFAULT_URL } from '../client/http-retry.js';
 
 /**

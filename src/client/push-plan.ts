@@ -5,7 +5,7 @@ import { parse } from 'csv-parse/sync';
 import { CATALOG, type Dataset } from '../catalog/catalog.js';
 import { LOT_SIZE, SHARES_UNIT } from '../catalog/units.js';
 import type { IngestBatch } from '../contract/batch.js';
-import { isDate } from '../ingest/values.js';
+import { isDate } from '../model/values.js';
 import { buildBatches, type RowData } from './batch-builder.js';
 import { MappingError, mapRows } from './row-mapping.js';
 

@@ -1,5 +1,5 @@
 import type { Dataset, Field } from '../catalog/catalog.js';
-import { isDate, normalizeTimestamp } from '../ingest/values.js';
+import { isDate, normalizeTimestamp } from '../model/values.js';
 import type { RowData } from './batch-builder.js';
 
 /**

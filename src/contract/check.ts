@@ -1,6 +1,6 @@
 import { FormatRegistry, Type, type TObject, type TSchema } from '@sinclair/typebox';
 import { TypeCompiler, type TypeCheck } from '@sinclair/typebox/compiler';
-import { isDate, normalizeTimestamp } from '../ingest/values.js';
+import { isDate, normalizeTimestamp } from '../model/values.js';
 
 /**
  * Request validation derived from the contract schemas (TypeBox). The schemas are what the

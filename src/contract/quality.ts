@@ -1,5 +1,5 @@
 import { Type } from '@sinclair/typebox';
-import { MAX_LISTED_DATES, QUALITY_SORTS } from '../query/quality-rules.js';
+import { MAX_LISTED_DATES, QUALITY_SORTS } from '../model/quality-rules.js';
 import { PageMetaSchema, nullable } from './envelope.js';
 
 const DaySpanSchema = Type.Object({

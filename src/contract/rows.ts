@@ -1,7 +1,7 @@
 import { Type, type TSchema } from '@sinclair/typebox';
 import type { Dataset, Field } from '../catalog/catalog.js';
 import type { FieldType } from '../catalog/types.js';
-import { MAX_TEXT } from '../ingest/values.js';
+import { MAX_TEXT } from '../model/values.js';
 
 /**
  * JSON Schemas derived from the catalog (data by nature: one per dataset): the rows an endpoint

@@ -17,7 +17,7 @@ import {
 } from 'apache-arrow';
 import type { Field } from '../catalog/catalog.js';
 import type { FieldType } from '../catalog/types.js';
-import type { Value } from '../storage/store.js';
+import type { Value } from '../model/values.js';
 import {
   ColumnBatch,
   columnBatches,

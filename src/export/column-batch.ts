@@ -1,5 +1,5 @@
 import type { Field } from '../catalog/catalog.js';
-import type { Value } from '../storage/store.js';
+import type { Value } from '../model/values.js';
 import { numericConverter, type Converter } from './column-values.js';
 
 /**

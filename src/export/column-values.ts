@@ -1,5 +1,5 @@
 import type { Field } from '../catalog/catalog.js';
-import type { Value } from '../storage/store.js';
+import type { Value } from '../model/values.js';
 
 /**
  * Typed columns for the columnar formats (Arrow, Parquet), from the catalog's field types:

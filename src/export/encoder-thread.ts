@@ -1,6 +1,6 @@
 import { parentPort } from 'node:worker_threads';
-import { lowerThreadPriority } from '../ingest/thread-priority.js';
-import type { Value } from '../storage/store.js';
+import { lowerThreadPriority } from '../thread-priority.js';
+import type { Value } from '../model/values.js';
 import { ownBytes } from '../worker-threads.js';
 import { exportStream } from './export-formats.js';
 import { ENCODER_NICE, type EncoderReply, type EncoderRequest, type RowsKind } from './encoder-pool.js';

@@ -1,6 +1,6 @@
 import { stringify } from 'csv-stringify/sync';
 import type { Field } from '../catalog/catalog.js';
-import type { Value } from '../storage/store.js';
+import type { Value } from '../model/values.js';
 import { arrowStream } from './arrow-stream.js';
 import { parquetStream } from './parquet-stream.js';
 import { valueRows } from './column-batch.js';

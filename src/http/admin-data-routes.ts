@@ -2,7 +2,7 @@ import { registerQualityRoute } from './quality-routes.js';
 import type { FastifyInstance } from 'fastify';
 import type { Services } from '../services.js';
 import { AppError, invalid } from '../errors.js';
-import type { BatchRecord, BatchStatus } from '../storage/store.js';
+import type { BatchRecord, BatchStatus } from '../model/batch.js';
 import { success } from './envelope.js';
 
 const STATUSES: readonly BatchStatus[] = ['accepted', 'partial', 'rejected'];

@@ -3,7 +3,7 @@ import { AppError } from '../errors.js';
 import type { AuthFailureGuard } from '../access/auth-failures.js';
 import type { KeyRing, Principal } from '../access/keyring.js';
 import type { LimitDecision, Limiter } from '../access/limiter.js';
-import type { KeyScope } from '../storage/store.js';
+import type { KeyScope } from '../model/keys.js';
 
 declare module 'fastify' {
   interface FastifyRequest {

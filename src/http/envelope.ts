@@ -1,4 +1,4 @@
-import type { Value } from '../storage/store.js';
+import type { Value } from '../model/values.js';
 
 /** The query envelope of spec 2.1, on every query response, errors included. */
 export interface Envelope {

@@ -3,7 +3,7 @@ import type { Catalog } from '../catalog/catalog.js';
 import { invalid } from '../errors.js';
 import type { EventEmitter } from 'node:events';
 import type { RevertEvent } from '../ingest/ingest-service.js';
-import type { BatchRecord } from '../storage/store.js';
+import type { BatchRecord } from '../model/batch.js';
 import type { Gauge } from 'prom-client';
 
 /**

@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { BatchIngest } from '../ingest/ingest-service.js';
 import type { IngestMemoryBudget, IngestReservation } from '../access/budgets.js';
-import { answerOf } from '../ingest/batch-registry.js';
+import { answerOf } from '../model/batch-registry.js';
 import { readIngestBody } from './ingest-body.js';
 import { success } from './envelope.js';
 

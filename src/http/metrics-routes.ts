@@ -7,8 +7,9 @@ import { METRICS_WAIT_MS } from '../cluster/messages.js';
 /** Refusals counted by mds_rate_limit_refusals_total: limits and budgets. */
 const REFUSALS: ReadonlySet<number> = new Set([4030, 4031, 4290, 4291, 5031, 5032]);
 import type { BatchIngest, RevertEvent } from '../ingest/ingest-service.js';
-import type { BatchRecord, DatabaseStats } from '../storage/store.js';
-import { BATCH_STEPS, type BatchStep, type BatchStepSeconds } from '../storage/batch-steps.js';
+import type { DatabaseStats } from '../storage/store.js';
+import type { BatchRecord } from '../model/batch.js';
+import { BATCH_STEPS, type BatchStep, type BatchStepSeconds } from '../model/batch-steps.js';
 
 /**
  * GET /metrics in the Prometheus text format. One registry per app (not prom-client's global

@@ -2,6 +2,7 @@ import { Type } from '@sinclair/typebox';
 import {
   ADJUSTS,
   INTERVALS,
+  MAX_FILTER_VALUES,
   RANGE_PARAMS,
   type Catalog,
   type Dataset,
@@ -9,14 +10,7 @@ import {
 } from '../catalog/catalog.js';
 import { envelopeSchema } from '../contract/envelope.js';
 import { fieldJson, rowSchema } from '../contract/rows.js';
-import {
-  DEFAULT_LIMIT,
-  FORMATS,
-  MAX_FILTER_VALUES,
-  MAX_LIMIT,
-  allowedParams,
-  takesCommaList,
-} from '../query/parse.js';
+import { DEFAULT_LIMIT, FORMATS, MAX_LIMIT, allowedParams, takesCommaList } from '../query/parse.js';
 import type { ApiOperation, ApiParameter } from './api-operations.js';
 import { EXPORT_FORMAT_NAMES, EXPORT_FORMATS } from '../export/export-formats.js';
 import { revisionItemSchema } from '../contract/revisions.js';

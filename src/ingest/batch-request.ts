@@ -2,8 +2,8 @@ import type { Catalog, Dataset } from '../catalog/catalog.js';
 import { invalid } from '../errors.js';
 import { firstError } from '../contract/check.js';
 import { BatchBodySchema, BatchMetaSchema, type BatchMeta } from '../contract/batch.js';
-import { BASELINE_BATCH, isReservedBatchId } from '../storage/revision-schema.js';
-import { isCleanText, isPlainObject, nestingExceeds, normalizeTimestamp } from './values.js';
+import { BASELINE_BATCH, isReservedBatchId } from '../model/revisions.js';
+import { isCleanText, isPlainObject, nestingExceeds, normalizeTimestamp } from '../model/values.js';
 
 export type { BatchMeta } from '../contract/batch.js';
 

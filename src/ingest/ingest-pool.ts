@@ -9,13 +9,12 @@ import {
   SchemaTooNewError,
   StoreSetupError,
   StoreUnavailableError,
-  type BatchRecord,
   type DatasetCoverage,
-  type RevertCounts,
   type Store,
 } from '../storage/store.js';
-import type { SqliteCheckpoints } from '../storage/sqlite/sqlite-db.js';
-import type { PriorityOutcome } from './thread-priority.js';
+import type { BatchRecord, RevertCounts } from '../model/batch.js';
+import type { StoreTuning } from '../storage/create-store.js';
+import type { PriorityOutcome } from '../thread-priority.js';
 import { ownBytes, threadModuleUrl } from '../worker-threads.js';
 import { IngestService, batchStatus, type BatchIngest, type IngestOutcome } from './ingest-service.js';
 
@@ -43,7 +42,9 @@ export function ingestThreads(config: Pick<Config, 'MDS_INGEST_THREADS'>): numbe
  * The request thread's SQLite checkpoints: none when ingest threads write (theirs run them,
  * sqlite-db.ts), so no request waits behind one; its own when it writes the batches itself.
  */
-export function requestThreadCheckpoints(config: Pick<Config, 'MDS_INGEST_THREADS'>): SqliteCheckpoints {
+export function requestThreadCheckpoints(
+  config: Pick<Config, 'MDS_INGEST_THREADS'>,
+): NonNullable<StoreTuning['sqliteCheckpoints']> {
   return ingestThreads(config) > 0 ? 'none' : 'own';
 }
 

@@ -2,18 +2,24 @@ import diagnosticsChannel from 'node:diagnostics_channel';
 import { EventEmitter } from 'node:events';
 import type { Catalog, Dataset } from '../catalog/catalog.js';
 import { AppError } from '../errors.js';
-import type { ApplyResult, BatchRecord, RecordError, RevertCounts, Row, Store } from '../storage/store.js';
+import type { Store } from '../storage/store.js';
+import type { ApplyResult, BatchRecord, RecordError, RevertCounts } from '../model/batch.js';
 import { parseBatchRequest, type BatchMeta } from './batch-request.js';
-import { holdsId, outcomeOf, repeatOf, type IngestOutcome, type SameContent } from './batch-registry.js';
+import {
+  holdsId,
+  outcomeOf,
+  repeatOf,
+  type IngestOutcome,
+  type SameContent,
+} from '../model/batch-registry.js';
 import { matchChecksum } from './checksum.js';
 import { parseBatchBody, type RecordIssue } from './batch-body.js';
 import { recordValidator, type RecordContext, type RecordResult } from './record-validation.js';
-import { keyString } from '../storage/row-mapping.js';
-import { revertBatchId } from '../storage/revision-columns.js';
-import { StepClock } from '../storage/batch-steps.js';
-import { isCleanText, isPlainObject } from './values.js';
+import { revertBatchId } from '../model/revisions.js';
+import { StepClock } from '../model/batch-steps.js';
+import { isCleanText, isPlainObject, type Row } from '../model/values.js';
 
-export type { IngestOutcome } from './batch-registry.js';
+export type { IngestOutcome } from '../model/batch-registry.js';
 
 /** A revert that changed something: what the event stream and the metrics see. */
 export interface RevertEvent extends RevertCounts {
@@ -309,4 +315,9 @@ function recordHead(meta: BatchMeta, checksum: string) {
     record_count: meta.record_count,
     checksum,
   };
+}
+
+/** A stable string for a row's unique key, to compare key sets in memory. */
+export function keyString(values: readonly unknown[]): string {
+  return JSON.stringify(values);
 }

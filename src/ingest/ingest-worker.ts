@@ -9,7 +9,7 @@ import {
   type PoolRequest,
   type WorkerInit,
 } from './ingest-pool.js';
-import { lowerThreadPriority } from './thread-priority.js';
+import { lowerThreadPriority } from '../thread-priority.js';
 
 /**
  * One ingest thread (ingest-pool.ts): its own store from the factory, the same IngestService

@@ -1,6 +1,14 @@
 import type { Dataset, Field } from '../catalog/catalog.js';
-import type { RecordError, Row, Value } from '../storage/store.js';
-import { MAX_TEXT, isCleanText, isDate, isPlainObject, normalizeTimestamp } from './values.js';
+import type { RecordError } from '../model/batch.js';
+import {
+  MAX_TEXT,
+  isCleanText,
+  isDate,
+  isPlainObject,
+  normalizeTimestamp,
+  type Row,
+  type Value,
+} from '../model/values.js';
 
 export interface RecordContext {
   /** Server time for an absent updated_at. */

@@ -1,7 +1,7 @@
 import { ADJUSTS, INTERVALS, type Catalog, type Dataset } from '../catalog/catalog.js';
 import { allowedParams } from '../query/parse.js';
 import { QUALITY_PARAMS } from '../query/quality-service.js';
-import { QUALITY_SORTS } from '../query/quality-rules.js';
+import { QUALITY_SORTS } from '../model/quality-rules.js';
 import { revisionParams } from '../query/revision-query.js';
 
 /**

@@ -7,7 +7,8 @@ import type { QualityService } from '../query/quality-service.js';
 import type { QueryService } from '../query/query-service.js';
 import { revisionItem } from '../query/revision-query.js';
 import { readSession } from '../storage/read-consistency.js';
-import type { QueryPlan, Value } from '../storage/store.js';
+import type { QueryPlan } from '../model/query-plan.js';
+import type { Value } from '../model/values.js';
 import { DEFAULT_DAYS, DEFAULT_ROWS, MAX_ROW_BYTES, filterNames, type ToolName } from './tool-schemas.js';
 
 /** What the tools read from: the services the HTTP query routes use. */

@@ -1,4 +1,5 @@
-import { ANCHOR_END, type Condition, type QueryPlan, type Store } from '../storage/store.js';
+import type { Store } from '../storage/store.js';
+import { ANCHOR_END, type Condition, type QueryPlan } from '../model/query-plan.js';
 import { pairKey, type BarKey, type FactorSeries, type PlanAdjust } from './factor-sources.js';
 
 /**

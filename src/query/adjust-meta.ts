@@ -1,4 +1,5 @@
-import type { QueryPlan, Store } from '../storage/store.js';
+import type { Store } from '../storage/store.js';
+import type { QueryPlan } from '../model/query-plan.js';
 import { anchorDate, lastBars } from './adjust-anchors.js';
 import {
   chooseSource,

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { invalid } from '../errors.js';
-import type { QueryPlan, Value } from '../storage/store.js';
+import type { QueryPlan } from '../model/query-plan.js';
+import type { Value } from '../model/values.js';
 import { filterKey } from './plan.js';
 
 /**

@@ -1,4 +1,5 @@
-import type { QueryPlan, Value } from '../storage/store.js';
+import type { QueryPlan } from '../model/query-plan.js';
+import type { Value } from '../model/values.js';
 
 /** Rows per export query: large enough that a 250,000-row export is 250 short queries. */
 export const EXPORT_CHUNK = 1000;

@@ -1,6 +1,8 @@
 import type { Dataset } from '../catalog/catalog.js';
 import { invalid } from '../errors.js';
-import { allowedValues, type Condition, type QueryPlan, type Store, type Value } from '../storage/store.js';
+import type { Store } from '../storage/store.js';
+import { allowedValues, type Condition, type QueryPlan } from '../model/query-plan.js';
+import type { Value } from '../model/values.js';
 
 /**
  * The factors an adjusted answer reads (docs/bars-and-quality.md, "Factor sources"): which codes

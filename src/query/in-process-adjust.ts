@@ -1,7 +1,9 @@
 import type { Field } from '../catalog/catalog.js';
-import { adjustedFields, pagesBeforeAdjusting } from '../storage/bars-sql.js';
-import { rowJsonFields, type RowJsonFields } from '../storage/row-json.js';
-import type { QueryPlan, Store, Value } from '../storage/store.js';
+import { adjustedFields, pagesBeforeAdjusting } from '../model/adjustment.js';
+import { rowJsonFields, type RowJsonFields } from '../model/row-json.js';
+import type { Store } from '../storage/store.js';
+import type { QueryPlan } from '../model/query-plan.js';
+import type { Value } from '../model/values.js';
 import { anchorDate, lastBars } from './adjust-anchors.js';
 import {
   chooseSource,

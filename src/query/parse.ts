@@ -7,17 +7,16 @@ import {
   type Dataset,
   type Field,
   type Interval,
+  MAX_FILTER_VALUES,
 } from '../catalog/catalog.js';
 import { invalid } from '../errors.js';
-import { isCleanText, isDate, normalizeTimestamp } from '../ingest/values.js';
-import { ANCHOR_END, type Value } from '../storage/store.js';
+import { isCleanText, isDate, normalizeTimestamp, type Value } from '../model/values.js';
+import { ANCHOR_END } from '../model/query-plan.js';
 import { EXPORT_FORMAT_NAMES, type ExportFormat } from '../export/export-formats.js';
 import { normalizeCode } from './codes.js';
 
 export const DEFAULT_LIMIT = 100;
 export const MAX_LIMIT = 1000;
-/** Most values one exact filter takes (a comma list and repeated parameters together). */
-export const MAX_FILTER_VALUES = 1000;
 /** `json` pages the envelope; the export formats stream the whole result (src/export). */
 export type Format = 'json' | ExportFormat;
 export const FORMATS: readonly Format[] = ['json', ...EXPORT_FORMAT_NAMES];

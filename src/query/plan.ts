@@ -1,5 +1,5 @@
 import { CATALOG, type Catalog, type Dataset } from '../catalog/catalog.js';
-import type { BarsPlan, Condition, QueryPlan } from '../storage/store.js';
+import type { BarsPlan, Condition, QueryPlan } from '../model/query-plan.js';
 import { answerFields, type ParsedQuery } from './parse.js';
 
 /**

@@ -1,22 +1,22 @@
 import type { Catalog, Dataset } from '../catalog/catalog.js';
 import { AppError, invalid } from '../errors.js';
-import { isCleanText } from '../ingest/values.js';
+import { isCleanText } from '../model/values.js';
 import type { QualityPageRequest, QualityQuery, Store } from '../storage/store.js';
 import { DEFAULT_LIMIT, MAX_LIMIT, queryDate } from './parse.js';
 import { normalizeCode } from './codes.js';
-import { dayAfter, dayBefore } from '../storage/periods.js';
+import { dayAfter, dayBefore } from '../model/days.js';
 import {
   QUALITY_SORTS,
   staleBefore,
   type CodeVerdict,
   type QualityRow,
   type QualitySort,
-} from './quality-rules.js';
+} from '../model/quality-rules.js';
 
 /**
  * The data-quality report of a daily series (catalog `daily`): per code, the bars against the
  * open days of a trading calendar (missing days), stale codes, impossible bars and zero-volume
- * days, judged by query/quality-rules.ts. The unfiltered report and one code's are read from the
+ * days, judged by model/quality-rules.ts. The unfiltered report and one code's are read from the
  * per-code summaries the batch transaction keeps (storage/quality-summary.ts); a date window or
  * another exchange is computed from the rows. Either is cached per version of the dataset and of
  * the calendar.

@@ -1,4 +1,4 @@
-import type { Value } from '../storage/store.js';
+import type { Value } from '../model/values.js';
 import type { AdjustMeta } from './adjust-meta.js';
 import type { BarKey } from './factor-sources.js';
 

@@ -1,5 +1,7 @@
 import { CATALOG, type Catalog, type Dataset, type Field } from '../catalog/catalog.js';
-import type { QueryPlan, Store, Value } from '../storage/store.js';
+import type { Store } from '../storage/store.js';
+import type { QueryPlan } from '../model/query-plan.js';
+import type { Value } from '../model/values.js';
 import { parseQuery, type ParsedQuery } from './parse.js';
 import { filterKey, planQuery } from './plan.js';
 import { decodeCursor, encodeCursor } from './cursor.js';

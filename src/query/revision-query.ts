@@ -1,8 +1,9 @@
 import { RANGE_PARAMS, type Dataset, type Field } from '../catalog/catalog.js';
 import { EXPORT_FORMATS, type ExportFormat } from '../export/export-formats.js';
 import { invalid } from '../errors.js';
-import { REVISION_FIELDS } from '../storage/revision-schema.js';
-import type { QueryPlan, Value } from '../storage/store.js';
+import { REVISION_FIELDS } from '../model/revisions.js';
+import type { QueryPlan } from '../model/query-plan.js';
+import type { Value } from '../model/values.js';
 import { parseInstant, parseQuery, type ParsedQuery } from './parse.js';
 import { planQuery } from './plan.js';
 

@@ -22,14 +22,14 @@ import {
   PERIOD_INTERVAL,
   PERIOD_KEY,
   PERIODS,
-  dayAfter,
-  dayBefore,
-  isCalendarDate,
   isStoredInterval,
   periodTableName,
   type StoredInterval,
 } from './periods.js';
-import { ANCHOR_END, allowedValues, type BarsPlan, type QueryPlan, type Value } from './store.js';
+import { dayAfter, dayBefore, isCalendarDate } from '../model/days.js';
+import { ANCHOR_END, allowedValues, type BarsPlan, type QueryPlan } from '../model/query-plan.js';
+import type { Value } from '../model/values.js';
+import { pagesBeforeAdjusting } from '../model/adjustment.js';
 
 /**
  * Adjusted and resampled daily bars (`adjust`, `interval`) as one SELECT over a derived table
@@ -56,27 +56,6 @@ export function periodKey(
     case '1Y':
       return `substr(${col}, 1, 4)`;
   }
-}
-
-/** Fields whose values `adjust` changes: the prices, and the change recomputed from them. */
-export function adjustedFields(plan: QueryPlan): Set<Field> {
-  const daily = plan.dataset.daily;
-  const out = new Set<Field>();
-  if (!plan.bars?.adjust || !daily?.adjust) return out;
-  for (const f of daily.adjust.prices) out.add(f);
-  if (daily.bar?.change) out.add(daily.bar.change);
-  return out;
-}
-
-/**
- * True when the page can be cut from the stored rows before adjusting (the sort is on no
- * adjusted value and nothing is resampled): the factors are then looked up for the page's
- * rows only.
- */
-export function pagesBeforeAdjusting(plan: QueryPlan): boolean {
-  if (!plan.bars || plan.bars.interval) return false;
-  const adjusted = adjustedFields(plan);
-  return !plan.orderBy.some((o) => adjusted.has(o.field));
 }
 
 /**

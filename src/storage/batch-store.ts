@@ -1,18 +1,12 @@
 import type { Catalog } from '../catalog/catalog.js';
-import { holdsId } from '../ingest/batch-registry.js';
+import { holdsId } from '../model/batch-registry.js';
 import type { Db, Tx } from './db.js';
 import { batchTransaction, rejectedBatchTransaction } from './batch-transaction.js';
 import { batchFromRow } from './row-mapping.js';
 import { join, raw, sql, type Sql } from './sql.js';
 import type { Step } from './step.js';
-import type {
-  ApplyResult,
-  BatchListFilter,
-  BatchRecord,
-  BatchStore,
-  WriteBatch,
-  WriteOutcome,
-} from './store.js';
+import type { BatchListFilter, BatchStore, WriteBatch, WriteOutcome } from './store.js';
+import type { ApplyResult, BatchRecord } from '../model/batch.js';
 
 /** The batch registry (mds_batches): the record of every processed batch, and the batch writes. */
 export class SqlBatchStore implements BatchStore {

@@ -1,5 +1,5 @@
 import type { Catalog } from '../catalog/catalog.js';
-import { holdsId } from '../ingest/batch-registry.js';
+import { holdsId } from '../model/batch-registry.js';
 import type { Tx } from './db.js';
 import { batchFromRow, batchToParams } from './row-mapping.js';
 import { BATCH_COLUMNS } from './internal-tables.js';
@@ -15,8 +15,9 @@ import {
 import { refreshPeriods } from './period-store.js';
 import { refreshQuality } from './quality-summary.js';
 import type { Step } from './step.js';
-import { lap } from './batch-steps.js';
-import type { ApplyResult, BatchRecord, WriteBatch, WriteOutcome } from './store.js';
+import { lap } from '../model/batch-steps.js';
+import type { WriteBatch, WriteOutcome } from './store.js';
+import type { ApplyResult, BatchRecord } from '../model/batch.js';
 
 /**
  * The batch transaction, written once for both backends over the small per-dialect `Tx`
@@ -82,7 +83,7 @@ export function* rejectedBatchTransaction(tx: Tx, record: BatchRecord): Step<App
 }
 
 /**
- * Under the batch's lock, the registry's rule (ingest/batch-registry.ts): a batch that holds
+ * Under the batch's lock, the registry's rule (model/batch-registry.ts): a batch that holds
  * the id answers for it; a rejected one's record is replaced. null: go on.
  */
 function* claim(tx: Tx, batchId: string): Step<ApplyResult | null> {

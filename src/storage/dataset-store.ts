@@ -12,7 +12,7 @@ import {
 import { QUALITY_RULE, qualityVerdicts, verdictFromRow } from './quality-summary.js';
 import { runAsync, wait } from './step.js';
 import { KnownTimes } from './known-times.js';
-import { staleBefore, type CodeVerdict } from '../query/quality-rules.js';
+import { staleBefore, type CodeVerdict } from '../model/quality-rules.js';
 import type {
   QualityPage,
   QualityPageRequest,
@@ -20,10 +20,10 @@ import type {
   DatasetCoverage,
   DatasetStore,
   QueryJsonResult,
-  QueryPlan,
   QueryResult,
-  Value,
 } from './store.js';
+import type { QueryPlan } from '../model/query-plan.js';
+import type { Value } from '../model/values.js';
 
 /**
  * The datasets' rows as read by queries: pages, totals, exports, versions, coverage. Every

@@ -1,5 +1,6 @@
 import type { TableSpec } from './schema.js';
-import type { ApiKeyRecord, BatchRecord } from './store.js';
+import type { ApiKeyRecord } from '../model/keys.js';
+import type { BatchRecord } from '../model/batch.js';
 
 /**
  * The service's own tables (batch registry, dataset state, keys, usage, migrations, row shapes),

@@ -2,7 +2,8 @@ import type { Db, ReadDb } from './db.js';
 import { KEY_COLUMNS } from './internal-tables.js';
 import { keyFromRow } from './row-mapping.js';
 import { join, raw, sql, type Sql } from './sql.js';
-import type { ApiKeyRecord, KeyPatch, KeyStore, UsageEntry } from './store.js';
+import type { KeyStore } from './store.js';
+import type { ApiKeyRecord, KeyPatch, UsageEntry } from '../model/keys.js';
 
 /** API keys (mds_keys) and their request counts per hour (mds_key_usage). */
 export class SqlKeyStore implements KeyStore {

@@ -1,7 +1,7 @@
 import type { Field } from '../catalog/catalog.js';
 import type { DbRow, ReadDb } from './db.js';
 import { isKnownTimeField, join, sql } from './sql.js';
-import type { Value } from './store.js';
+import type { Value } from '../model/values.js';
 
 /** Stamps whose knowledge instant is kept per process before the map starts again. */
 const KEPT = 100_000;

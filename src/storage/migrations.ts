@@ -1,7 +1,7 @@
 import type { Catalog } from '../catalog/catalog.js';
 import type { Db, Tx } from './db.js';
 import { INTERNAL_TABLES, MIGRATIONS_TABLE } from './internal-tables.js';
-import { rowShape } from './row-json.js';
+import { rowShape } from '../model/row-json.js';
 import { baselineChange, baselineSql, moveOpenRevisions } from './revisions.js';
 import { buildMissingPeriods } from './period-store.js';
 import { periodTable } from './periods.js';

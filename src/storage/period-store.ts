@@ -10,7 +10,7 @@ import {
   periodTableName,
   type StoredInterval,
 } from './periods.js';
-import { REV_OP } from './revision-columns.js';
+import { REV_OP } from '../model/revisions.js';
 import { createTableStatements, ident, q, raw, sql, uniqueIndexName, type Dialect, type Sql } from './sql.js';
 import type { Step } from './step.js';
 

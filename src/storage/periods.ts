@@ -1,6 +1,7 @@
 import type { Dataset } from '../catalog/catalog.js';
 import type { TableSpec } from './schema.js';
-import type { BarsPlan } from './store.js';
+import { DAY, isoDay, ms } from '../model/days.js';
+import type { BarsPlan } from '../model/query-plan.js';
 
 /**
  * Stored period bars: for each daily dataset that declares `aggregate`, its weekly and monthly
@@ -26,10 +27,6 @@ export interface PeriodMath {
   next(key: string): string;
 }
 
-const DAY = 86_400_000;
-const ms = (date: string): number => Date.parse(`${date}T00:00:00Z`);
-const isoDay = (t: number): string => new Date(t).toISOString().slice(0, 10);
-
 export const PERIODS: Record<StoredInterval, PeriodMath> = {
   // The Monday of the date's ISO week (Dialect.weekStart).
   '1w': {
@@ -43,14 +40,6 @@ export const PERIODS: Record<StoredInterval, PeriodMath> = {
     next: (key) => isoDay(Date.UTC(Number(key.slice(0, 4)), Number(key.slice(5, 7)), 1)).slice(0, 7),
   },
 };
-
-/** A calendar date (YYYY-MM-DD, years 1000–9999): anything else keeps the on-demand path. */
-export function isCalendarDate(v: unknown): v is string {
-  return typeof v === 'string' && /^[1-9]\d{3}-\d{2}-\d{2}$/.test(v) && isoDay(ms(v)) === v;
-}
-
-export const dayAfter = (date: string): string => isoDay(ms(date) + DAY);
-export const dayBefore = (date: string): string => isoDay(ms(date) - DAY);
 
 export const periodTableName = (d: Dataset): string => `mds_periods_${d.name}`;
 

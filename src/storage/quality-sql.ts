@@ -1,13 +1,14 @@
 import type { Dataset, DailySeries } from '../catalog/catalog.js';
-import type { KeptVerdict, QualitySort } from '../query/quality-rules.js';
-import { revisionTableName, REV_OP } from './revision-schema.js';
+import { VERDICT_FIELDS, type KeptVerdict, type QualitySort } from '../model/quality-rules.js';
+import { revisionTableName } from './revision-schema.js';
+import { REV_OP } from '../model/revisions.js';
 import { ident, join, q, raw, replacedBy, sql, type Sql } from './sql.js';
 import type { QualityQuery } from './store.js';
 
 /**
  * The statements of the data-quality report (GET /api/v1/quality/{dataset}): aggregates per
  * code computed by the database, so only one row per code (and the rare bad bars) reach the
- * rules that judge them against the calendar (query/quality-rules.ts); and those of the per-code
+ * rules that judge them against the calendar (model/quality-rules.ts); and those of the per-code
  * summaries that keep the judged rows (quality-summary.ts, tables in internal-tables.ts).
  */
 
@@ -201,18 +202,7 @@ export function deleteSummariesSql(d: Dataset, codes: readonly string[] | null):
   return sql`DELETE FROM mds_quality_codes WHERE dataset = ${d.name}${which}`;
 }
 
-const SUMMARY_COLUMNS = [
-  'code',
-  'first_date',
-  'last_date',
-  'bars',
-  'expected',
-  'missing',
-  'missing_dates',
-  'ohlc_violations',
-  'ohlc_violation_dates',
-  'zero_volume_days',
-] as const;
+const SUMMARY_COLUMNS = VERDICT_FIELDS;
 /** Besides the report's fields: what the last date's bars added (zero volume, a bad bar). */
 const LAST_DAY_COLUMNS = ['last_zero', 'last_bad'] as const;
 

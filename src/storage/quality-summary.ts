@@ -7,7 +7,7 @@ import {
   type Prior,
   type CodeVerdict,
   type QualityCodeSummary,
-} from '../query/quality-rules.js';
+} from '../model/quality-rules.js';
 import type { DbRow, Tx } from './db.js';
 import {
   codeDatesSql,

@@ -1,5 +1,5 @@
-import type { Dataset, Field } from '../catalog/catalog.js';
-import { REV_BATCH, REV_FROM, REV_OP, REV_TO } from './revision-columns.js';
+import type { Dataset } from '../catalog/catalog.js';
+import { REV_BATCH, REV_FROM, REV_OP, REV_TO } from '../model/revisions.js';
 import { datasetTable, type TableSpec } from './schema.js';
 
 /**
@@ -10,43 +10,9 @@ import { datasetTable, type TableSpec } from './schema.js';
  * the whole history (historySource in sql.ts): an `as_of` read is the current statement over it
  * with the validity predicate. The `mds_` prefix is one no dataset or field may take.
  */
-export {
-  REV_OP,
-  REV_BATCH,
-  REV_FROM,
-  REV_TO,
-  BASELINE_BATCH,
-  revertBatchId,
-  isReservedBatchId,
-  type RevisionOp,
-} from './revision-columns.js';
-
 export function revisionTableName(d: Dataset): string {
   return `mds_rev_${d.name}`;
 }
-
-function revisionField(name: string, type: Field['type'], required: boolean): Field {
-  return {
-    name,
-    apiName: name,
-    type,
-    required,
-    enum: null,
-    pattern: null,
-    description: null,
-    serverSet: false,
-    exclusiveMinimum: null,
-    unit: null,
-  };
-}
-
-/** The revision columns as plan fields: the trail's filters and sort (`QueryPlan.trail`). */
-export const REVISION_FIELDS = {
-  op: revisionField(REV_OP, 'string', true),
-  batchId: revisionField(REV_BATCH, 'string', true),
-  validFrom: revisionField(REV_FROM, 'timestamp', true),
-  validTo: revisionField(REV_TO, 'timestamp', false),
-} as const;
 
 /** PostgreSQL keeps 63 bytes of a name: longer ones are shortened with a hash, stable per name. */
 function shortName(name: string): string {

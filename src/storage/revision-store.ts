@@ -1,7 +1,8 @@
 import type { Catalog } from '../catalog/catalog.js';
 import type { Db } from './db.js';
 import { batchChangesSteps, purgeRevisionsSql, revertSteps, touchStateSql } from './revisions.js';
-import type { BatchChanges, BatchRecord, RevertResult, RevisionStore } from './store.js';
+import type { BatchChanges, RevertResult, RevisionStore } from './store.js';
+import type { BatchRecord } from '../model/batch.js';
 
 /** Revisions deleted per statement by retention: other writers wait at most one step. */
 const PURGE_STEP = 5000;

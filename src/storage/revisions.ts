@@ -1,6 +1,6 @@
 import type { Catalog, Dataset } from '../catalog/catalog.js';
 import type { Tx } from './db.js';
-import { ROW_JSON_COLUMN } from './row-json.js';
+import { ROW_JSON_COLUMN } from '../model/row-json.js';
 import { batchFromRow } from './row-mapping.js';
 import {
   ident,
@@ -19,17 +19,11 @@ import {
 import type { Step } from './step.js';
 import { refreshPeriods } from './period-store.js';
 import { refreshQuality } from './quality-summary.js';
-import type { BatchChanges, BatchRecord, RevertResult, Value, WriteBatch } from './store.js';
-import {
-  BASELINE_BATCH,
-  revisionTable,
-  REV_BATCH,
-  REV_FROM,
-  REV_OP,
-  REV_TO,
-  revertBatchId,
-  revisionTableName,
-} from './revision-schema.js';
+import type { BatchChanges, RevertResult, WriteBatch } from './store.js';
+import type { BatchRecord } from '../model/batch.js';
+import type { Value } from '../model/values.js';
+import { revisionTable, revisionTableName } from './revision-schema.js';
+import { BASELINE_BATCH, REV_BATCH, REV_FROM, REV_OP, REV_TO, revertBatchId } from '../model/revisions.js';
 
 /**
  * Revision history, written once for both backends over the per-dialect `Tx` (db.ts). A current

@@ -1,4 +1,5 @@
-import type { ApiKeyRecord, BatchRecord, BatchStatus, RecordError, StoredKeyScope } from './store.js';
+import type { ApiKeyRecord, StoredKeyScope } from '../model/keys.js';
+import type { BatchRecord, BatchStatus, RecordError } from '../model/batch.js';
 import { BATCH_COLUMNS } from './internal-tables.js';
 
 /** Database row ⇄ record conversions shared by both stores. */
@@ -50,9 +51,4 @@ export function keyFromRow(r: DbRow): ApiKeyRecord {
     last_used_at: strOrNull(r.last_used_at),
     revoked_at: strOrNull(r.revoked_at),
   };
-}
-
-/** A stable string for a row's unique key, to compare key sets in memory. */
-export function keyString(values: readonly unknown[]): string {
-  return JSON.stringify(values);
 }

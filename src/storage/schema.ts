@@ -1,7 +1,7 @@
 import type { Catalog, Dataset, Field } from '../catalog/catalog.js';
 import type { FieldType } from '../catalog/types.js';
-import { ROW_JSON_COLUMN } from './row-json.js';
-import { REV_BATCH, REV_FROM, REV_OP } from './revision-columns.js';
+import { ROW_JSON_COLUMN } from '../model/row-json.js';
+import { REV_BATCH, REV_FROM, REV_OP } from '../model/revisions.js';
 
 /**
  * Tables and indexes derived from the catalog, independent of the SQL dialect.

@@ -1,9 +1,11 @@
 import type { FieldType } from '../catalog/types.js';
 import type { Dataset, Field } from '../catalog/catalog.js';
-import type { QueryPlan, Value } from './store.js';
+import type { QueryPlan } from '../model/query-plan.js';
+import type { Value } from '../model/values.js';
 import type { TableSpec } from './schema.js';
-import { ROW_JSON_COLUMN } from './row-json.js';
-import { REV_BATCH, REV_FROM, REV_OP, REV_TO, revisionTable, revisionTableName } from './revision-schema.js';
+import { ROW_JSON_COLUMN } from '../model/row-json.js';
+import { revisionTable, revisionTableName } from './revision-schema.js';
+import { REV_BATCH, REV_FROM, REV_OP, REV_TO } from '../model/revisions.js';
 
 /**
  * The shared statement builder. Statements are written once, as fragments (`sql` below), and

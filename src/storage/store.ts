@@ -1,53 +1,16 @@
-import type { StepClock } from './batch-steps.js';
-import type { Dataset, Field } from '../catalog/catalog.js';
-import type { CodeVerdict, QualityRow, QualitySort } from '../query/quality-rules.js';
+import type { StepClock } from '../model/batch-steps.js';
+import type { Dataset } from '../catalog/catalog.js';
+import type { CodeVerdict, QualityRow, QualitySort } from '../model/quality-rules.js';
+import type { ApiKeyRecord, KeyPatch, UsageEntry } from '../model/keys.js';
+import type { ApplyResult, BatchRecord, RevertCounts } from '../model/batch.js';
+import type { QueryPlan } from '../model/query-plan.js';
+import type { Row, Value } from '../model/values.js';
 
 /**
  * The storage's types and the `Store` the domain is wired with. One implementation over two
  * executors: `sqlite/sqlite-db.ts` (embedded default) and `postgres/postgres-db.ts`.
  * No SQL exists outside `src/storage`; column names come only from the catalog.
  */
-
-/** A stored value: strings for text, dates (YYYY-MM-DD) and timestamps (UTC, `Z`); numbers; null. */
-export type Value = string | number | null;
-/** A row keyed by ingest (column) names. */
-export type Row = Record<string, Value>;
-
-export interface RecordError {
-  /** Position in `records`; null for a batch-level entry (a skipped prune). */
-  index: number | null;
-  idempotency_key: string | null;
-  field: string | null;
-  reason: string;
-}
-
-export type BatchStatus = 'accepted' | 'partial' | 'rejected';
-
-/** Spec 2.4, minus `code`/`message` which the HTTP layer adds. */
-export interface BatchRecord {
-  batch_id: string;
-  dataset: string;
-  source: string;
-  operation: string;
-  snapshot_type: string;
-  business_date: string;
-  source_system: string;
-  source_run_id: string;
-  record_count: number;
-  checksum: string;
-  status: BatchStatus;
-  accepted: number;
-  rejected: number;
-  duplicate: number;
-  /** Rows deleted by a full snapshot's prune (0 for incremental batches). */
-  pruned: number;
-  errors: RecordError[];
-  created_at: string;
-  /** The instant its changes became known: the `valid_from` of every revision the batch wrote, as answered. */
-  processed_at: string;
-  /** When the batch was reverted (POST /admin/api/batches/{id}/revert); null until then. */
-  reverted_at: string | null;
-}
 
 export interface WriteBatch {
   batchId: string;
@@ -88,15 +51,6 @@ export interface WriteOutcome {
   processedAt: string;
 }
 
-export interface RevertCounts {
-  /** Rows the batch deleted (full-snapshot prune) that came back. */
-  restored: number;
-  /** Rows the batch updated that got their earlier values back. */
-  updated: number;
-  /** Rows the batch inserted that were deleted. */
-  deleted: number;
-}
-
 export type RevertResult =
   | { kind: 'not_found' }
   /** `already`: the batch had been reverted before; nothing changed and the counts are zero. */
@@ -111,91 +65,6 @@ export interface BatchChanges {
   counts: Record<'insert' | 'update' | 'delete', number>;
   /** Row JSON texts (api names, created_at included); `before` null for an insert. */
   sample: { op: string; before: string | null; after: string }[];
-}
-
-export type ApplyResult =
-  | { kind: 'applied'; record: BatchRecord }
-  /** A batch with this id was processed before (status accepted or partial). */
-  | { kind: 'exists'; record: BatchRecord }
-  /** Another request (or instance) is processing this batch_id right now. */
-  | { kind: 'in_progress' };
-
-export type ConditionOp = 'eq' | 'like' | 'gte' | 'lte';
-
-export type Condition =
-  | {
-      field: Field;
-      op: ConditionOp;
-      /** For `like`: the raw text to find anywhere, case-insensitively (no wildcards of its own). */
-      value: Value;
-    }
-  /** Any of several values (an exact filter given a list). */
-  | { field: Field; op: 'in'; values: readonly Value[] }
-  /**
-   * Source precedence (`source_priority`) on the source field: of the rows sharing the rest of
-   * the unique key, the one whose source comes first in `values` (rows of other sources: none).
-   */
-  | { field: Field; op: 'first'; values: readonly Value[] };
-
-/** The values an equality or list condition on `field` allows; null: none restricts it. */
-export function allowedValues(where: readonly Condition[], field: Field): readonly Value[] | null {
-  for (const c of where) {
-    if (c.field !== field) continue;
-    if (c.op === 'eq') return [c.value];
-    if (c.op === 'in' || c.op === 'first') return c.values;
-  }
-  return null;
-}
-
-/**
- * Daily bars adjusted by a factor dataset and/or resampled into periods (catalog `daily`).
- * Filters apply to the daily bars; order, keyset and page to the answer's rows.
- */
-/** `adjust_anchor=end`: each code anchored at its last bar among the rows the filters select. */
-export const ANCHOR_END = 'end';
-
-export interface BarsPlan {
-  adjust: {
-    method: 'qfq' | 'hfq';
-    /** qfq: the factor as of this date (or of each code's last bar: ANCHOR_END) divides; null: each code's latest factor. */
-    anchor: string | null;
-    /** The factors' source; null: each code's only one. */
-    source: string | null;
-    /** The dataset declaring the factors. */
-    factors: Dataset;
-  } | null;
-  interval: '1w' | '1M' | '1Q' | '1Y' | null;
-  /**
-   * Every period computed from the daily rows, none read from the stored periods (periods.ts):
-   * the reference the stored ones are tested against.
-   */
-  computed?: boolean;
-}
-
-/** A query as data: whitelisted fields only, so every column name comes from the catalog. */
-export interface QueryPlan {
-  dataset: Dataset;
-  select: readonly Field[];
-  where: readonly Condition[];
-  orderBy: readonly { field: Field; dir: 'asc' | 'desc' }[];
-  limit: number;
-  offset: number;
-  /**
-   * Keyset pagination: values of `orderBy`'s fields (same order) of the last row already seen;
-   * only rows after it are selected. Not applied to the count.
-   */
-  after?: readonly Value[];
-  /** Adjusted or resampled daily bars (`adjust`, `interval`). */
-  bars?: BarsPlan;
-  /** Distinct rows of the selected fields (plan.orderBy must be on selected fields). */
-  distinct?: boolean;
-  /**
-   * Point in time (ISO UTC, ms): the rows as they were at this instant, read from the revision
-   * table (revision-schema.ts) with the same filters, order and paging.
-   */
-  asOf?: string;
-  /** The revision trail: every kept revision; `where`/`orderBy`/`select` may use REVISION_FIELDS. */
-  trail?: boolean;
 }
 
 export interface QueryResult {
@@ -219,31 +88,6 @@ export interface DatasetCoverage {
   last_date: string | null;
   last_batch_id: string | null;
   last_batch_at: string | null;
-}
-
-export type KeyScope = 'query' | 'ingest';
-/** What mds_keys holds: API keys, and the dashboard's admin tokens (access/admin-tokens.ts). */
-export type StoredKeyScope = KeyScope | 'admin';
-
-export interface ApiKeyRecord {
-  id: string;
-  name: string;
-  scope: StoredKeyScope;
-  /** Display prefix (the first characters of the key), never the secret. */
-  prefix: string;
-  /** SHA-256 hex of the whole key. */
-  hash: string;
-  rate_per_minute: number | null;
-  daily_quota: number | null;
-  created_at: string;
-  last_used_at: string | null;
-  revoked_at: string | null;
-}
-
-export interface KeyPatch {
-  name?: string;
-  rate_per_minute?: number | null;
-  daily_quota?: number | null;
 }
 
 export interface BatchListFilter {
@@ -366,13 +210,6 @@ export interface RevisionStore {
    * lost some gets a new version (its trail changed). Returns how many.
    */
   purgeRevisions(before: string): Promise<number>;
-}
-
-export interface UsageEntry {
-  keyId: string;
-  hour: string;
-  count: number;
-  lastUsed: string;
 }
 
 /** API keys (mds_keys) and their request counts per hour (mds_key_usage) (key-store.ts). */

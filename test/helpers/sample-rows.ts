@@ -1,5 +1,5 @@
 import type { Dataset, Field } from '../../src/catalog/catalog.js';
-import type { Value } from '../../src/storage/store.js';
+import type { Value } from '../../src/model/values.js';
 import type { Data } from './batches.js';
 
 /** Valid sample values for any catalog field, so suites can cover all 32 datasets generically. */

@@ -1,5 +1,5 @@
 import type { FieldType } from '../../catalog/types.js';
-import type { Row, Value } from '../store.js';
+import type { Row, Value } from '../../model/values.js';
 
 /**
  * Rows in PostgreSQL's binary COPY format: numbers travel as their 8 bytes (no formatting in

@@ -1,4 +1,4 @@
-import type { Row, Value } from '../store.js';
+import type { Row, Value } from '../../model/values.js';
 
 /**
  * Rows in PostgreSQL's COPY text format (tab-separated, `\N` for NULL, backslash escapes), in

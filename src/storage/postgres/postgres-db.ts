@@ -5,7 +5,7 @@ import pg from 'pg';
 import { from as copyFrom } from 'pg-copy-streams';
 import type { Dataset } from '../../catalog/catalog.js';
 import type { Db, DbRow, Tx } from '../db.js';
-import { ROW_JSON_COLUMN, rowJson } from '../row-json.js';
+import { ROW_JSON_COLUMN, rowJson } from '../../model/row-json.js';
 import { replacedSql } from '../revisions.js';
 import {
   POSTGRES,
@@ -19,13 +19,8 @@ import {
   type Sql,
 } from '../sql.js';
 import { runAsync, wait, type Step } from '../step.js';
-import {
-  QueryTimeoutError,
-  StoreSetupError,
-  StoreUnavailableError,
-  type Row,
-  type WriteBatch,
-} from '../store.js';
+import { QueryTimeoutError, StoreSetupError, StoreUnavailableError, type WriteBatch } from '../store.js';
+import type { Row } from '../../model/values.js';
 import { binaryCopyChunks, stagingType } from './copy-binary.js';
 import { breaksConnection, isBatchIdTaken, isRetryable, translate } from './pg-errors.js';
 import { currentQueryContext, QueryAbortedError, type QueryContext } from '../../request-context.js';

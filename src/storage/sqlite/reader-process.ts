@@ -1,7 +1,7 @@
 import { StoreUnavailableError } from '../store.js';
 import type { ReadReply, ReadRequest, ReaderInit } from './reader-pool.js';
 import { SqliteDb } from './sqlite-db.js';
-import { lowerThreadPriority } from '../../ingest/thread-priority.js';
+import { lowerThreadPriority } from '../../thread-priority.js';
 
 /**
  * Nice steps below the request thread: on a busy machine requests and /health get the CPU

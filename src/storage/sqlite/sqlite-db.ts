@@ -3,13 +3,15 @@ import path from 'node:path';
 import Database from 'better-sqlite3';
 import type { Dataset } from '../../catalog/catalog.js';
 import type { Db, DbRow, Tx } from '../db.js';
-import { ROW_JSON_COLUMN, rowJson } from '../row-json.js';
+import { ROW_JSON_COLUMN, rowJson } from '../../model/row-json.js';
 import { SQLITE, compile, q, upsertConflictClause, upsertWriteColumns, type Sql } from '../sql.js';
-import { REV_BATCH, REV_FROM, REV_OP, REV_TO, revisionTableName } from '../revision-schema.js';
+import { revisionTableName } from '../revision-schema.js';
+import { REV_BATCH, REV_FROM, REV_OP, REV_TO } from '../../model/revisions.js';
 import { datasetTable } from '../schema.js';
 import { revisionColumns } from '../revisions.js';
 import { now, runSync, type Step } from '../step.js';
-import { StoreUnavailableError, type Row, type Value, type WriteBatch } from '../store.js';
+import { StoreUnavailableError, type WriteBatch } from '../store.js';
+import type { Row, Value } from '../../model/values.js';
 
 /** Rows per step when filling the row JSON of an old table (migrate). */
 const FILL_CHUNK = 5000;

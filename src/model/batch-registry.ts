@@ -1,6 +1,6 @@
-import type { BatchStepSeconds } from '../storage/batch-steps.js';
+import type { BatchStepSeconds } from './batch-steps.js';
 import { AppError, PARTIAL_CODE } from '../errors.js';
-import type { ApplyResult, BatchRecord } from '../storage/store.js';
+import type { ApplyResult, BatchRecord } from './batch.js';
 
 /**
  * The batch_id registry's rules (decisions.md), in one place. The ingest service asks them

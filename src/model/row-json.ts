@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { Dataset, Field } from '../catalog/catalog.js';
-import type { Row, Value } from './store.js';
+import type { Row, Value } from './values.js';
 
 /**
  * Each data row also keeps its response JSON, written at ingest, so a page is read as one text

@@ -1,4 +1,9 @@
-/** Checks of single values shared by ingest validation and query parsing. */
+/** Values as stored and answered, and checks of single values shared by ingest validation and query parsing. */
+
+/** A stored value: strings for text, dates (YYYY-MM-DD) and timestamps (UTC, `Z`); numbers; null. */
+export type Value = string | number | null;
+/** A row keyed by ingest (column) names. */
+export type Row = Record<string, Value>;
 
 /** The longest string a record field may hold. */
 export const MAX_TEXT = 65_536;

@@ -38,18 +38,19 @@ export interface QualityCodeSummary {
 /** A code's row before staleness is judged: it depends on the other codes and on today. */
 export type CodeVerdict = Omit<QualityRow, 'stale'>;
 
+/** A verdict's first fields: the code, its span and its counts (sorted by, and stored). */
+const VERDICT_HEAD = ['code', 'first_date', 'last_date', 'bars', 'expected', 'missing'] as const;
+
 /** Fields the report sorts by. */
-export const QUALITY_SORTS = [
-  'code',
-  'first_date',
-  'last_date',
-  'bars',
-  'expected',
-  'missing',
-  'stale',
+export const QUALITY_SORTS = [...VERDICT_HEAD, 'stale', 'ohlc_violations', 'zero_volume_days'] as const;
+/** A code's verdict field by field, in the report's order: the stored summaries' columns (storage/quality-sql.ts). */
+export const VERDICT_FIELDS = [
+  ...VERDICT_HEAD,
+  'missing_dates',
   'ohlc_violations',
+  'ohlc_violation_dates',
   'zero_volume_days',
-] as const;
+] as const satisfies readonly (keyof CodeVerdict)[];
 export type QualitySort = (typeof QUALITY_SORTS)[number];
 
 /** At most this many dates are listed per code (the counts are complete). */

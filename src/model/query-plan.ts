@@ -1,0 +1,85 @@
+import type { Dataset, Field } from '../catalog/catalog.js';
+import type { Value } from './values.js';
+
+/**
+ * A query as data (parse → plan → execute): what the query stage plans and the storage stage
+ * compiles into SQL, with every column from the catalog.
+ */
+
+export type ConditionOp = 'eq' | 'like' | 'gte' | 'lte';
+
+export type Condition =
+  | {
+      field: Field;
+      op: ConditionOp;
+      /** For `like`: the raw text to find anywhere, case-insensitively (no wildcards of its own). */
+      value: Value;
+    }
+  /** Any of several values (an exact filter given a list). */
+  | { field: Field; op: 'in'; values: readonly Value[] }
+  /**
+   * Source precedence (`source_priority`) on the source field: of the rows sharing the rest of
+   * the unique key, the one whose source comes first in `values` (rows of other sources: none).
+   */
+  | { field: Field; op: 'first'; values: readonly Value[] };
+
+/** The values an equality or list condition on `field` allows; null: none restricts it. */
+export function allowedValues(where: readonly Condition[], field: Field): readonly Value[] | null {
+  for (const c of where) {
+    if (c.field !== field) continue;
+    if (c.op === 'eq') return [c.value];
+    if (c.op === 'in' || c.op === 'first') return c.values;
+  }
+  return null;
+}
+
+/** `adjust_anchor=end`: each code anchored at its last bar among the rows the filters select. */
+export const ANCHOR_END = 'end';
+
+/**
+ * Daily bars adjusted by a factor dataset and/or resampled into periods (catalog `daily`).
+ * Filters apply to the daily bars; order, keyset and page to the answer's rows.
+ */
+export interface BarsPlan {
+  adjust: {
+    method: 'qfq' | 'hfq';
+    /** qfq: the factor as of this date (or of each code's last bar: ANCHOR_END) divides; null: each code's latest factor. */
+    anchor: string | null;
+    /** The factors' source; null: each code's only one. */
+    source: string | null;
+    /** The dataset declaring the factors. */
+    factors: Dataset;
+  } | null;
+  interval: '1w' | '1M' | '1Q' | '1Y' | null;
+  /**
+   * Every period computed from the daily rows, none read from the stored periods (periods.ts):
+   * the reference the stored ones are tested against.
+   */
+  computed?: boolean;
+}
+
+/** A query as data: whitelisted fields only, so every column name comes from the catalog. */
+export interface QueryPlan {
+  dataset: Dataset;
+  select: readonly Field[];
+  where: readonly Condition[];
+  orderBy: readonly { field: Field; dir: 'asc' | 'desc' }[];
+  limit: number;
+  offset: number;
+  /**
+   * Keyset pagination: values of `orderBy`'s fields (same order) of the last row already seen;
+   * only rows after it are selected. Not applied to the count.
+   */
+  after?: readonly Value[];
+  /** Adjusted or resampled daily bars (`adjust`, `interval`). */
+  bars?: BarsPlan;
+  /** Distinct rows of the selected fields (plan.orderBy must be on selected fields). */
+  distinct?: boolean;
+  /**
+   * Point in time (ISO UTC, ms): the rows as they were at this instant, read from the revision
+   * table (revision-schema.ts) with the same filters, order and paging.
+   */
+  asOf?: string;
+  /** The revision trail: every kept revision; `where`/`orderBy`/`select` may use REVISION_FIELDS. */
+  trail?: boolean;
+}
