@@ -1,5 +1,6 @@
 import type { Dataset } from '../catalog/catalog.js';
 import { invalid } from '../errors.js';
+import { factorSource, type FactorLookup } from '../model/adjustment.js';
 import type { Store } from '../storage/store.js';
 import { allowedValues, type Condition, type QueryPlan } from '../model/query-plan.js';
 import type { Value } from '../model/values.js';
@@ -39,35 +40,44 @@ export interface BarKey {
 
 export const pairKey = (code: string, source: string | null): string => `${code}\u0000${source ?? ''}`;
 
-/**
- * The factor source of a bar (docs/bars-and-quality.md, "Factor sources"): `adjust_source` when
- * given; else the bar's own source when it has factors for the code; else the code's only
- * factor source; else none (several, none the bar's: refused before, checkAnswerSources).
- */
+/** The factor source of a bar: model/adjustment.ts's factorSource on this state (null: none). */
 export function chooseSource(
   state: FactorState,
   given: string | null,
   code: string,
   bar: string | null,
 ): string | null {
-  if (given !== null) return given;
-  if (bar !== null && state.codes.get(bar)?.has(code) === true) return bar;
-  const all = state.byCode.get(code);
-  return all?.length === 1 ? (all[0] as string) : null;
+  return factorSource<string | null, boolean>({
+    given,
+    own: bar,
+    ownHasFactors: (own) => own !== null && state.codes.get(own)?.has(code) === true,
+    only: () => {
+      const all = state.byCode.get(code);
+      return all?.length === 1 ? (all[0] as string) : null;
+    },
+    when: (test, then, otherwise) => (test ? then : otherwise),
+  });
 }
 
-/** The factor in force on `date`: the latest on or before it, else the first (as the SQL's as-of join). */
-export function factorAt(s: FactorSeries, date: string): number {
+/** A code's factors for model/adjustment.ts's lookups; the as-of search is a binary search. */
+export function seriesLookup(s: FactorSeries): FactorLookup<number | null, string> {
   const d = s.dates;
-  let lo = 0;
-  let hi = d.length;
-  // The number of factor dates ≤ date.
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1;
-    if ((d[mid] as string) <= date) lo = mid + 1;
-    else hi = mid;
-  }
-  return s.values[lo === 0 ? 0 : lo - 1] as number;
+  return {
+    onOrBefore: (date) => {
+      let lo = 0;
+      let hi = d.length;
+      // The number of factor dates ≤ date.
+      while (lo < hi) {
+        const mid = (lo + hi) >>> 1;
+        if ((d[mid] as string) <= date) lo = mid + 1;
+        else hi = mid;
+      }
+      return lo === 0 ? null : (s.values[lo - 1] as number);
+    },
+    first: () => s.values[0] ?? null,
+    last: () => s.values[s.values.length - 1] ?? null,
+    coalesce: (a, b) => a ?? b,
+  };
 }
 
 /** Entries per cache; a full one is cleared. */

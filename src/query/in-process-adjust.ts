@@ -1,19 +1,38 @@
 import type { Field } from '../catalog/catalog.js';
-import { adjustedFields, pagesBeforeAdjusting } from '../model/adjustment.js';
 import { rowJsonFields, type RowJsonFields } from '../model/row-json.js';
 import type { Store } from '../storage/store.js';
 import type { QueryPlan } from '../model/query-plan.js';
 import type { Value } from '../model/values.js';
 import { anchorDate, lastBars } from './adjust-anchors.js';
 import {
+  adjustedChange,
+  adjustedPrice,
+  adjustedFields,
+  anchorFactor,
+  factorOn,
+  pagesBeforeAdjusting,
+  recomputedChange,
+  type Arithmetic,
+  type FactorLookup,
+} from '../model/adjustment.js';
+import {
   chooseSource,
-  factorAt,
   pairKey,
-  type FactorSeries,
+  seriesLookup,
   type FactorSources,
   type FactorState,
 } from './factor-sources.js';
 import type { FetchedRows } from './query-page.js';
+
+/** model/adjustment.ts's arithmetic on numbers: a null operand gives null, as in SQL. */
+const NUMBERS: Arithmetic<number | null> = {
+  times: (a, b) => (a === null || b === null ? null : a * b),
+  over: (a, b) => (a === null || b === null ? null : a / b),
+  minus: (a, b) => (a === null || b === null ? null : a - b),
+  ifNull: (test, then, otherwise) => (test === null ? then : otherwise),
+};
+
+const num = (v: Value | undefined): number | null => (typeof v === 'number' ? v : null);
 
 /** Where adjustRows finds its inputs in a row given as an array of values (indexes). */
 interface AdjustLayout {
@@ -51,8 +70,9 @@ export class InProcessAdjust {
    * Whether a page is adjusted here rather than by its SQL (bars-sql.ts): an adjusted page that
    * resamples nothing, sorts by no adjusted value (its page is then a page of the stored rows)
    * and reads the current rows (under as_of the factors known at that instant would be needed).
-   * The same IEEE double operations in the same order as the SQL (price × f(d) ÷ f(anchor)), so
-   * the same values: test/bars-adjust.test.ts compares both ways on both backends. The SQL
+   * Both run the rules of model/adjustment.ts, the same IEEE double operations in the same order
+   * (price × f(d) ÷ f(anchor)), so the same values: test/bars-adjust.test.ts compares both ways
+   * on both backends. The SQL
    * version's cost was the statement (the stored rows wrapped in two levels and an as-of
    * subquery per row): docs/performance.md.
    */
@@ -176,7 +196,7 @@ export class InProcessAdjust {
       if (i < 0) throw new Error(`adjusting reads ${f.apiName}`);
       return i;
     };
-    const bar = daily.bar;
+    const recomputed = recomputedChange(plan);
     const own = plan.dataset.sourceField;
     return {
       code: at(daily.code),
@@ -184,22 +204,17 @@ export class InProcessAdjust {
       date: at(daily.date),
       prices: daily.adjust.prices.filter((f) => plan.select.some((s) => s.apiName === f.apiName)).map(at),
       change:
-        bar?.change &&
-        plan.select.includes(bar.change) &&
-        bar.preClose &&
-        daily.adjust.prices.includes(bar.close) &&
-        daily.adjust.prices.includes(bar.preClose)
-          ? { change: at(bar.change), close: at(bar.close), pre: at(bar.preClose) }
+        recomputed && plan.select.includes(recomputed.change)
+          ? { change: at(recomputed.change), close: at(recomputed.close), pre: at(recomputed.pre) }
           : null,
     };
   }
 
   /**
-   * The adjusted values of stored rows, in place, as bars-sql.ts's adjustedColumns computes
-   * them: each price × f(d) [÷ f(anchor) for qfq], where f(d) is the code's latest factor on or
-   * before the bar's date (else its first); the change as adjusted close − adjusted pre-close
-   * (the stored change adjusted when there is no pre-close). A code without factors, or a null
-   * value, stays as stored.
+   * The adjusted values of stored rows, in place: model/adjustment.ts's rules (the factor source,
+   * the factor in force on each bar's date and on the anchor, adjustedPrice, adjustedChange)
+   * evaluated on numbers, as bars-sql.ts evaluates them in SQL. A code without factors, or a
+   * null value, stays as stored.
    */
   private async adjustRows(
     plan: QueryPlan,
@@ -210,8 +225,7 @@ export class InProcessAdjust {
     const adjust = plan.bars?.adjust;
     if (!adjust) throw new Error('adjustRows without adjust');
     const { prices, change } = layout;
-    const hfq = adjust.method === 'hfq';
-    const num = (v: Value | undefined): number | null => (typeof v === 'number' ? v : null);
+    const method = adjust.method;
     const barSource = (row: Value[]): string | null =>
       layout.source < 0 ? null : String(row[layout.source]);
     const ends = await lastBars(
@@ -220,12 +234,8 @@ export class InProcessAdjust {
       rows.map((r) => ({ code: String(r[layout.code]), source: barSource(r) })),
     );
     let lastKey: string | null = null;
-    let series: FactorSeries | null = null;
-    let anchor = 1;
-    let f = 1;
-    // The SQL's `price * f / a` (qfq) or `price * f` (hfq), evaluated left to right; one
-    // closure per call, not per row.
-    const times = hfq ? (v: number): number => v * f : (v: number): number => (v * f) / anchor;
+    let lookup: FactorLookup<number | null, string> | null = null;
+    let a: number | null = null;
     const adjusted: boolean[] = [];
     for (const row of rows) {
       const code = String(row[layout.code]);
@@ -234,30 +244,22 @@ export class InProcessAdjust {
       if (key !== lastKey) {
         lastKey = key;
         const source = chooseSource(state, adjust.source, code, bar);
-        series = source === null ? null : await this.factors.seriesOf(adjust, code, source, state.version);
-        if (series && !hfq) anchor = factorAt(series, anchorDate(series, adjust, ends, key) ?? '');
+        const series =
+          source === null ? null : await this.factors.seriesOf(adjust, code, source, state.version);
+        lookup = series ? seriesLookup(series) : null;
+        // A missing last bar (`end`) is no date: the first factor, as the SQL's COALESCE gives.
+        const date = series && adjust.anchor !== null ? (anchorDate(series, adjust, ends, key) ?? '') : null;
+        a = lookup && method === 'qfq' ? anchorFactor(lookup, date) : null;
       }
-      adjusted.push(series !== null);
-      if (!series) continue;
-      f = factorAt(series, String(row[layout.date]));
+      adjusted.push(lookup !== null);
+      if (!lookup) continue;
+      const f = factorOn(lookup, String(row[layout.date]));
       // The change is read before the prices are overwritten.
       if (change) {
-        const stored = num(row[change.change]);
-        const close = num(row[change.close]);
-        const pre = num(row[change.pre]);
-        row[change.change] =
-          row[change.pre] === null
-            ? stored === null
-              ? null
-              : times(stored)
-            : close === null || pre === null
-              ? null
-              : times(close) - times(pre);
+        const [c, close, pre] = [num(row[change.change]), num(row[change.close]), num(row[change.pre])];
+        row[change.change] = adjustedChange(NUMBERS, method, c, close, pre, f, a);
       }
-      for (const p of prices) {
-        const v = num(row[p]);
-        row[p] = v === null ? (row[p] ?? null) : times(v);
-      }
+      for (const p of prices) row[p] = adjustedPrice(NUMBERS, method, num(row[p]), f, a);
     }
     return adjusted;
   }

@@ -29,7 +29,17 @@ import {
 import { dayAfter, dayBefore, isCalendarDate } from '../model/days.js';
 import { ANCHOR_END, allowedValues, type BarsPlan, type QueryPlan } from '../model/query-plan.js';
 import type { Value } from '../model/values.js';
-import { pagesBeforeAdjusting } from '../model/adjustment.js';
+import {
+  adjustedChange,
+  adjustedPrice,
+  anchorFactor,
+  factorOn,
+  factorSource,
+  pagesBeforeAdjusting,
+  recomputedChange,
+  type Arithmetic,
+  type FactorLookup,
+} from '../model/adjustment.js';
 
 /**
  * Adjusted and resampled daily bars (`adjust`, `interval`) as one SELECT over a derived table
@@ -58,26 +68,47 @@ export function periodKey(
   }
 }
 
+/** SQL text for adjustment.ts's arithmetic: each operation parenthesised, so it nests as written. */
+const SQL_ARITHMETIC: Arithmetic<string> = {
+  times: (a, b) => `(${a} * ${b})`,
+  over: (a, b) => `(${a} / ${b})`,
+  minus: (a, b) => `(${a} - ${b})`,
+  ifNull: (test, then, otherwise) => `CASE WHEN ${test} IS NULL THEN ${then} ELSE ${otherwise} END`,
+};
+
+/** The factor table of an adjusted plan, as known at its `as_of` (docs/point-in-time.md), aliased `alias`. */
+function factorRows(plan: QueryPlan, alias: string): { table: Sql; known: Sql } {
+  const adjust = plan.bars?.adjust;
+  if (!adjust) throw new Error('factorRows without adjust');
+  return {
+    table: planSource({ ...plan, dataset: adjust.factors }),
+    known:
+      plan.asOf !== undefined ? sql` AND ${validAt(`"${alias}".`, adjust.factors.name, plan.asOf)}` : raw(''),
+  };
+}
+
 /**
- * The factor source of bar `"t"` of code `of` (docs/bars-and-quality.md, "Factor sources"):
- * `adjust_source` when given; else the bar's own source when it has factors for the code; else
- * the code's only factor source; else none (NULL: the bar stays as stored; the service refuses
- * such an answer before it is read, naming the sources).
+ * The factor source of bar `"t"` of code `of` (adjustment.ts factorSource): the constant given,
+ * the bar's source when the factors have it for the code, the code's only factor source, NULL.
  */
 function factorSourceOf(plan: QueryPlan, of: Sql): Sql {
   const adjust = plan.bars?.adjust;
   const src = adjust?.factors.sourceField;
   if (!adjust || !src) throw new Error('factorSourceOf without factor sources');
-  if (adjust.source !== null) return sql`${adjust.source}`;
-  const factorTable = planSource({ ...plan, dataset: adjust.factors });
-  const known =
-    plan.asOf !== undefined ? sql` AND ${validAt('"y".', adjust.factors.name, plan.asOf)}` : raw('');
+  const { table, known } = factorRows(plan, 'y');
   const ofCode = sql`"y".${ident(adjust.factors.factors?.code.name ?? '')} = ${of}${known}`;
-  const only = sql`(SELECT CASE WHEN count(DISTINCT "y".${ident(src.name)}) = 1 THEN min("y".${ident(src.name)}) END FROM ${factorTable} AS "y" WHERE ${ofCode})`;
+  const ySource = sql`"y".${ident(src.name)}`;
   const own = plan.dataset.sourceField;
-  if (!own) return only;
-  const barSource = sql`"t".${ident(own.name)}`;
-  return sql`CASE WHEN EXISTS (SELECT 1 FROM ${factorTable} AS "y" WHERE ${ofCode} AND "y".${ident(src.name)} = ${barSource}) THEN ${barSource} ELSE ${only} END`;
+  const barSource = own ? sql`"t".${ident(own.name)}` : null;
+  return factorSource<Sql, Sql>({
+    given: adjust.source === null ? null : sql`${adjust.source}`,
+    own: barSource,
+    ownHasFactors: (own) =>
+      sql`EXISTS (SELECT 1 FROM ${table} AS "y" WHERE ${ofCode} AND ${ySource} = ${own})`,
+    only: () =>
+      sql`(SELECT CASE WHEN count(DISTINCT ${ySource}) = 1 THEN min(${ySource}) END FROM ${table} AS "y" WHERE ${ofCode})`,
+    when: (test, then, otherwise) => sql`CASE WHEN ${test} THEN ${then} ELSE ${otherwise} END`,
+  });
 }
 
 /**
@@ -97,54 +128,51 @@ function lastBarDate(plan: QueryPlan, dialect: Dialect): Sql {
 }
 
 /**
- * The factor of each bar (as-of join: the latest factor on or before a date, else the first).
- * `code`: the bar's code, or the one code the plan filters on (the lookup is then the same for
- * every row: evaluated once per statement, not once per row).
+ * A code's factors as subqueries (adjustment.ts FactorLookup). `code`: the bar's code, or the
+ * one code the plan filters on (each lookup is then the same for every row: evaluated once per
+ * statement, not once per row).
  */
-function factorLookup(plan: QueryPlan, date: Sql | null, code: Sql | null = null): Sql {
+function factorLookup(plan: QueryPlan, code: Sql | null): FactorLookup<Sql, Sql> {
   const adjust = plan.bars?.adjust;
   const daily = plan.dataset.daily;
   if (!adjust || !daily) throw new Error('factorLookup without adjust');
   const fs = adjust.factors.factors;
   if (!fs) throw new Error(`${adjust.factors.name} declares no factors`);
   const src = adjust.factors.sourceField;
-  // Under as_of, the factors as they were known at that instant too (docs/point-in-time.md).
-  const factorTable = planSource({ ...plan, dataset: adjust.factors });
-  const known =
-    plan.asOf !== undefined ? sql` AND ${validAt('"x".', adjust.factors.name, plan.asOf)}` : raw('');
+  const { table, known } = factorRows(plan, 'x');
   const of = code ?? sql`"t".${ident(daily.code.name)}`;
   const source = src ? sql` AND "x".${ident(src.name)} = ${factorSourceOf(plan, of)}` : raw('');
+  const date = ident(fs.date.name);
   const one = (cond: Sql, dir: 'ASC' | 'DESC'): Sql =>
-    sql`(SELECT "x".${ident(fs.value.name)} FROM ${factorTable} AS "x" WHERE "x".${ident(
+    sql`(SELECT "x".${ident(fs.value.name)} FROM ${table} AS "x" WHERE "x".${ident(
       fs.code.name,
-    )} = ${of}${source}${known}${cond} ORDER BY "x".${ident(fs.date.name)} ${raw(dir)} LIMIT 1)`;
-  if (date === null) return one(raw(''), 'DESC');
-  const asOf = one(sql` AND "x".${ident(fs.date.name)} <= ${date}`, 'DESC');
-  return sql`COALESCE(${asOf}, ${one(raw(''), 'ASC')})`;
+    )} = ${of}${source}${known}${cond} ORDER BY "x".${date} ${raw(dir)} LIMIT 1)`;
+  return {
+    onOrBefore: (d) => one(sql` AND "x".${date} <= ${d}`, 'DESC'),
+    first: () => one(raw(''), 'ASC'),
+    last: () => one(raw(''), 'DESC'),
+    coalesce: (a, b) => sql`COALESCE(${a}, ${b})`,
+  };
 }
 
 /**
  * Each row field of the adjusted rows, over a subquery holding the stored columns plus `_f`
- * (the bar's factor) and `_a` (the anchor's, qfq): price × f(d) / f(anchor), or price × f(d)
- * for hfq; the change recomputed as adjusted close − adjusted pre-close. A row without a
- * factor keeps its stored values.
+ * (the bar's factor) and `_a` (the anchor's, qfq): adjustment.ts's adjustedPrice and
+ * adjustedChange as SQL. A row without a factor keeps its stored values.
  */
 function adjustedColumns(plan: QueryPlan): string[] {
   const daily = plan.dataset.daily;
   const adjust = plan.bars?.adjust;
   if (!daily?.adjust || !adjust) throw new Error('adjustedColumns without adjust');
   const prices = new Set(daily.adjust.prices);
-  const times = (col: string): string =>
-    adjust.method === 'hfq' ? `${q(col)} * "_f"` : `${q(col)} * "_f" / "_a"`;
-  const bar = daily.bar;
+  const change = recomputedChange(plan);
+  const m = SQL_ARITHMETIC;
   return plan.dataset.rowFields.map((f) => {
     const col = q(f.name);
-    if (prices.has(f)) return `CASE WHEN "_f" IS NULL THEN ${col} ELSE ${times(f.name)} END AS ${col}`;
-    if (bar?.change === f && bar.preClose && prices.has(bar.close) && prices.has(bar.preClose)) {
-      return (
-        `CASE WHEN "_f" IS NULL THEN ${col} WHEN ${q(bar.preClose.name)} IS NULL THEN ${times(f.name)}` +
-        ` ELSE ${times(bar.close.name)} - ${times(bar.preClose.name)} END AS ${col}`
-      );
+    if (prices.has(f)) return `${adjustedPrice(m, adjust.method, col, '"_f"', '"_a"')} AS ${col}`;
+    if (change?.change === f) {
+      const [close, pre] = [q(change.close.name), q(change.pre.name)];
+      return `${adjustedChange(m, adjust.method, col, close, pre, '"_f"', '"_a"')} AS ${col}`;
     }
     return col;
   });
@@ -398,13 +426,16 @@ function barsSelectParts(plan: QueryPlan, dialect: Dialect, paged: boolean): Sel
   const daily = plan.dataset.daily;
   if (bars.adjust && daily) {
     const tcols = raw(plan.dataset.rowFields.map((f) => `"t".${q(f.name)}`).join(', '));
-    const f = factorLookup(plan, raw(`"t".${q(daily.date.name)}`));
+    const f = factorOn(factorLookup(plan, null), raw(`"t".${q(daily.date.name)}`));
     const anchor = bars.adjust.anchor;
     const codes = allowedValues(plan.where, daily.code);
     const code = codes?.length === 1 && codes[0] != null ? sql`${codes[0]}` : null;
     const anchorDate =
       anchor === null ? null : anchor === ANCHOR_END ? lastBarDate(plan, dialect) : sql`${anchor}`;
-    const a = bars.adjust.method === 'qfq' ? sql`, ${factorLookup(plan, anchorDate, code)} AS "_a"` : raw('');
+    const a =
+      bars.adjust.method === 'qfq'
+        ? sql`, ${anchorFactor(factorLookup(plan, code), anchorDate)} AS "_a"`
+        : raw('');
     const withFactors = sql`SELECT ${tcols}, ${f} AS "_f"${a} FROM (${source}) AS "t"${raw(dialect.subqueryFence)}`;
     source = sql`SELECT ${raw(adjustedColumns(plan).join(', '))} FROM (${withFactors}) AS "m"`;
   }
