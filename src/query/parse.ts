@@ -124,6 +124,15 @@ export function queryDate(raw: string): string | null {
   return isDate(date) ? date : null;
 }
 
+/** Parameter `name`'s date (queryDate), null when not given; 400 / 4001 naming it when not a real date. */
+export function dateParameter(name: string, v: string | undefined): string | null {
+  if (v === undefined) return null;
+  const date = queryDate(v);
+  if (date === null)
+    throw invalid(`${name} must be a real date YYYY-MM-DD or YYYYMMDD (got "${v}")`, { parameter: name });
+  return date;
+}
+
 /**
  * Whether an exact filter splits its value at commas: where no value can hold one (codes,
  * numbers, dates, timestamps, flags, enumerations). Any exact filter may be repeated.
@@ -256,14 +265,7 @@ export function parseQuery(d: Dataset, raw: Record<string, unknown>): ParsedQuer
     if (v !== undefined) like.push({ field: f, value: v });
   }
 
-  const date = (name: string): string | null => {
-    const v = get(name);
-    if (v === undefined) return null;
-    const date = queryDate(v);
-    if (date === null)
-      throw invalid(`${name} must be a real date YYYY-MM-DD or YYYYMMDD (got "${v}")`, { parameter: name });
-    return date;
-  };
+  const date = (name: string): string | null => dateParameter(name, get(name));
   const dateFrom = date('date_from');
   const dateTo = date('date_to');
 

@@ -2,7 +2,7 @@ import type { Catalog, Dataset } from '../catalog/catalog.js';
 import { AppError, invalid } from '../errors.js';
 import { isCleanText } from '../model/values.js';
 import type { QualityPageRequest, QualityQuery, Store } from '../storage/store.js';
-import { DEFAULT_LIMIT, MAX_LIMIT, queryDate } from './parse.js';
+import { DEFAULT_LIMIT, MAX_LIMIT, dateParameter } from './parse.js';
 import { normalizeCode } from './codes.js';
 import { dayAfter, dayBefore } from '../model/days.js';
 import {
@@ -229,14 +229,7 @@ function parse(d: Dataset, calendar: Dataset, raw: Record<string, unknown>): Par
       });
     get(name);
   }
-  const date = (name: string): string | null => {
-    const v = get(name);
-    if (v === undefined) return null;
-    const date = queryDate(v);
-    if (date === null)
-      throw invalid(`${name} must be a real date YYYY-MM-DD or YYYYMMDD (got "${v}")`, { parameter: name });
-    return date;
-  };
+  const date = (name: string): string | null => dateParameter(name, get(name));
   const int = (name: string, min: number, dflt: number): number => {
     const v = get(name);
     if (v === undefined) return dflt;
