@@ -9,7 +9,8 @@ import { loadReference } from './phases/bars.js';
 import { cpuSeconds, type Server } from './proc.js';
 
 /**
- * The bars phase's random pages (raw, `adjust=qfq`, `interval=1M` and `1w` over one-year windows) against
+ * The bars phase's random pages (raw, `adjust=qfq`, `interval=1M` and `1w` over one-year windows; with
+ * BENCH_AB_KINDS also `hfq`, and `qfq-sql`, qfq pages sorted by close, adjusted in SQL) against
  * several builds of the service, in alternating rounds on one copy of the query data: on a
  * shared machine only builds measured side by side can be compared.
  *
@@ -41,12 +42,18 @@ const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'mds-bench-bars-ab-'));
 const copy = path.join(dir, 'service.db');
 fs.copyFileSync(file, copy);
 const raw = randomPaths(400_000, 17);
-const kinds: Record<string, string[]> = {
+const all: Record<string, string[]> = {
   raw,
   qfq: raw.map((p) => `${p}&adjust=qfq`),
+  hfq: raw.map((p) => `${p}&adjust=hfq`),
+  // Sorted by an adjusted price: adjusted in SQL (bars-sql.ts), not in the process.
+  'qfq-sql': raw.map((p) => `${p}&adjust=qfq&sort=close`),
   '1M': raw.map((p) => `${p.replace(/&offset=\d+/, '')}&interval=1M`),
   '1w': raw.map((p) => `${p.replace(/&offset=\d+/, '')}&interval=1w`),
 };
+// BENCH_AB_KINDS=raw,qfq,qfq-sql: only these (raw is always measured: the ratios' reference).
+const picked = process.env.BENCH_AB_KINDS?.split(',') ?? ['raw', 'qfq', '1M', '1w'];
+const kinds = Object.fromEntries(Object.entries(all).filter(([k]) => k === 'raw' || picked.includes(k)));
 const servers: Server[] = [];
 try {
   for (const v of variants) servers.push(await startService(copy, undefined, {}, v.main));
