@@ -1,6 +1,6 @@
 // Issue 7: the dashboard end to end, in real headless Chromium (Debian's /usr/bin/chromium driven
 // by playwright-core) against the app on a real port: sign in, create and use a key, watch its
-// usage, revoke it, see pushed batches and their errors, and the coverage of all 35 datasets.
+// usage, revoke it, see pushed batches and their errors, and the coverage of every catalog dataset.
 // Saves docs/dashboard-{keys,usage,ingest,coverage}.png for the README (MDS_UPDATE_SCREENSHOTS=1).
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
@@ -11,7 +11,10 @@ import { fileURLToPath } from 'node:url';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { ADMIN_TOKEN, INGEST_KEY, QUERY_KEY, startApp, type Harness } from './helpers/harness.js';
 import { batch, batchOfRecords, days, etfBar, record, uniqueId } from './helpers/batches.js';
+import { CATALOG } from '../src/catalog/catalog.js';
 
+/** The coverage table lists every catalog dataset. */
+const DATASETS = CATALOG.datasets.length;
 const CHROMIUM = process.env.MDS_CHROMIUM ?? '/usr/bin/chromium';
 const ARGS = [
   '--no-sandbox',
@@ -144,8 +147,8 @@ describe(
       await tab('coverage');
       await page.waitForSelector('#coverage-table');
       assert.match((await page.textContent('#view .empty')) ?? '', /holds no data yet/);
-      assert.equal(await page.locator('#coverage-table tbody tr').count(), 35);
-      assert.equal(await page.textContent('#cov-with-data'), '0 / 35');
+      assert.equal(await page.locator('#coverage-table tbody tr').count(), DATASETS);
+      assert.equal(await page.textContent('#cov-with-data'), `0 / ${DATASETS}`);
     });
 
     it('creates a key and shows its secret once, with a copy button', async () => {
@@ -362,11 +365,11 @@ describe(
       await shot('ingest');
     });
 
-    it('shows the coverage of all 35 datasets', async () => {
+    it('shows the coverage of every catalog dataset', async () => {
       await tab('coverage');
       await page.waitForSelector('#coverage-table');
-      assert.equal(await page.locator('#coverage-table tbody tr').count(), 35);
-      assert.equal(await page.textContent('#cov-with-data'), '3 / 35');
+      assert.equal(await page.locator('#coverage-table tbody tr').count(), DATASETS);
+      assert.equal(await page.textContent('#cov-with-data'), `3 / ${DATASETS}`);
       const cells = async (ds: string) =>
         page.$$eval(`#coverage-table tr[data-dataset="${ds}"] td`, (tds) =>
           tds.map((td) => td.textContent ?? ''),

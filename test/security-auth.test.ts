@@ -150,19 +150,33 @@ for (const backend of await backends()) {
       assert.equal(seen.size, 1, [...seen].join('\n'));
     });
 
-    it('timing class: every bad key costs at most one indexed lookup (reported, not asserted)', async (t) => {
-      const median = async (key: string): Promise<number> => {
-        const times: number[] = [];
-        for (let i = 0; i < 30; i++) {
-          const start = process.hrtime.bigint();
-          await get(h.app, '/api/v1/etf/kline?limit=1', key);
-          times.push(Number(process.hrtime.bigint() - start) / 1e6);
-        }
-        times.sort((a, b) => a - b);
-        return times[15] as number;
+    it('timing class: every bad key costs at most one key lookup, a malformed one none (medians reported)', async (t) => {
+      // The timing class is held by counting what a bad key costs (the store's one lookup by
+      // hash, an indexed primary key): wall time on a shared machine is noise, so it is only reported.
+      const keys = h.store.keys;
+      const findKeyByHash = keys.findKeyByHash.bind(keys);
+      let lookups = 0;
+      keys.findKeyByHash = (hash) => {
+        lookups++;
+        return findKeyByHash(hash);
       };
-      for (const [kind, key] of Object.entries(bad())) {
-        t.diagnostic(`${kind}: median ${(await median(key)).toFixed(2)} ms`);
+      try {
+        for (const [kind, key] of Object.entries(bad())) {
+          const times: number[] = [];
+          for (let i = 0; i < 30; i++) {
+            lookups = 0;
+            const start = process.hrtime.bigint();
+            const res = await get(h.app, '/api/v1/etf/kline?limit=1', key);
+            times.push(Number(process.hrtime.bigint() - start) / 1e6);
+            assert.equal(res.statusCode, 401, `${kind}: ${res.body}`);
+            assert.ok(lookups <= 1, `${kind}: ${lookups} key lookups for one request`);
+            if (kind.startsWith('malformed')) assert.equal(lookups, 0, `${kind} reached the key store`);
+          }
+          times.sort((a, b) => a - b);
+          t.diagnostic(`${kind}: median ${(times[15] as number).toFixed(2)} ms`);
+        }
+      } finally {
+        keys.findKeyByHash = findKeyByHash;
       }
     });
 

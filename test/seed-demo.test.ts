@@ -7,8 +7,9 @@ import { IngestService } from '../src/ingest/ingest-service.js';
 import { generateDemo } from '../src/demo/generators.js';
 import { seedDemo, type Sender } from '../src/demo/seed.js';
 import { backends, freshDatabaseUrl, get, json, startApp, type Harness } from './helpers/harness.js';
+import { CLI_MAIN } from './helpers/built.js';
 
-/** `mds seed --demo` fills every one of the 35 endpoints; a second run changes nothing. */
+/** `mds seed --demo` fills every catalog endpoint; a second run changes nothing. */
 
 const run = promisify(execFile);
 const DEMO = { end: '2025-06-30', days: 60, seed: 7 };
@@ -47,9 +48,7 @@ for (const backend of await backends()) {
       const { stdout } = await run(
         process.execPath,
         [
-          '--import',
-          'tsx',
-          'src/cli/main.ts',
+          CLI_MAIN,
           'seed',
           '--demo',
           '--database-url',
@@ -63,7 +62,7 @@ for (const backend of await backends()) {
         ],
         { cwd: process.cwd(), env: { ...process.env, LOG_LEVEL: 'silent' } },
       );
-      assert.match(stdout, /seeded \d+ demo rows into 35 datasets/);
+      assert.match(stdout, new RegExp(`seeded \\d+ demo rows into ${CATALOG.datasets.length} datasets`));
       assert.doesNotMatch(stdout, /rejected!/);
       h = await startApp(backend, {}, { databaseUrl: url });
     });
@@ -72,8 +71,7 @@ for (const backend of await backends()) {
       await drop?.();
     });
 
-    test('every one of the 35 endpoints returns rows', async () => {
-      assert.equal(CATALOG.datasets.length, 35);
+    test('every catalog endpoint returns rows', async () => {
       for (const d of CATALOG.datasets) {
         const res = await get(h.app, `${d.endpoint}?limit=5`);
         assert.equal(res.statusCode, 200, `${d.endpoint}: ${res.body}`);
