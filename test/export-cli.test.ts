@@ -10,6 +10,7 @@ import type { Manifest } from '../src/client/exporter.js';
 import { periods } from '../src/client/exporter.js';
 import { QUERY_KEY } from './helpers/harness.js';
 import { startServer, type ServerProcess } from './helpers/server-process.js';
+import { CLI_MAIN } from './helpers/built.js';
 
 /** Issue 18: `mds export` against a running service over HTTP: files, manifest, resume. */
 
@@ -18,7 +19,7 @@ const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'mds-export-'));
 
 async function mds(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   try {
-    const r = await run(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...args], {
+    const r = await run(process.execPath, [CLI_MAIN, ...args], {
       env: { ...process.env, LOG_LEVEL: 'silent' },
     });
     return { code: 0, ...r };

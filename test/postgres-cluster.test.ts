@@ -8,6 +8,7 @@ import { INGEST_KEY, QUERY_KEY, type Json } from './helpers/harness.js';
 import { createTestDatabase, postgresAvailable } from './helpers/postgres.js';
 import { request, sleep } from './helpers/server-process.js';
 import { pushBatch } from './helpers/server-calls.js';
+import { SERVER_MAIN } from './helpers/built.js';
 
 /**
  * Cluster mode (MDS_WORKERS): one port, several worker processes on one PostgreSQL. The same
@@ -32,7 +33,7 @@ async function until(what: string, check: () => Promise<boolean> | boolean, ms =
 describe('cluster mode on PostgreSQL', { skip: !pgUp && 'PostgreSQL unreachable' }, () => {
   test('two workers share the port, apply a batch once, replace a dead worker, stop on SIGTERM', async () => {
     const db = await createTestDatabase();
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+    const child = spawn(process.execPath, [SERVER_MAIN], {
       cwd: ROOT,
       env: {
         PATH: process.env.PATH ?? '',

@@ -28,6 +28,7 @@ import {
   type ServerProcess,
 } from './helpers/server-process.js';
 import { pushBatch } from './helpers/server-calls.js';
+import { SERVER_MAIN } from './helpers/built.js';
 
 const ready = privatePostgresAvailable() && privateRedisAvailable() && pgBouncerAvailable();
 if (!ready) console.warn('# initdb, redis-server or pgbouncer missing: the replica suite is SKIPPED');
@@ -231,7 +232,7 @@ describe('PostgreSQL read replicas through PgBouncer', { skip: !ready, timeout: 
 
 /** Starts the service against `url` and returns its exit code and output (it should not start). */
 async function refusedStart(env: Record<string, string>): Promise<{ code: number | null; out: string }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+  const child = spawn(process.execPath, [SERVER_MAIN], {
     env: { PATH: process.env.PATH ?? '', PORT: '0', HOST: '127.0.0.1', MDS_WORKERS: '1', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

@@ -29,6 +29,7 @@ import {
 } from './helpers/postgres.js';
 import { request, sleep } from './helpers/server-process.js';
 import { pushBatch } from './helpers/server-calls.js';
+import { SERVER_MAIN } from './helpers/built.js';
 
 /**
  * PostgreSQL going away and coming back: unreachable at start-up, every connection cut under
@@ -69,7 +70,7 @@ describe('PostgreSQL resilience', { skip: !pgUp && 'PostgreSQL unreachable' }, (
   test('unreachable at start-up: /health 503 while main.ts retries; down mid-run: 503, then recovery', async () => {
     const db = await createTestDatabase();
     const proxy = await pgProxy();
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+    const child = spawn(process.execPath, [SERVER_MAIN], {
       cwd: ROOT,
       env: {
         PATH: process.env.PATH ?? '',

@@ -7,6 +7,7 @@ import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { parse } from 'csv-parse/sync';
 import { INGEST_KEY, QUERY_KEY, backends, startApp, type Harness } from './helpers/harness.js';
+import { CLI_MAIN } from './helpers/built.js';
 
 /** `mds push` as a user runs it: a real process against a real listening server. */
 
@@ -20,7 +21,7 @@ function mds(args: string[], env: Record<string, string> = {}): Promise<Run> {
   return new Promise((resolve) => {
     execFile(
       process.execPath,
-      ['--import', 'tsx', 'src/cli/main.ts', ...args],
+      [CLI_MAIN, ...args],
       { cwd: process.cwd(), env: { ...process.env, MDS_PUSH_KEY: '', UP_API_KEY: '', ...env } },
       (err, stdout, stderr) => {
         const code = err ? (typeof err.code === 'number' ? err.code : 1) : 0;

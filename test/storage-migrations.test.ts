@@ -24,6 +24,7 @@ import {
   type Backend,
   type Harness,
 } from './helpers/harness.js';
+import { SERVER_MAIN } from './helpers/built.js';
 
 /**
  * Upgrades: a database written by the previous release (its DDL recreated here, as that release
@@ -400,7 +401,7 @@ test('the server exits (not retries) on a database of a newer release', { timeou
         [SCHEMA_VERSION + 1, 'from the future', '2030-01-01T00:00:00.000Z'],
       ],
     ]);
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+    const child = spawn(process.execPath, [SERVER_MAIN], {
       env: { PATH: process.env.PATH ?? '', PORT: '0', HOST: '127.0.0.1', DATABASE_URL: db.url },
       stdio: ['ignore', 'pipe', 'pipe'],
     });

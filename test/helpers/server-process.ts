@@ -6,9 +6,10 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ADMIN_TOKEN, INGEST_KEY, QUERY_KEY } from './harness.js';
 import { POOLER_ENV } from './postgres.js';
+import { SERVER_MAIN } from './built.js';
 
 /**
- * The real server (`node --import tsx src/main.ts`) as a child process on a random loopback
+ * The real server (`node dist/main.js`, built) as a child process on a random loopback
  * port: for faults that only a separate process can suffer (SIGKILL, SIGTERM, restarts).
  */
 
@@ -60,7 +61,7 @@ export async function startServer(opts: StartOptions): Promise<ServerProcess> {
     ...opts.env,
   };
   const hooks = opts.hooks ? ['--import', './test/helpers/ingest-hooks.mjs'] : [];
-  const child = spawn(process.execPath, ['--import', 'tsx', ...hooks, 'src/main.ts'], {
+  const child = spawn(process.execPath, [...hooks, SERVER_MAIN], {
     cwd: ROOT,
     env,
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -1,0 +1,44 @@
+// `npm run test:unit`: every test file under test/, several at a time, the longest started first
+// so that none of them ends the run alone. Files given as arguments run instead of all.
+// MDS_TEST_CONCURRENCY sets how many files run at once (default 3: docs/testing.md).
+import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+
+/** The longest files (docs/testing.md, measured alone), longest first. */
+const LONGEST = [
+  'faults-crash',
+  'faults-shutdown',
+  'faults-heavy-reads',
+  'faults-exports',
+  'revisions-faults',
+  'faults-concurrency',
+  'dashboard-e2e',
+  'python-client',
+];
+
+const rank = (file: string): number => {
+  const i = LONGEST.indexOf(path.basename(file, '.test.ts'));
+  return i < 0 ? LONGEST.length : i;
+};
+
+const given = process.argv.slice(2);
+const files =
+  given.length > 0
+    ? given
+    : fs
+        .readdirSync('test', { recursive: true, encoding: 'utf8' })
+        .filter((f) => f.endsWith('.test.ts'))
+        .map((f) => path.join('test', f))
+        .sort((a, b) => rank(a) - rank(b) || a.localeCompare(b));
+
+const concurrency = Number(process.env.MDS_TEST_CONCURRENCY ?? 3);
+if (!Number.isInteger(concurrency) || concurrency < 1) {
+  throw new Error(`MDS_TEST_CONCURRENCY must be a positive integer, not ${process.env.MDS_TEST_CONCURRENCY}`);
+}
+const run = spawnSync(
+  process.execPath,
+  ['--import', 'tsx', '--test', `--test-concurrency=${concurrency}`, ...files],
+  { stdio: 'inherit' },
+);
+process.exit(run.status ?? 1);
