@@ -232,6 +232,7 @@ async function scenario(store: Store): Promise<unknown[]> {
   const page = { sort: 'code', order: 'desc', limit: 3, offset: 1 } as const;
   seen.push(await store.datasets.qualitySummaryPage(qq, '2024-06-05', page));
   seen.push(await store.datasets.qualitySummaryPage({ ...qq, code: 'A' }, null, { ...page, offset: 0 }));
+  seen.push(await store.datasets.qualityChecks(qq, ['A', 'B'], 1));
 
   // Revisions: what a batch changed, reverts (done, unknown batch), retention.
   const b2 = await store.batches.getBatch('b2');
@@ -278,6 +279,7 @@ const OPERATIONS = {
     qualityCalendar: true,
     qualityCodes: true,
     qualitySummaryPage: true,
+    qualityChecks: true,
   } satisfies Record<keyof DatasetStore, true>,
   batches: {
     getBatch: true,

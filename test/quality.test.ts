@@ -82,6 +82,12 @@ for (const backend of await backends()) {
         ohlc_violations: 1,
         ohlc_violation_dates: ['2024-05-06'],
         zero_volume_days: 1,
+        off_calendar_dates: [],
+        zero_volume_dates: ['2024-05-09'],
+        jumps: [],
+        // plainBar's bars are all alike: 04-29 and 04-30 are; 05-06's low differs.
+        identical_runs: [{ from: '2024-04-29', to: '2024-04-30', bars: 2, source: 'test' }],
+        pre_close_mismatches: [],
         unjudged: [],
       });
       assert.deepEqual(body.meta.calendar, { from: '2024-04-29', to: '2024-05-12' });
@@ -94,8 +100,10 @@ for (const backend of await backends()) {
         [by.get('OLD')?.last_date, by.get('OLD')?.stale, by.get('OLD')?.missing],
         ['2024-05-08', true, 0],
       );
-      // SAT: 04-30, 05-04 (closed) and 05-06: the holidays between are no gap.
+      // SAT: 04-30, 05-04 (closed) and 05-06: the holidays between are no gap; 05-04 is listed.
       assert.deepEqual([by.get('SAT')?.bars, by.get('SAT')?.expected, by.get('SAT')?.missing], [3, 2, 0]);
+      assert.deepEqual(by.get('SAT')?.off_calendar_dates, ['2024-05-04']);
+      assert.equal(body.meta.jump_pct, 20);
     });
 
     test('a code, a window, sorting and paging', async () => {
@@ -140,7 +148,17 @@ for (const backend of await backends()) {
       const none = await get(h.app, '/api/v1/quality/etf_basic');
       assert.equal(none.statusCode, 404);
       assert.equal(json(none).code, 4041);
-      for (const q of ['sort=nope', 'limit=0', 'date_from=2024-13-01', 'bogus=1', 'order=up']) {
+      for (const q of [
+        'sort=nope',
+        'limit=0',
+        'date_from=2024-13-01',
+        'bogus=1',
+        'order=up',
+        'jump_pct=0',
+        'jump_pct=-5',
+        'jump_pct=abc',
+        'jump_pct=1001',
+      ]) {
         const bad = await get(h.app, `/api/v1/quality/etf_daily?${q}`);
         assert.equal(bad.statusCode, 400, q);
         assert.equal(json(bad).code, 4001, q);

@@ -1,5 +1,5 @@
 import { Type } from '@sinclair/typebox';
-import { MAX_LISTED_DATES, QUALITY_SORTS } from '../model/quality-rules.js';
+import { MAX_LISTED_DATES, PRE_CLOSE_TOLERANCE, QUALITY_SORTS } from '../model/quality-rules.js';
 import { PageMetaSchema, nullable } from './envelope.js';
 
 const DaySpanSchema = Type.Object({
@@ -31,6 +31,44 @@ export const QualityRowSchema = Type.Object(
     zero_volume_days: nullable(
       Type.Integer({ description: 'days with volume 0 (null: the dataset has no volume)' }),
     ),
+    off_calendar_dates: Type.Array(Type.String({ format: 'date' }), {
+      description: `bar dates on days the calendar says are closed (the first ${MAX_LISTED_DATES})`,
+    }),
+    zero_volume_dates: Type.Array(Type.String({ format: 'date' }), {
+      description: `bar dates with volume 0 (the first ${MAX_LISTED_DATES})`,
+    }),
+    jumps: Type.Array(
+      Type.Object({
+        date: Type.String({ format: 'date' }),
+        pct: Type.Number({ description: "the close's move from the previous close, in %" }),
+        source: Type.Optional(Type.String()),
+      }),
+      {
+        description: `bars whose close moved more than meta.jump_pct % from the previous bar's close times the factor change between them (a move a factor change explains is none); the first ${MAX_LISTED_DATES}`,
+      },
+    ),
+    identical_runs: Type.Array(
+      Type.Object({
+        from: Type.String({ format: 'date' }),
+        to: Type.String({ format: 'date' }),
+        bars: Type.Integer(),
+        source: Type.Optional(Type.String()),
+      }),
+      {
+        description: `runs of consecutive bars with the same open, high, low, close and volume (the first ${MAX_LISTED_DATES})`,
+      },
+    ),
+    pre_close_mismatches: Type.Array(
+      Type.Object({
+        date: Type.String({ format: 'date' }),
+        pre_close: Type.Number(),
+        expected: Type.Number({ description: 'the previous close times the factor change' }),
+        source: Type.Optional(Type.String()),
+      }),
+      {
+        description: `bars whose pushed pre_close differs by more than ${PRE_CLOSE_TOLERANCE} from the previous bar's close times the factor change (the first ${MAX_LISTED_DATES})`,
+      },
+    ),
     unjudged: Type.Array(DaySpanSchema, {
       description:
         'the parts of first_date … last_date outside the stored calendar (meta.calendar): their open days are unknown, so expected and missing do not count them',
@@ -54,6 +92,7 @@ export const QualityAnswerSchema = Type.Object({
             "the first and last day of the exchange's stored calendar: days outside it are not judged",
         }),
       ),
+      jump_pct: Type.Number({ description: 'the move of a close, in %, beyond which a bar is a jump' }),
     }),
   ]),
 });

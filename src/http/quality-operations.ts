@@ -2,6 +2,7 @@ import { Type } from '@sinclair/typebox';
 import type { Catalog } from '../catalog/catalog.js';
 import { QUALITY_SORT_ENUM, QualityAnswerSchema } from '../contract/quality.js';
 import { DEFAULT_LIMIT, MAX_LIMIT } from '../query/parse.js';
+import { DEFAULT_JUMP_PCT } from '../model/quality-rules.js';
 import type { ApiOperation, ApiParameter } from './api-operations.js';
 import { QUERY_DATE } from './query-operations.js';
 
@@ -67,6 +68,13 @@ export function qualityParameters(catalog?: Catalog): ApiParameter[] {
       in: 'query',
       description: 'sort direction (default desc for missing, else asc)',
       schema: Type.String({ enum: ['asc', 'desc'] }),
+    },
+    {
+      name: 'jump_pct',
+      in: 'query',
+      description:
+        "a close that moved more than this many percent from the previous bar's close (times the factor change) is listed in jumps",
+      schema: Type.Number({ exclusiveMinimum: 0, maximum: 1000, default: DEFAULT_JUMP_PCT }),
     },
   ];
 }

@@ -21,6 +21,7 @@ export function registerQualityRoute(app: FastifyInstance, path: string, quality
         next_cursor: null,
         exchange: page.exchange,
         calendar: page.calendar,
+        jump_pct: page.jumpPct,
       },
     });
   });

@@ -212,8 +212,9 @@ export function toolDefinitions(catalog: Catalog): ToolDefinition[] {
       name: 'quality_report',
       title: 'Data-quality report',
       description:
-        'Per code of a daily dataset: bars against the trading calendar (missing days), stale codes, impossible OHLC bars ' +
-        `and zero-volume days. At most ${MAX_ROWS} codes per answer; next_offset pages on.`,
+        'Per code of a daily dataset: bars against the trading calendar (missing days), stale codes, impossible OHLC bars, ' +
+        'zero-volume and off-calendar dates, price jumps no factor change explains (beyond jump_pct %), runs of identical bars ' +
+        `and pre_close values inconsistent with the previous close and factors. At most ${MAX_ROWS} codes per answer; next_offset pages on.`,
       inputSchema: {
         type: 'object',
         properties: {
@@ -224,6 +225,16 @@ export function toolDefinitions(catalog: Catalog): ToolDefinition[] {
               if (p === 'sort') return [p, { type: 'string', enum: [...QUALITY_SORTS] }];
               if (p === 'code') return [p, str('one code only')];
               if (p === 'exchange') return [p, str('the calendar to judge by (default: the dataset’s own)')];
+              if (p === 'jump_pct')
+                return [
+                  p,
+                  {
+                    type: 'number',
+                    exclusiveMinimum: 0,
+                    maximum: 1000,
+                    description: 'jump threshold, % (default 20)',
+                  },
+                ];
               return [p, known[p] ?? str(p)];
             }),
           ),

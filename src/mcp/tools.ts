@@ -263,6 +263,8 @@ async function revisionTrail(s: ToolServices, args: Args): Promise<ToolAnswer> {
 }
 
 const QUALITY_FIELDS = Object.keys(QualityRowSchema.properties);
+/** The checks' lists that flag a code (zero-volume days alone do not: a suspension is normal). */
+const FLAG_LISTS = ['jumps', 'identical_runs', 'pre_close_mismatches', 'off_calendar_dates'];
 
 async function qualityReport(s: ToolServices, args: Args): Promise<ToolAnswer> {
   const d = datasetOf(s.catalog, args);
@@ -279,8 +281,13 @@ async function qualityReport(s: ToolServices, args: Args): Promise<ToolAnswer> {
   if (n0 < page.rows.length) page = await report({ ...raw, limit: String(n0) });
   const n = page.rows.length;
   const next = page.offset + n < page.total ? page.offset + n : null;
+  const listed = (r: Record<string, unknown>, k: string): boolean => (r[k] as unknown[]).length > 0;
   const flagged = page.rows.filter(
-    (r) => (r.missing as number) > 0 || r.stale === true || (r.ohlc_violations as number) > 0,
+    (r) =>
+      (r.missing as number) > 0 ||
+      r.stale === true ||
+      (r.ohlc_violations as number) > 0 ||
+      FLAG_LISTS.some((k) => listed(r, k)),
   ).length;
   const partly = page.rows.filter((r) => (r.unjudged as unknown[]).length > 0).length;
   const covered = page.calendar
@@ -292,7 +299,7 @@ async function qualityReport(s: ToolServices, args: Args): Promise<ToolAnswer> {
       : '';
   const summary =
     `${d.name} judged by ${covered}: ${plural(page.total, 'code')}; ` +
-    `codes ${page.offset + 1}–${page.offset + n} returned, ${flagged} of them with missing days, staleness or impossible bars.${unjudgedText} ` +
+    `codes ${page.offset + 1}–${page.offset + n} returned, ${flagged} of them flagged (missing days, staleness, impossible bars, jumps, identical runs, pre_close or off-calendar bars).${unjudgedText} ` +
     (next !== null ? `More: call again with offset=${next}.` : 'This is the last page.');
   return {
     summary,

@@ -180,3 +180,136 @@ export function judgeCode(
 export function staleBefore(latest: string | null, newestLastDate: string | null): string | null {
   return latest !== null && newestLastDate !== null && newestLastDate >= latest ? latest : null;
 }
+
+// The bar-by-bar checks (issue 27 items 6 and 8): computed for the codes of a report's page from
+// the bars the database flags (storage/quality-sql.ts qualityChecksSql) and the codes' factors.
+
+/** A move of a bar's close from the previous bar's beyond this, in %, is a jump (default). */
+export const DEFAULT_JUMP_PCT = 20;
+/**
+ * A pushed pre_close further than this from the previous close (times the factor change) is
+ * inconsistent: half a fen, above every exchange's rounding of an ex-dividend reference price.
+ */
+export const PRE_CLOSE_TOLERANCE = 0.005;
+
+/** A bar the database flagged, with the previous bar of its series (code and source). */
+export interface CheckCandidate {
+  code: string;
+  source: string | null;
+  date: string;
+  prevDate: string | null;
+  close: number;
+  prevClose: number | null;
+  preClose: number | null;
+  offCalendar: boolean;
+  zeroVolume: boolean;
+  /** open, high, low, close and volume equal to the previous bar's. */
+  samePrevious: boolean;
+}
+
+/** One factor of a code (the daily dataset's factors, every source). */
+export interface FactorPoint {
+  code: string;
+  source: string | null;
+  date: string;
+  value: number;
+}
+
+type Sourced = { source?: string };
+
+/** What the checks add to a code's row; each list holds its first MAX_LISTED_DATES items. */
+export interface CodeChecks {
+  off_calendar_dates: string[];
+  zero_volume_dates: string[];
+  jumps: ({ date: string; pct: number } & Sourced)[];
+  identical_runs: ({ from: string; to: string; bars: number } & Sourced)[];
+  pre_close_mismatches: ({ date: string; pre_close: number; expected: number } & Sourced)[];
+}
+
+export const noChecks = (): CodeChecks => ({
+  off_calendar_dates: [],
+  zero_volume_dates: [],
+  jumps: [],
+  identical_runs: [],
+  pre_close_mismatches: [],
+});
+
+/**
+ * The factor in force on a day for a bar of `source`, as adjusting picks it: the bar's own
+ * source's factors when it has some for the code, else the code's only factor source's; null
+ * when there are none (or several other sources: the bar is judged unadjusted).
+ */
+function factorAt(points: readonly FactorPoint[], source: string | null, date: string): number | null {
+  const own = points.filter((p) => p.source === source);
+  const sources = new Set(points.map((p) => p.source));
+  const series = own.length > 0 ? own : sources.size === 1 ? points : [];
+  let value: number | null = null;
+  for (const p of series) if (p.date <= date) value = p.value;
+  return value;
+}
+
+const push = <T>(list: T[], item: T): void => {
+  if (list.length < MAX_LISTED_DATES) list.push(item);
+};
+const round = (x: number, digits: number): number => Number(x.toFixed(digits));
+
+/**
+ * Each code's checks: off-calendar and zero-volume dates; jumps (the close's move from the
+ * previous bar, adjusted by the factor change between them, beyond `jumpPct` %: a move a factor
+ * explains is no jump); runs of bars identical to the previous one (from the first bar of the
+ * run); a pushed pre_close that is not the previous close times the factor change.
+ */
+export function judgeChecks(
+  candidates: readonly CheckCandidate[],
+  factors: readonly FactorPoint[],
+  jumpPct: number,
+): Map<string, CodeChecks> {
+  const factorsOf = new Map<string, FactorPoint[]>();
+  for (const f of factors) {
+    const list = factorsOf.get(f.code);
+    if (list) list.push(f);
+    else factorsOf.set(f.code, [f]);
+  }
+  const out = new Map<string, CodeChecks>();
+  // The open run of each series: its entry, to extend while bars stay identical.
+  const runs = new Map<string, { to: string; bars: number }>();
+  for (const c of candidates) {
+    let checks = out.get(c.code);
+    if (!checks) out.set(c.code, (checks = noChecks()));
+    const src: Sourced = c.source === null ? {} : { source: c.source };
+    if (c.offCalendar) push(checks.off_calendar_dates, c.date);
+    if (c.zeroVolume) push(checks.zero_volume_dates, c.date);
+    const series = `${c.code}\u0000${c.source ?? ''}`;
+    if (c.samePrevious && c.prevDate !== null) {
+      const run = runs.get(series);
+      if (run && run.to === c.prevDate) {
+        run.to = c.date;
+        run.bars++;
+      } else {
+        const entry = { from: c.prevDate, to: c.date, bars: 2, ...src };
+        runs.set(series, entry);
+        push(checks.identical_runs, entry);
+      }
+    }
+    if (c.prevDate === null || c.prevClose === null) continue;
+    const points = factorsOf.get(c.code) ?? [];
+    const before = factorAt(points, c.source, c.prevDate);
+    const now = factorAt(points, c.source, c.date);
+    // The previous close in today's terms: times the factor change (a dividend lowers it).
+    const ratio = before !== null && now !== null ? before / now : 1;
+    const expected = c.prevClose * ratio;
+    if (expected > 0) {
+      const pct = (c.close / expected - 1) * 100;
+      if (Math.abs(pct) > jumpPct + 1e-9) push(checks.jumps, { date: c.date, pct: round(pct, 2), ...src });
+    }
+    if (c.preClose !== null && Math.abs(c.preClose - expected) > PRE_CLOSE_TOLERANCE) {
+      push(checks.pre_close_mismatches, {
+        date: c.date,
+        pre_close: c.preClose,
+        expected: round(expected, 4),
+        ...src,
+      });
+    }
+  }
+  return out;
+}

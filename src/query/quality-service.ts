@@ -6,8 +6,12 @@ import { DEFAULT_LIMIT, MAX_LIMIT, dateParameter } from './parse.js';
 import { normalizeCode } from './codes.js';
 import { dayAfter, dayBefore } from '../model/days.js';
 import {
+  DEFAULT_JUMP_PCT,
   QUALITY_SORTS,
+  judgeChecks,
+  noChecks,
   staleBefore,
+  type CodeChecks,
   type CodeVerdict,
   type QualityRow,
   type QualitySort,
@@ -31,6 +35,7 @@ export const QUALITY_PARAMS = [
   'offset',
   'sort',
   'order',
+  'jump_pct',
 ] as const;
 const CACHE_SIZE = 1000;
 
@@ -40,8 +45,11 @@ export interface DaySpan {
   to: string;
 }
 
-/** A report row: the judged code, and the days of its span the stored calendar does not cover. */
-export type ReportRow = QualityRow & { unjudged: DaySpan[] };
+/**
+ * A report row: the judged code, the days of its span the stored calendar does not cover, and
+ * its bar-by-bar checks.
+ */
+export type ReportRow = QualityRow & { unjudged: DaySpan[] } & CodeChecks;
 
 export interface QualityPage {
   rows: ReportRow[];
@@ -51,11 +59,14 @@ export interface QualityPage {
   exchange: string;
   /** The stored calendar's first and last day of the exchange: days outside it are not judged. */
   calendar: DaySpan | null;
+  /** The move of a close, in %, beyond which a bar is a jump. */
+  jumpPct: number;
 }
 
 interface Parsed {
   query: QualityQuery;
   page: QualityPageRequest;
+  jumpPct: number;
 }
 
 export interface QualityOptions {
@@ -96,21 +107,41 @@ export class QualityService {
           .join(', ')}`,
       );
     }
-    const { query: qq, page } = parse(d, calendar, raw);
+    const { query: qq, page, jumpPct } = parse(d, calendar, raw);
+    // The factors too: the checks judge jumps and pre_close against them.
+    const factors = d.daily.adjust?.factors;
     const versions = (
-      await Promise.all([qq.dataset.name, qq.calendar.name].map((n) => this.store.datasets.datasetVersion(n)))
+      await Promise.all(
+        [qq.dataset.name, qq.calendar.name, ...(factors ? [factors] : [])].map((n) =>
+          this.store.datasets.datasetVersion(n),
+        ),
+      )
     ).join(',');
     const today = this.today();
     const key = [qq.dataset.name, qq.exchange, qq.code, qq.dateFrom, qq.dateTo, today];
     const calendarSpan = await this.cached(['calendar', qq.exchange], versions, () => this.coverage(qq));
-    const done = (rows: QualityRow[], total: number): QualityPage => ({
-      rows: rows.map((r) => ({ ...r, unjudged: unjudged(r, calendarSpan) })),
-      total,
-      limit: page.limit,
-      offset: page.offset,
-      exchange: qq.exchange,
-      calendar: calendarSpan,
-    });
+    const done = async (rows: QualityRow[], total: number): Promise<QualityPage> => {
+      // The page's codes only: the checks read each bar beside the previous one.
+      const codes = rows.map((r) => r.code);
+      const checks = await this.cached([...key, 'checks', jumpPct, codes], versions, async () => {
+        const { candidates, factors: points } = await this.store.datasets.qualityChecks(qq, codes, jumpPct);
+        return [...judgeChecks(candidates, points, jumpPct)];
+      });
+      const byCode = new Map(checks);
+      return {
+        rows: rows.map((r) => ({
+          ...r,
+          unjudged: unjudged(r, calendarSpan),
+          ...(byCode.get(r.code) ?? noChecks()),
+        })),
+        total,
+        limit: page.limit,
+        offset: page.offset,
+        exchange: qq.exchange,
+        calendar: calendarSpan,
+        jumpPct,
+      };
+    };
     // The summaries answer with the page itself (sorted and paged by the database).
     const summarised = this.summaries
       ? await this.cached([...key, page], versions, async () => {
@@ -118,7 +149,7 @@ export class QualityService {
           return this.store.datasets.qualitySummaryPage(qq, latest, page);
         })
       : null;
-    if (summarised) return done(summarised.rows, summarised.total);
+    if (summarised) return await done(summarised.rows, summarised.total);
     const rows = await this.cached(key, versions, () => this.compute(qq, today));
     const sorted = [...rows].sort((a, b) => {
       const x = a[page.sort];
@@ -126,7 +157,7 @@ export class QualityService {
       const c = x === y ? 0 : x === null ? -1 : y === null ? 1 : x < y ? -1 : 1;
       return (page.order === 'asc' ? c : -c) || (a.code < b.code ? -1 : a.code > b.code ? 1 : 0);
     });
-    return done(sorted.slice(page.offset, page.offset + page.limit), rows.length);
+    return await done(sorted.slice(page.offset, page.offset + page.limit), rows.length);
   }
 
   /** The first and last day the exchange's stored calendar holds (null: none). */
@@ -248,7 +279,14 @@ function parse(d: Dataset, calendar: Dataset, raw: Record<string, unknown>): Par
   if (orderRaw !== undefined && orderRaw !== 'asc' && orderRaw !== 'desc')
     throw invalid('order must be asc or desc', { parameter: 'order', allowed: ['asc', 'desc'] });
   const exchange = get('exchange') ?? (d.daily?.calendar as string);
+  const jumpRaw = get('jump_pct');
+  const jumpPct = jumpRaw === undefined ? DEFAULT_JUMP_PCT : Number(jumpRaw);
+  if (jumpRaw !== undefined && !(/^\d+(\.\d+)?$/.test(jumpRaw) && jumpPct > 0 && jumpPct <= 1000))
+    throw invalid(`jump_pct must be a number of percent, > 0 and ≤ 1000 (got "${jumpRaw}")`, {
+      parameter: 'jump_pct',
+    });
   return {
+    jumpPct,
     query: {
       dataset: d,
       calendar,

@@ -4,7 +4,9 @@ import { TOTAL_COLUMN, ident, join, q, raw, renderSelect, sql, type Sql } from '
 import { planCountSql, planSelectParts } from './bars-sql.js';
 import {
   calendarExchangesSql,
+  checkFactorsSql,
   latestOpenDaySql,
+  qualityChecksSql,
   summaryPageSql,
   summaryStateSql,
   summaryTotalsSql,
@@ -12,7 +14,13 @@ import {
 import { QUALITY_RULE, qualityVerdicts, verdictFromRow } from './quality-summary.js';
 import { runAsync, wait } from './step.js';
 import { KnownTimes } from './known-times.js';
-import { staleBefore, type CodeVerdict } from '../model/quality-rules.js';
+import {
+  PRE_CLOSE_TOLERANCE,
+  staleBefore,
+  type CheckCandidate,
+  type CodeVerdict,
+  type FactorPoint,
+} from '../model/quality-rules.js';
 import type {
   QualityPage,
   QualityPageRequest,
@@ -156,6 +164,43 @@ export class SqlDatasetStore implements DatasetStore {
     // Read outside a transaction (SQLite: no write lock held while it runs).
     const reader = { rows: (s: Sql) => wait(this.reads.rows(s)) };
     return (await runAsync(qualityVerdicts(reader, qq, null))).map((k) => k.verdict);
+  }
+
+  async qualityChecks(
+    qq: QualityQuery,
+    codes: readonly string[],
+    jumpPct: number,
+  ): Promise<{ candidates: CheckCandidate[]; factors: FactorPoint[] }> {
+    const name = qq.dataset.daily?.adjust?.factors;
+    const factorSet = name === undefined ? null : (this.catalog.byName.get(name) ?? null);
+    const checks = qualityChecksSql(qq, codes, factorSet, jumpPct, PRE_CLOSE_TOLERANCE);
+    const factorsSql = factorSet ? checkFactorsSql(factorSet, codes) : null;
+    const [rows, points] = await Promise.all([
+      checks ? this.reads.rows(checks) : [],
+      factorsSql ? this.reads.rows(factorsSql) : [],
+    ]);
+    const num = (v: unknown): number | null => (v === null || v === undefined ? null : Number(v));
+    const text = (v: unknown): string | null => (v === null || v === undefined ? null : String(v));
+    return {
+      candidates: rows.map((r) => ({
+        code: String(r.code),
+        source: text(r.source),
+        date: String(r.date),
+        prevDate: text(r.p_date),
+        close: Number(r.close),
+        prevClose: num(r.p_close),
+        preClose: num(r.pre_close),
+        offCalendar: Number(r.off) === 1,
+        zeroVolume: Number(r.zero) === 1,
+        samePrevious: Number(r.same) === 1,
+      })),
+      factors: points.map((r) => ({
+        code: String(r.code),
+        source: text(r.source),
+        date: String(r.date),
+        value: Number(r.value),
+      })),
+    };
   }
 
   async qualitySummaryPage(

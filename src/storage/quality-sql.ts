@@ -262,3 +262,67 @@ export function summaryPageSql(
     FROM mds_quality_codes ${summaryWhere(qq)}
     ORDER BY ${raw(`${page.sort} ${dir}`)}, code ASC LIMIT ${page.limit} OFFSET ${page.offset}`;
 }
+
+/**
+ * The bar-by-bar checks of some codes (a report's page), in one pass with each bar beside the
+ * previous one of its series (code and source): the bars on closed days of the calendar, with
+ * zero volume, identical to the previous bar, whose close moved more than `jumpPct` % from the
+ * previous close, whose pre_close is not the previous close, or that follow a factor change
+ * (`factors`: their jump and pre_close are judged against the factors, quality-rules.ts
+ * judgeChecks). Only those bars are returned, ordered by code, source and date.
+ */
+export function qualityChecksSql(
+  qq: QualityQuery,
+  codes: readonly string[],
+  factors: Dataset | null,
+  jumpPct: number,
+  tolerance: number,
+): Sql | null {
+  const s = daily(qq.dataset);
+  const b = s.bar;
+  const cal = qq.calendar.calendar;
+  if (!b || !cal || codes.length === 0) return null;
+  const col = (f: { name: string }): string => q(f.name);
+  const lagOf = (c: string): string => `lag(${c}) OVER "w"`;
+  const volume = b.volume ? col(b.volume) : null;
+  const same = [b.open, b.high, b.low, b.close].map((f) => `${col(f)} = ${lagOf(col(f))}`);
+  if (volume) same.push(`COALESCE(${volume}, -1) = COALESCE(${lagOf(volume)}, -1)`);
+  const source =
+    qq.dataset.sourceField && s.group.includes(qq.dataset.sourceField) ? qq.dataset.sourceField : null;
+  const closed = sql`SELECT ${ident(cal.date.name)} FROM ${ident(qq.calendar.name)} WHERE ${ident(cal.exchange.name)} = ${qq.exchange} AND ${ident(cal.isOpen.name)} = 0`;
+  const inner = sql`SELECT ${raw(
+    [
+      `${col(s.code)} AS "code"`,
+      `${source ? col(source) : 'CAST(NULL AS TEXT)'} AS "source"`,
+      `${col(s.date)} AS "date"`,
+      `${col(b.close)} * 1.0 AS "close"`,
+      `${b.preClose ? `${col(b.preClose)} * 1.0` : 'CAST(NULL AS REAL)'} AS "pre_close"`,
+      `${volume ?? 'CAST(NULL AS REAL)'} AS "volume"`,
+      `${lagOf(col(s.date))} AS "p_date"`,
+      `${lagOf(col(b.close))} * 1.0 AS "p_close"`,
+      `CASE WHEN ${same.join(' AND ')} THEN 1 ELSE 0 END AS "same"`,
+    ].join(', '),
+  )}, CASE WHEN ${ident(s.date.name)} IN (${closed}) THEN 1 ELSE 0 END AS "off"
+    FROM ${ident(qq.dataset.name)}${where([sql`${ident(s.code.name)} IN (${padded(codes)})`, ...conditions(qq, null)])}
+    WINDOW "w" AS (PARTITION BY ${raw(s.group.map(col).join(', '))} ORDER BY ${raw(col(s.date))})`;
+  const fs = factors?.factors;
+  const moved =
+    fs && factors
+      ? sql` OR EXISTS (SELECT 1 FROM ${ident(factors.name)} AS "f" WHERE "f".${ident(fs.code.name)} = "c"."code" AND "f".${ident(fs.date.name)} > "c"."p_date" AND "f".${ident(fs.date.name)} <= "c"."date")`
+      : raw('');
+  return sql`SELECT "code", "source", "date", "close", "pre_close", "p_date", "p_close", "same", "off", CASE WHEN "volume" = 0 THEN 1 ELSE 0 END AS "zero"
+    FROM (${inner}) AS "c"
+    WHERE "off" = 1 OR "volume" = 0 OR "same" = 1
+      OR abs("close" / NULLIF("p_close", 0) - 1) * 100 > ${jumpPct}
+      OR ("pre_close" IS NOT NULL AND "p_close" IS NOT NULL AND abs("pre_close" - "p_close") > ${tolerance})${moved}
+    ORDER BY "code", "source", "date"`;
+}
+
+/** The factors of some codes (every source), oldest first. */
+export function checkFactorsSql(factors: Dataset, codes: readonly string[]): Sql | null {
+  const fs = factors.factors;
+  if (!fs || codes.length === 0) return null;
+  const src = factors.sourceField ? ident(factors.sourceField.name) : raw('CAST(NULL AS TEXT)');
+  return sql`SELECT ${ident(fs.code.name)} AS "code", ${src} AS "source", ${ident(fs.date.name)} AS "date", ${ident(fs.value.name)} AS "value"
+    FROM ${ident(factors.name)} WHERE ${ident(fs.code.name)} IN (${padded(codes)}) ORDER BY "code", "source", "date"`;
+}

@@ -1,6 +1,12 @@
 import type { StepClock } from '../model/batch-steps.js';
 import type { Dataset } from '../catalog/catalog.js';
-import type { CodeVerdict, QualityRow, QualitySort } from '../model/quality-rules.js';
+import type {
+  CheckCandidate,
+  CodeVerdict,
+  FactorPoint,
+  QualityRow,
+  QualitySort,
+} from '../model/quality-rules.js';
 import type { ApiKeyRecord, KeyPatch, UsageEntry } from '../model/keys.js';
 import type { ApplyResult, BatchRecord, RevertCounts } from '../model/batch.js';
 import type { QueryPlan } from '../model/query-plan.js';
@@ -146,6 +152,15 @@ export interface DatasetStore {
   qualityCalendar(q: QualityQuery, until: string): Promise<{ exchanges: string[]; latest: string | null }>;
   /** Every code's quality verdict, computed from the dataset's rows (quality-summary.ts). */
   qualityCodes(q: QualityQuery): Promise<CodeVerdict[]>;
+  /**
+   * The bar-by-bar checks of some codes of a quality report (quality-sql.ts qualityChecksSql):
+   * the bars flagged, each with the previous bar of its series, and the codes' factors.
+   */
+  qualityChecks(
+    q: QualityQuery,
+    codes: readonly string[],
+    jumpPct: number,
+  ): Promise<{ candidates: CheckCandidate[]; factors: FactorPoint[] }>;
   /**
    * A page of the quality report read from the per-code summaries the batch transaction keeps;
    * null when they do not cover the query (a date window, another exchange, not built).
