@@ -1,3 +1,5 @@
+import { factorOn, factorSource } from './adjustment.js';
+
 /**
  * The rules of the data-quality report (GET /api/v1/quality/{dataset}), written once: how a
  * code's aggregates are judged against the calendar's open days, and when a code is stale. The
@@ -235,17 +237,31 @@ export const noChecks = (): CodeChecks => ({
 });
 
 /**
- * The factor in force on a day for a bar of `source`, as adjusting picks it: the bar's own
- * source's factors when it has some for the code, else the code's only factor source's; null
- * when there are none (or several other sources: the bar is judged unadjusted).
+ * The factor in force on a day for a bar of `source`, by adjusting's own rules (adjustment.ts):
+ * the bar's own source's factors when it has some for the code, else the code's only factor
+ * source's; the latest on or before the day, else the first. null: no factor source (none, or
+ * several others: the bar is judged unadjusted).
  */
 function factorAt(points: readonly FactorPoint[], source: string | null, date: string): number | null {
-  const own = points.filter((p) => p.source === source);
   const sources = new Set(points.map((p) => p.source));
-  const series = own.length > 0 ? own : sources.size === 1 ? points : [];
-  let value: number | null = null;
-  for (const p of series) if (p.date <= date) value = p.value;
-  return value;
+  const chosen = factorSource<string | null, boolean>({
+    given: null,
+    own: source,
+    ownHasFactors: (own) => sources.has(own),
+    only: () => (sources.size === 1 ? (points[0]?.source ?? null) : null),
+    when: (test, then, otherwise) => (test ? then : otherwise),
+  });
+  const series = points.filter((p) => p.source === chosen);
+  if (series.length === 0) return null;
+  return factorOn<number | null, string>(
+    {
+      onOrBefore: (d) => series.findLast((p) => p.date <= d)?.value ?? null,
+      first: () => series[0]?.value ?? null,
+      last: () => series.at(-1)?.value ?? null,
+      coalesce: (x, y) => x ?? y,
+    },
+    date,
+  );
 }
 
 const push = <T>(list: T[], item: T): void => {
