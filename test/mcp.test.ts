@@ -265,6 +265,13 @@ for (const backend of await backends()) {
       const apiWide = await http('/api/v1/quality/etf_daily?code=510300&date_from=2024-01-01');
       assert.deepEqual(structured(wide).rows, apiWide.body.data);
       assert.deepEqual(structured(wide).calendar, (apiWide.body.meta as Json).calendar);
+      // The checks' threshold passes through too (closes here move 1 % a day: jumps only below it).
+      const low = structured(
+        await call(client, 'quality_report', { dataset: 'etf_daily', code: '510300', jump_pct: 0.5 }),
+      );
+      const apiLow = await http('/api/v1/quality/etf_daily?code=510300&jump_pct=0.5');
+      assert.deepEqual(low.rows, apiLow.body.data);
+      assert.ok(((low.rows as Json[])[0]!.jumps as unknown[]).length > 0);
       assert.match(
         textOf(wide),
         new RegExp(

@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
 import { after, before, describe, test } from 'node:test';
 import { backends, get, json, push, startApp, type Harness } from './helpers/harness.js';
 import { adjFactor, batch, days } from './helpers/batches.js';
@@ -51,6 +52,15 @@ const bar = ([date, close, volume, preClose]: Bar, source: string): Record<strin
 
 type Row = Record<string, unknown>;
 
+/** docs/bars-and-quality.md's worked example of the checks: Q's row, as the page shows it. */
+function documented(): Row {
+  const doc = readFileSync(new URL('../docs/bars-and-quality.md', import.meta.url), 'utf8');
+  const at = doc.indexOf('`GET /api/v1/quality/etf_daily?code=Q` answers');
+  const m = /```json\n([\s\S]*?)\n```/.exec(doc.slice(at));
+  assert.ok(at >= 0 && m, "the page's worked example of the checks");
+  return JSON.parse(m[1]!) as Row;
+}
+
 for (const backend of await backends()) {
   describe(`quality report: bar-by-bar checks (${backend})`, () => {
     let h: Harness;
@@ -94,6 +104,12 @@ for (const backend of await backends()) {
     test('every check, from the summaries (no window) and computed (a window)', async () => {
       const { row, meta } = await report('');
       assert.equal(meta.jump_pct, 20);
+      const shown = documented();
+      assert.deepEqual(
+        Object.fromEntries(Object.keys(shown).map((k) => [k, row[k]])),
+        shown,
+        'the answer docs/bars-and-quality.md shows',
+      );
       assert.deepEqual(row.off_calendar_dates, ['2024-05-11']);
       assert.deepEqual(row.zero_volume_dates, ['2024-05-16']);
       assert.deepEqual(row.jumps, [
