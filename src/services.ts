@@ -5,6 +5,7 @@ import { CATALOG, type Catalog } from './catalog/catalog.js';
 import type { Store } from './storage/store.js';
 import { IngestService, type BatchIngest } from './ingest/ingest-service.js';
 import { IngestPool, ingestThreads } from './ingest/ingest-pool.js';
+import { MinuteQueryService } from './query/minute-query.js';
 import { QueryService } from './query/query-service.js';
 import { sourcePriorityDefaults } from './query/parse.js';
 import { CoverageCache } from './query/coverage-cache.js';
@@ -50,6 +51,8 @@ export interface Services {
   /** Creates or upgrades the tables: on an ingest thread when there are some. */
   migrate(): Promise<void>;
   readonly query: QueryService;
+  /** The intraday datasets' reads (bar blocks decoded and resampled: docs/minute-bars.md). */
+  readonly minute: MinuteQueryService;
   /** The query requests in flight: a shutdown stops their statements (request-context.ts). */
   readonly queryContexts: QueryContexts;
   readonly coverage: CoverageCache;
@@ -89,6 +92,10 @@ export async function createServices(deps: ServiceDeps): Promise<Services> {
   const exportEncoders = new ExportEncoders(config.MDS_EXPORT_THREADS, log);
   const link = primaryLink();
   link?.relay(ingest.events, ['batch', 'revert']);
+  const query = new QueryService(store, catalog, {
+    revisionsKeepDays: config.MDS_REVISIONS_KEEP_DAYS,
+    sourcePriority: sourcePriorityDefaults(config.MDS_SOURCE_PRIORITY, catalog.datasets),
+  });
   return {
     config,
     log,
@@ -97,10 +104,8 @@ export async function createServices(deps: ServiceDeps): Promise<Services> {
     ingest,
     batchEvents: link ? link.events : ingest.events,
     migrate: () => (pool ? pool.migrate() : store.migrate()),
-    query: new QueryService(store, catalog, {
-      revisionsKeepDays: config.MDS_REVISIONS_KEEP_DAYS,
-      sourcePriority: sourcePriorityDefaults(config.MDS_SOURCE_PRIORITY, catalog.datasets),
-    }),
+    query,
+    minute: new MinuteQueryService(store, query),
     queryContexts: new QueryContexts(),
     // The recount reads every dataset: through the store's readers (SQLite's reader processes,
     // PostgreSQL's pool), never queued behind a batch on an ingest thread (list_datasets and the

@@ -1,6 +1,8 @@
 import { UNIT_BY_NAME } from './units.js';
+import { etfMinute, indexMinute, stockMinute } from './datasets/minute.js';
 import type {
   Aggregation,
+  BlocksDeclaration,
   CodeMarket,
   DatasetDeclaration,
   FieldDetail,
@@ -75,6 +77,9 @@ export const DECLARATIONS: readonly DatasetDeclaration[] = [
   adjFactor,
   corporateActions,
   tradeCalendar,
+  stockMinute,
+  etfMinute,
+  indexMinute,
 ];
 
 /** Query parameters every endpoint owns; no filter may take these names. */
@@ -108,6 +113,8 @@ export interface Field {
   readonly serverSet: boolean;
   /** Numbers and integers: what they count (units.ts: `CNY`, `shares`, `%`, …); null otherwise. */
   readonly unit: string | null;
+  /** Stored but left out of the row's JSON (a bar block's payload: `BarBlocks`). */
+  readonly opaque?: boolean;
 }
 
 export const INTERVALS = ['1d', '1w', '1M', '1Q', '1Y'] as const;
@@ -174,6 +181,8 @@ export interface Dataset {
   readonly daily: DailySeries | null;
   readonly factors: FactorSeries | null;
   readonly calendar: CalendarSeries | null;
+  /** Intraday bars stored as daily blocks (`BarBlocks` below); null for every other dataset. */
+  readonly blocks: BarBlocks | null;
 }
 
 export class CatalogError extends Error {}
@@ -205,6 +214,7 @@ function compileField(decl: DatasetDeclaration, name: string, spec: FieldSpec): 
     exclusiveMinimum: d.exclusiveMinimum ?? null,
     serverSet: false,
     unit: null,
+    ...(d.opaque ? { opaque: true } : {}),
   };
 }
 
@@ -414,6 +424,7 @@ export function compileDataset(decl: DatasetDeclaration): Dataset {
       fail('calendar date must be a date and isOpen a required flag');
   }
 
+  const blocks = compileBlocks(decl, fieldByName, sourceField, compileDataset, fail);
   return Object.freeze({
     name: decl.name,
     layer: decl.layer,
@@ -434,6 +445,114 @@ export function compileDataset(decl: DatasetDeclaration): Dataset {
     daily,
     factors,
     calendar,
+    blocks,
+  });
+}
+
+/**
+ * Intraday bars as one trait of a declaration (`blocks`): the rows a client sends and reads are
+ * bars, but what is stored is one row per code, trading date and source holding that day's bars
+ * as a compressed column block (storage/bar-codec.ts). The stored form is itself a dataset of
+ * the same name — key (code, date, source), partition date — so the batch transaction, full
+ * snapshots, revisions, as_of and revert work on it unchanged, at block granularity.
+ * docs/minute-bars.md.
+ */
+export interface BarBlocks {
+  readonly code: Field;
+  readonly date: Field;
+  readonly time: Field;
+  readonly source: Field;
+  /** The bar's values in the block's column order (bar-codec.ts): open, high, low, close, volume, amount. */
+  readonly values: readonly Field[];
+  /** Minutes east of UTC (480 for +08:00), and the offset as written in answered times. */
+  readonly offsetMinutes: number;
+  readonly utcOffset: string;
+  /** Sessions as [start, end] minutes of the exchange's day; bars end in (start, end]. */
+  readonly sessions: readonly (readonly [number, number])[];
+  /** The dataset that storage holds: one row per block. */
+  readonly stored: Dataset;
+}
+
+/** The stored form's payload column (base64 of the compressed block) and its bar count. */
+export const BLOCK_BARS = 'bars';
+export const BLOCK_COUNT = 'bar_count';
+
+const OFFSET = /^([+-])(\d{2}):(\d{2})$/;
+const SESSION = /^(\d{2}):(\d{2})-(\d{2}):(\d{2})$/;
+
+/** Compiles a declaration's `blocks` (`compile`: compileDataset, for the stored form). */
+export function compileBlocks(
+  decl: DatasetDeclaration,
+  fieldByName: ReadonlyMap<string, Field>,
+  sourceField: Field | null,
+  compile: (d: DatasetDeclaration) => Dataset,
+  fail: (msg: string) => never,
+): BarBlocks | null {
+  const b: BlocksDeclaration | undefined = decl.blocks;
+  if (!b) return null;
+  const field = (n: string, type: Field['type'], what: string): Field => {
+    const f = fieldByName.get(n) ?? fail(`blocks ${what} ${n} is not a field`);
+    if (f.type !== type) fail(`blocks ${what} ${n} must be a ${type} field`);
+    return f;
+  };
+  const code = field(b.code, 'string', 'code');
+  const date = field(b.date, 'date', 'date');
+  const time = field(b.time, 'timestamp', 'time');
+  if (!sourceField) fail('blocks need a source field');
+  const source = sourceField as Field;
+  const values = [b.bar.open, b.bar.high, b.bar.low, b.bar.close, b.bar.volume, b.bar.amount].map((n) =>
+    field(n, 'number', 'bar value'),
+  );
+  const key = decl.key.join(',');
+  if (key !== [b.code, b.time, source.name].join(',')) fail('blocks: the key must be code, time, source');
+  if (decl.partition !== b.date) fail('blocks: the partition must be the trading date');
+  const m = OFFSET.exec(b.utcOffset) ?? fail(`blocks utcOffset ${b.utcOffset} must be ±HH:MM`);
+  const offsetMinutes = (m[1] === '-' ? -1 : 1) * (Number(m[2]) * 60 + Number(m[3]));
+  const sessions = b.sessions.map((s): [number, number] => {
+    const x = SESSION.exec(s) ?? fail(`blocks session ${s} must be HH:MM-HH:MM`);
+    return [Number(x[1]) * 60 + Number(x[2]), Number(x[3]) * 60 + Number(x[4])];
+  });
+  sessions.forEach(([from, to], i) => {
+    if (!(from < to && to <= 1440 && (i === 0 || (sessions[i - 1] as [number, number])[1] <= from)))
+      fail('blocks sessions must be ordered, disjoint spans of one day');
+  });
+  const codeApi = decl.rename?.[b.code] ?? b.code;
+  const stored = compile({
+    name: decl.name,
+    layer: decl.layer,
+    description: `${decl.description} (stored as daily bar blocks)`,
+    endpoint: decl.endpoint,
+    fields: {
+      [b.code]: 'string!',
+      [b.date]: 'date!',
+      [source.name]: 'string!',
+      [BLOCK_COUNT]: 'integer!',
+      [BLOCK_BARS]: { type: 'string', required: true, opaque: true },
+      updated_at: 'timestamp',
+    },
+    ...(decl.rename ? { rename: decl.rename } : {}),
+    key: [b.code, b.date, source.name],
+    partition: b.date,
+    range: b.date,
+    sort: { field: b.date, order: 'desc' },
+    exact: [codeApi, b.date, source.name],
+    codes: { market: decl.codes?.market ?? 'cn', fields: [codeApi] },
+    units: { [BLOCK_COUNT]: 'count' },
+  });
+  return { code, date, time, source, values, offsetMinutes, utcOffset: b.utcOffset, sessions, stored };
+}
+
+/** Whether `d` is a stored form (one row per block), not a catalog dataset: its payload column is opaque. */
+export const storesBlocks = (d: Dataset): boolean => d.fieldByName.get(BLOCK_BARS)?.opaque === true;
+
+/** The catalog as storage holds it: each block dataset replaced by its stored form. */
+export function storageCatalog(catalog: Catalog): Catalog {
+  if (!catalog.datasets.some((d) => d.blocks)) return catalog;
+  const datasets = catalog.datasets.map((d) => d.blocks?.stored ?? d);
+  return Object.freeze({
+    datasets,
+    byName: new Map(datasets.map((d) => [d.name, d])),
+    calendar: catalog.calendar,
   });
 }
 

@@ -16,6 +16,8 @@ export interface FieldDetail {
   readonly required?: boolean;
   /** Allowed values (strings or integers). */
   readonly enum?: readonly (string | number)[];
+  /** Stored but left out of the row's JSON (a bar block's payload: catalog.ts `BarBlocks`). */
+  readonly opaque?: boolean;
   /** Regular expression a string value must match (anchored by the author). */
   readonly pattern?: string;
   readonly description?: string;
@@ -68,6 +70,28 @@ export interface DatasetDeclaration {
   readonly factors?: FactorsDeclaration;
   /** This dataset is a trading calendar (the quality report's `exchange`). */
   readonly calendar?: CalendarDeclaration;
+  /** Intraday bars, stored as one compressed block per code, trading date and source (docs/minute-bars.md). */
+  readonly blocks?: BlocksDeclaration;
+}
+
+/** Intraday bars (catalog.ts `BarBlocks`): which fields play which role, and the sessions. */
+export interface BlocksDeclaration {
+  /** Ingest fields of the code, the trading date and the bar's end minute (a timestamp). */
+  readonly code: string;
+  readonly date: string;
+  readonly time: string;
+  readonly bar: {
+    readonly open: string;
+    readonly high: string;
+    readonly low: string;
+    readonly close: string;
+    readonly volume: string;
+    readonly amount: string;
+  };
+  /** The exchange's offset from UTC, as bar times are answered (`+08:00`). */
+  readonly utcOffset: string;
+  /** Trading sessions in exchange time, `HH:MM-HH:MM`; a bar is labelled by its end minute. */
+  readonly sessions: readonly string[];
 }
 
 /** How one field of a daily bar becomes the field of a week, month, quarter or year bar. */

@@ -2056,6 +2056,192 @@ export interface TradeCalendarParams {
   as_of?: string | Date;
 }
 
+/** A row of /api/v1/stock/minute (dataset stock_minute). */
+export interface StockMinuteRow {
+  code: string;
+  /** YYYY-MM-DD */
+  date: string;
+  /** ISO 8601 UTC timestamp; the bar's end minute, with the exchange's offset */
+  time: string;
+  /** unit: CNY */
+  open: number;
+  /** unit: CNY */
+  high: number;
+  /** unit: CNY */
+  low: number;
+  /** unit: CNY */
+  close: number;
+  /** unit: shares */
+  volume: number;
+  /** unit: CNY */
+  amount: number | null;
+  source: string;
+  /** ISO 8601 UTC timestamp */
+  updated_at: string;
+  /** ISO 8601 UTC timestamp; when the row was first stored (set by the server) */
+  created_at: string;
+}
+
+/** Filters and options of /api/v1/stock/minute. */
+export interface StockMinuteParams {
+  /** exact match; several values (any of them matches, at most 1000) by repeating the parameter or as a comma list. A code also as 510300.SH, sh510300 or SH510300 (stored as 510300) */
+  code?: string | number | readonly (string | number)[];
+  /** exact match; several values (any of them matches, at most 1000) by repeating the parameter or as a comma list */
+  date?: string | readonly string[];
+  /** exact match; several values (any of them matches, at most 1000) by repeating the parameter */
+  source?: string | number | readonly (string | number)[];
+  /** inclusive lower bound on date, YYYY-MM-DD or YYYYMMDD */
+  date_from?: string;
+  /** inclusive upper bound on date, YYYY-MM-DD or YYYYMMDD */
+  date_to?: string;
+  /** bars whose end minute is at or after this instant (ISO 8601 with an offset or Z) */
+  time_from?: string | Date;
+  /** bars whose end minute is at or before this instant (ISO 8601 with an offset or Z) */
+  time_to?: string | Date;
+  /** bars of 1, 5, 15, 30 or 60 minutes by session, or 1d (the day): labelled by their end minute, never across the lunch break or the day; open first, high max, low min, close last, volume and amount summed (docs/minute-bars.md) */
+  interval?: '1m' | '5m' | '15m' | '30m' | '60m' | '1d';
+  /** sources in order of precedence, comma-separated: one row per key without its source, the first listed source's (its `source` shows which); rows of unlisted sources are left out. Default: the server's MDS_SOURCE_PRIORITY for this dataset, when set and no source= is given */
+  source_priority?: string | number;
+  /** rows per page; values above 1000 are clamped to 1000 */
+  limit?: number;
+  /** rows to skip */
+  offset?: number;
+  /** field to sort by; ties are broken by the unique key */
+  sort?: keyof StockMinuteRow;
+  /** sort direction */
+  order?: 'asc' | 'desc';
+  /** comma-separated subset of: code, date, time, open, high, low, close, volume, amount, source, updated_at, created_at. Rows then hold only these fields (the row schema describes whole rows). */
+  fields?: readonly (keyof StockMinuteRow)[];
+  /** keyset pagination: meta.next_cursor of the previous page of the same query */
+  cursor?: string;
+  /** point in time, ISO 8601 with Z or an offset: the answer this request had at that instant (docs/point-in-time.md); 400 / 4005 before the revision retention horizon */
+  as_of?: string | Date;
+}
+
+/** A row of /api/v1/etf/minute (dataset etf_minute). */
+export interface EtfMinuteRow {
+  code: string;
+  /** YYYY-MM-DD */
+  date: string;
+  /** ISO 8601 UTC timestamp; the bar's end minute, with the exchange's offset */
+  time: string;
+  /** unit: CNY */
+  open: number;
+  /** unit: CNY */
+  high: number;
+  /** unit: CNY */
+  low: number;
+  /** unit: CNY */
+  close: number;
+  /** unit: shares */
+  volume: number;
+  /** unit: CNY */
+  amount: number | null;
+  source: string;
+  /** ISO 8601 UTC timestamp */
+  updated_at: string;
+  /** ISO 8601 UTC timestamp; when the row was first stored (set by the server) */
+  created_at: string;
+}
+
+/** Filters and options of /api/v1/etf/minute. */
+export interface EtfMinuteParams {
+  /** exact match; several values (any of them matches, at most 1000) by repeating the parameter or as a comma list. A code also as 510300.SH, sh510300 or SH510300 (stored as 510300) */
+  code?: string | number | readonly (string | number)[];
+  /** exact match; several values (any of them matches, at most 1000) by repeating the parameter or as a comma list */
+  date?: string | readonly string[];
+  /** exact match; several values (any of them matches, at most 1000) by repeating the parameter */
+  source?: string | number | readonly (string | number)[];
+  /** inclusive lower bound on date, YYYY-MM-DD or YYYYMMDD */
+  date_from?: string;
+  /** inclusive upper bound on date, YYYY-MM-DD or YYYYMMDD */
+  date_to?: string;
+  /** bars whose end minute is at or after this instant (ISO 8601 with an offset or Z) */
+  time_from?: string | Date;
+  /** bars whose end minute is at or before this instant (ISO 8601 with an offset or Z) */
+  time_to?: string | Date;
+  /** bars of 1, 5, 15, 30 or 60 minutes by session, or 1d (the day): labelled by their end minute, never across the lunch break or the day; open first, high max, low min, close last, volume and amount summed (docs/minute-bars.md) */
+  interval?: '1m' | '5m' | '15m' | '30m' | '60m' | '1d';
+  /** sources in order of precedence, comma-separated: one row per key without its source, the first listed source's (its `source` shows which); rows of unlisted sources are left out. Default: the server's MDS_SOURCE_PRIORITY for this dataset, when set and no source= is given */
+  source_priority?: string | number;
+  /** rows per page; values above 1000 are clamped to 1000 */
+  limit?: number;
+  /** rows to skip */
+  offset?: number;
+  /** field to sort by; ties are broken by the unique key */
+  sort?: keyof EtfMinuteRow;
+  /** sort direction */
+  order?: 'asc' | 'desc';
+  /** comma-separated subset of: code, date, time, open, high, low, close, volume, amount, source, updated_at, created_at. Rows then hold only these fields (the row schema describes whole rows). */
+  fields?: readonly (keyof EtfMinuteRow)[];
+  /** keyset pagination: meta.next_cursor of the previous page of the same query */
+  cursor?: string;
+  /** point in time, ISO 8601 with Z or an offset: the answer this request had at that instant (docs/point-in-time.md); 400 / 4005 before the revision retention horizon */
+  as_of?: string | Date;
+}
+
+/** A row of /api/v1/index/minute (dataset index_minute). */
+export interface IndexMinuteRow {
+  index_code: string;
+  /** YYYY-MM-DD */
+  date: string;
+  /** ISO 8601 UTC timestamp; the bar's end minute, with the exchange's offset */
+  time: string;
+  /** unit: CNY */
+  open: number;
+  /** unit: CNY */
+  high: number;
+  /** unit: CNY */
+  low: number;
+  /** unit: CNY */
+  close: number;
+  /** unit: shares */
+  volume: number | null;
+  /** unit: CNY */
+  amount: number | null;
+  source: string;
+  /** ISO 8601 UTC timestamp */
+  updated_at: string;
+  /** ISO 8601 UTC timestamp; when the row was first stored (set by the server) */
+  created_at: string;
+}
+
+/** Filters and options of /api/v1/index/minute. */
+export interface IndexMinuteParams {
+  /** exact match; several values (any of them matches, at most 1000) by repeating the parameter or as a comma list. A code also as 510300.SH, sh510300 or SH510300 (stored as 510300) */
+  index_code?: string | number | readonly (string | number)[];
+  /** exact match; several values (any of them matches, at most 1000) by repeating the parameter or as a comma list */
+  date?: string | readonly string[];
+  /** exact match; several values (any of them matches, at most 1000) by repeating the parameter */
+  source?: string | number | readonly (string | number)[];
+  /** inclusive lower bound on date, YYYY-MM-DD or YYYYMMDD */
+  date_from?: string;
+  /** inclusive upper bound on date, YYYY-MM-DD or YYYYMMDD */
+  date_to?: string;
+  /** bars whose end minute is at or after this instant (ISO 8601 with an offset or Z) */
+  time_from?: string | Date;
+  /** bars whose end minute is at or before this instant (ISO 8601 with an offset or Z) */
+  time_to?: string | Date;
+  /** bars of 1, 5, 15, 30 or 60 minutes by session, or 1d (the day): labelled by their end minute, never across the lunch break or the day; open first, high max, low min, close last, volume and amount summed (docs/minute-bars.md) */
+  interval?: '1m' | '5m' | '15m' | '30m' | '60m' | '1d';
+  /** sources in order of precedence, comma-separated: one row per key without its source, the first listed source's (its `source` shows which); rows of unlisted sources are left out. Default: the server's MDS_SOURCE_PRIORITY for this dataset, when set and no source= is given */
+  source_priority?: string | number;
+  /** rows per page; values above 1000 are clamped to 1000 */
+  limit?: number;
+  /** rows to skip */
+  offset?: number;
+  /** field to sort by; ties are broken by the unique key */
+  sort?: keyof IndexMinuteRow;
+  /** sort direction */
+  order?: 'asc' | 'desc';
+  /** comma-separated subset of: index_code, date, time, open, high, low, close, volume, amount, source, updated_at, created_at. Rows then hold only these fields (the row schema describes whole rows). */
+  fields?: readonly (keyof IndexMinuteRow)[];
+  /** keyset pagination: meta.next_cursor of the previous page of the same query */
+  cursor?: string;
+  /** point in time, ISO 8601 with Z or an offset: the answer this request had at that instant (docs/point-in-time.md); 400 / 4005 before the revision retention horizon */
+  as_of?: string | Date;
+}
+
 /** Every query endpoint: its path, row type and parameter type. */
 export interface Endpoints {
   etf_daily: { path: '/api/v1/etf/kline'; row: EtfDailyRow; params: EtfDailyParams };
@@ -2137,6 +2323,9 @@ export interface Endpoints {
     row: TradeCalendarRow;
     params: TradeCalendarParams;
   };
+  stock_minute: { path: '/api/v1/stock/minute'; row: StockMinuteRow; params: StockMinuteParams };
+  etf_minute: { path: '/api/v1/etf/minute'; row: EtfMinuteRow; params: EtfMinuteParams };
+  index_minute: { path: '/api/v1/index/minute'; row: IndexMinuteRow; params: IndexMinuteParams };
 }
 
 export const ENDPOINT_PATHS: { readonly [D in keyof Endpoints]: Endpoints[D]['path'] } = {
@@ -2175,4 +2364,7 @@ export const ENDPOINT_PATHS: { readonly [D in keyof Endpoints]: Endpoints[D]['pa
   adj_factor: '/api/v1/market/adj-factor',
   corporate_actions: '/api/v1/market/corporate-actions',
   trade_calendar: '/api/v1/market/trade-calendar',
+  stock_minute: '/api/v1/stock/minute',
+  etf_minute: '/api/v1/etf/minute',
+  index_minute: '/api/v1/index/minute',
 };

@@ -2,6 +2,7 @@ import { Type, type TSchema } from '@sinclair/typebox';
 import type { Dataset, Field } from '../catalog/catalog.js';
 import type { FieldType } from '../catalog/types.js';
 import { MAX_TEXT } from '../model/values.js';
+import { storesBlocks } from '../catalog/catalog.js';
 
 /**
  * JSON Schemas derived from the catalog (data by nature: one per dataset): the rows an endpoint
@@ -74,7 +75,12 @@ export function rowSchema(d: Dataset, opts: { required?: boolean } = {}): TSchem
   );
   return Type.Unsafe({
     type: 'object',
-    ...(opts.required ? { title: `${d.name}_row`, required: d.rowFields.map((f) => f.apiName) } : {}),
+    ...(opts.required
+      ? {
+          title: `${d.name}${storesBlocks(d) ? '_block' : ''}_row`,
+          required: d.rowFields.map((f) => f.apiName),
+        }
+      : {}),
     properties,
   });
 }

@@ -7,6 +7,7 @@ import { etfGenerators } from './generators/etf.js';
 import { stockIndexMacroGenerators } from './generators/stock-index-macro.js';
 import { usGenerators } from './generators/us.js';
 import { referenceGenerators } from './generators/reference.js';
+import { minuteGenerators } from './generators/minute.js';
 
 /**
  * Synthetic, realistic data for every dataset of the catalog: prices are random walks with
@@ -26,6 +27,7 @@ export const GENERATORS = {
   ...stockIndexMacroGenerators,
   ...usGenerators,
   ...referenceGenerators,
+  ...minuteGenerators,
 } satisfies Record<DatasetName, Generator>;
 
 /** Every dataset's demo rows. */

@@ -15,6 +15,7 @@ import type { ApiOperation, ApiParameter } from './api-operations.js';
 import { EXPORT_FORMAT_NAMES, EXPORT_FORMATS } from '../export/export-formats.js';
 import { revisionItemSchema } from '../contract/revisions.js';
 import { revisionParams, revisionsPath } from '../query/revision-query.js';
+import { MINUTE_INTERVALS } from '../query/minute-query.js';
 
 /**
  * The query endpoints as operations, one per catalog dataset. Parameters follow what the
@@ -24,6 +25,22 @@ import { revisionParams, revisionsPath } from '../query/revision-query.js';
  */
 
 type ParamDoc = (d: Dataset) => Omit<ApiParameter, 'name' | 'in'>;
+
+/** `interval` of the daily datasets. */
+const intervalDoc = (d: Dataset): Omit<ApiParameter, 'name' | 'in'> => ({
+  description:
+    'one row per code, source and ISO week (1w), calendar month (1M), quarter (1Q) or year (1Y), ' +
+    `adjusted first: ${[...(d.daily?.aggregate ?? [])].map(([f, a]) => `${f.apiName} ${a}`).join(', ')}; ` +
+    "pre_close the previous period's close, change and pct_chg recomputed; date the last bar's; " +
+    'rows add period_start and bar_count',
+  schema: Type.String({ enum: [...INTERVALS], default: '1d' }),
+});
+
+/** `time_from` / `time_to` of the intraday datasets: inclusive bounds on the bar's end minute. */
+const timeBound = (side: 'after' | 'before'): Omit<ApiParameter, 'name' | 'in'> => ({
+  description: `bars whose end minute is at or ${side} this instant (ISO 8601 with an offset or Z)`,
+  schema: Type.String({ format: 'date-time' }),
+});
 
 /** Words and schema of the parameters every endpoint shares. */
 export const PARAMETER_DOCS: Record<string, ParamDoc> = {
@@ -81,14 +98,18 @@ export const PARAMETER_DOCS: Record<string, ParamDoc> = {
       "each bar's own source when it has factors for the code, else the code's only factor source",
     schema: Type.String(),
   }),
-  interval: (d) => ({
-    description:
-      'one row per code, source and ISO week (1w), calendar month (1M), quarter (1Q) or year (1Y), ' +
-      `adjusted first: ${[...(d.daily?.aggregate ?? [])].map(([f, a]) => `${f.apiName} ${a}`).join(', ')}; ` +
-      "pre_close the previous period's close, change and pct_chg recomputed; date the last bar's; " +
-      'rows add period_start and bar_count',
-    schema: Type.String({ enum: [...INTERVALS], default: '1d' }),
-  }),
+  interval: (d) =>
+    d.blocks
+      ? {
+          description:
+            'bars of 1, 5, 15, 30 or 60 minutes by session, or 1d (the day): labelled by their end ' +
+            'minute, never across the lunch break or the day; open first, high max, low min, close ' +
+            'last, volume and amount summed (docs/minute-bars.md)',
+          schema: Type.String({ enum: [...MINUTE_INTERVALS], default: '1m' }),
+        }
+      : intervalDoc(d),
+  time_from: () => timeBound('after'),
+  time_to: () => timeBound('before'),
   source_priority: () => ({
     description:
       'sources in order of precedence, comma-separated: one row per key without its source, the first ' +
@@ -189,7 +210,10 @@ const exports = {
 
 /** Every query endpoint's operation, and the revision trail of each dataset. */
 export function queryOperations(catalog: Catalog): ApiOperation[] {
-  return [...catalog.datasets.map(datasetOperation), ...catalog.datasets.map(revisionsOperation)];
+  return [
+    ...catalog.datasets.map(datasetOperation),
+    ...catalog.datasets.map((d) => revisionsOperation(d.blocks?.stored ?? d)),
+  ];
 }
 
 /** GET /api/v1/revisions/{dataset} (docs/point-in-time.md). */

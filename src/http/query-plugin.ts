@@ -37,6 +37,7 @@ export async function queryPlugin(app: FastifyInstance, { services }: { services
   registerQueryRoutes(app, services.catalog, services.query, {
     exportStallTimeoutMs: services.config.MDS_EXPORT_STALL_TIMEOUT_MS,
     encoders: services.exportEncoders,
+    minute: services.minute,
   });
   registerQualityRoute(app, '/api/v1/quality/:dataset', services.quality);
 }

@@ -3,6 +3,7 @@ import type { TSchema } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyReply, FastifyRequest, FastifySchema } from 'fastify';
 import type { Catalog, Dataset, Field } from '../catalog/catalog.js';
 import type { QueryService } from '../query/query-service.js';
+import type { MinuteQueryService } from '../query/minute-query.js';
 import type { ParsedQuery } from '../query/parse.js';
 import { revisionExport, revisionItem, revisionsPath } from '../query/revision-query.js';
 import type { QueryPlan } from '../model/query-plan.js';
@@ -25,7 +26,12 @@ export interface QueryRouteOptions {
   exportStallTimeoutMs: number;
   /** Where exports are encoded (off the request thread unless MDS_EXPORT_THREADS=0). */
   encoders: ExportEncoders;
+  /** The intraday datasets' rows (catalog `blocks`); without it their routes answer as others. */
+  minute?: MinuteQueryService;
 }
+
+/** What reads a dataset route's rows: QueryService, or MinuteQueryService for bar blocks. */
+type RowReader = Pick<QueryService, 'parse' | 'page' | 'stream' | 'streamArrays'>;
 
 /**
  * One GET route per catalog dataset, and one for its revision trail (docs/point-in-time.md):
@@ -45,6 +51,7 @@ export function registerQueryRoutes(
       item: TSchema,
       parse: (q: Record<string, unknown>) => { parsed: ParsedQuery; plan: QueryPlan },
       shape: ((r: Record<string, Value>) => unknown) | null,
+      rows: RowReader = query,
     ): void => {
       const schema: FastifySchema = { response: { 200: envelopeSchema(item) } };
       app.get(url, { schema }, (req, reply) =>
@@ -57,15 +64,19 @@ export function registerQueryRoutes(
           opts,
           () => parse(req.query as Record<string, unknown>),
           shape,
+          rows,
         ),
       );
     };
-    route(d.endpoint, rowSchema(d), (q) => query.parse(d, q), null);
+    const rows: RowReader = (d.blocks && opts.minute) || query;
+    route(d.endpoint, rowSchema(d), (q) => rows.parse(d, q), null, rows);
+    // Bar blocks' revisions are the stored blocks' (catalog.ts `BarBlocks`).
+    const stored = d.blocks?.stored ?? d;
     route(
-      revisionsPath(d),
-      revisionItemSchema(d),
-      (q) => query.parseTrail(d, q),
-      (r) => revisionItem(d, r),
+      revisionsPath(stored),
+      revisionItemSchema(stored),
+      (q) => query.parseTrail(stored, q),
+      (r) => revisionItem(stored, r),
     );
   }
 }
@@ -83,6 +94,7 @@ async function servePage(
   opts: QueryRouteOptions,
   parse: () => { parsed: ParsedQuery; plan: QueryPlan },
   item: ((r: Record<string, Value>) => unknown) | null,
+  rows: RowReader,
 ): Promise<FastifyReply> {
   notePageNeeds(req, d, d.daily?.adjust?.factors);
   // A polled URL is answered from the cache while its dataset's version (and an adjusted
@@ -119,7 +131,7 @@ async function servePage(
     // Before the first byte: an ambiguous factor source is a 400, not a broken export.
     await query.checkAdjust(plan);
     let fields: readonly Field[] = plan.select;
-    let source: ExportSource = { objects: () => query.stream(plan), arrays: () => query.streamArrays(plan) };
+    let source: ExportSource = { objects: () => rows.stream(plan), arrays: () => rows.streamArrays(plan) };
     if (item) {
       const trail = revisionExport(d, parsed.format, query.stream(plan));
       fields = trail.fields;
@@ -130,7 +142,7 @@ async function servePage(
       .type(EXPORT_FORMATS[parsed.format].contentType)
       .send(exportBody(opts.encoders.encode(parsed.format, fields, source), opts.exportStallTimeoutMs));
   }
-  const page = await query.page(plan, version, factorsVersion);
+  const page = await rows.page(plan, version, factorsVersion);
   const meta = {
     total: page.total,
     limit: page.limit,

@@ -18,6 +18,7 @@ import { recordValidator, type RecordContext, type RecordResult } from './record
 import { revertBatchId } from '../model/revisions.js';
 import { StepClock } from '../model/batch-steps.js';
 import { isCleanText, isPlainObject, type Row } from '../model/values.js';
+import { barRuleError, blockWrite } from './minute-bars.js';
 
 export type { IngestOutcome } from '../model/batch-registry.js';
 
@@ -148,6 +149,16 @@ export class IngestService implements BatchIngest {
         errors.push(r.error);
         continue;
       }
+      const barError = dataset.blocks ? barRuleError(dataset.blocks, r.row) : null;
+      if (barError !== null) {
+        errors.push({
+          index: i,
+          idempotency_key: r.idempotencyKey,
+          field: barError.field,
+          reason: barError.reason,
+        });
+        continue;
+      }
       const key = keyString(keyNames.map((k) => r.row[k]));
       const before = seen.get(key);
       if (before !== undefined) {
@@ -197,9 +208,9 @@ export class IngestService implements BatchIngest {
     const result = await this.store.batches.applyBatch(
       {
         batchId: meta.batch_id,
-        dataset,
-        rows,
-        updatedAtGiven: Uint8Array.from(given),
+        ...(dataset.blocks
+          ? blockWrite(dataset.blocks, rows, given, !full)
+          : { dataset, rows, updatedAtGiven: Uint8Array.from(given) }),
         prune:
           full && !skipPrune
             ? { partitionValue: dataset.partition ? meta.business_date : null, source: meta.source }
@@ -212,9 +223,10 @@ export class IngestService implements BatchIngest {
         steps,
       },
       (o) => {
+        // Bar blocks count bars, not the block rows written.
         const record = build(
-          o.written,
-          o.unchanged + repeated,
+          o.bars?.accepted ?? o.written,
+          (o.bars?.unchanged ?? o.unchanged) + repeated,
           o.pruned,
           skipPrune ? [{ index: null, idempotency_key: null, field: null, reason: PRUNE_SKIPPED }] : [],
           o.processedAt,

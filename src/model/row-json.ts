@@ -39,7 +39,7 @@ export function rowJson(d: Dataset): RowJson {
   if (!build) {
     // One concatenation per dataset, generated from the catalog (names match
     // /^[a-z][a-z0-9_]*$/): about a quarter faster than a loop over the fields.
-    const body = d.fields
+    const body = jsonFields(d)
       .map(
         (f, i) =>
           `${JSON.stringify(`${i === 0 ? '{' : ','}"${f.apiName}":`)} + v(r[${JSON.stringify(f.name)}])`,
@@ -51,6 +51,9 @@ export function rowJson(d: Dataset): RowJson {
   return build;
 }
 
+/** The fields a row's JSON holds: all but an opaque one (a bar block's payload, kept once, in its column). */
+const jsonFields = (d: Dataset): readonly Field[] => d.fields.filter((f) => f.opaque !== true);
+
 /** Bumped when this file changes how a row's JSON is written: every stored row JSON is rebuilt. */
 const ROW_JSON_FORMAT = 1;
 
@@ -60,7 +63,7 @@ const ROW_JSON_FORMAT = 1;
  * changes it, migrate() rebuilds the dataset's row JSON (migrations.ts).
  */
 export function rowShape(d: Dataset): string {
-  const fields = d.fields.map((f) => [f.name, f.apiName]);
+  const fields = jsonFields(d).map((f) => [f.name, f.apiName]);
   return createHash('sha256')
     .update(JSON.stringify([ROW_JSON_FORMAT, fields]))
     .digest('hex');

@@ -53,6 +53,8 @@ export const ranksSources = (d: Dataset): boolean => d.sourceField !== null && d
 export const ADJUST_PARAMS = ['adjust', 'adjust_anchor', 'adjust_source'] as const;
 
 export const INTERVAL_PARAM = 'interval';
+/** Intraday bars (catalog `blocks`): bounds on the bar's `time`, inclusive, with an offset or Z. */
+export const TIME_PARAMS = ['time_from', 'time_to'] as const;
 
 /** Names a dataset's endpoint accepts, in the order the docs list them. */
 export function allowedParams(d: Dataset): string[] {
@@ -62,6 +64,7 @@ export function allowedParams(d: Dataset): string[] {
     ...(d.range ? RANGE_PARAMS : []),
     ...(d.daily?.adjust ? ADJUST_PARAMS : []),
     ...(d.daily?.aggregate ? [INTERVAL_PARAM] : []),
+    ...(d.blocks ? [...TIME_PARAMS, INTERVAL_PARAM] : []),
     ...(ranksSources(d) ? [SOURCE_PRIORITY_PARAM] : []),
     ...COMMON_QUERY_PARAMS,
   ];

@@ -13,6 +13,7 @@ import {
   pruneSteps,
 } from './revisions.js';
 import { refreshPeriods } from './period-store.js';
+import { mergeBlocks } from './bar-blocks.js';
 import { refreshQuality } from './quality-summary.js';
 import type { Step } from './step.js';
 import { lap } from '../model/batch-steps.js';
@@ -39,6 +40,7 @@ export function* batchTransaction(
   // before anything is written; a batch that changed nothing writes none.
   const at = yield* changeInstant(tx, batch);
   lap(batch.steps, 'claim');
+  const bars = batch.blocks ? yield* mergeBlocks(tx, batch, batch.blocks.merge) : undefined;
   const written = yield* tx.writeRows(batch, at);
   lap(batch.steps, 'rows');
   if (written > 0) yield* closeDeletions(tx, batch.dataset, at);
@@ -66,7 +68,13 @@ export function* batchTransaction(
     ? yield* publish(tx, batch.dataset.name, batch.batchId, at, batch.clock?.() ?? batch.now)
     : clock;
   const record = {
-    ...finish({ written, unchanged: batch.rows.length - written, pruned, processedAt }),
+    ...finish({
+      written,
+      unchanged: batch.rows.length - written,
+      pruned,
+      processedAt,
+      ...(bars ? { bars } : {}),
+    }),
     processed_at: processedAt,
   };
   yield* insertRecord(tx, record);

@@ -1,4 +1,5 @@
 import type { Catalog } from '../catalog/catalog.js';
+import { storageCatalog } from '../catalog/catalog.js';
 import { SqlBatchStore } from './batch-store.js';
 import { SqlDatasetStore } from './dataset-store.js';
 import type { Db, ReadDb } from './db.js';
@@ -21,11 +22,16 @@ export class SqlStore implements Store {
    * `rows`: the statements over dataset rows, when not to `datasets` (SQLite's reader
    * processes, sqlite/reader-pool.ts).
    */
+  private readonly catalog: Catalog;
+
   constructor(
-    private readonly catalog: Catalog,
+    catalog: Catalog,
     protected readonly db: Db,
     reads: { datasets: ReadDb; keys: ReadDb; rows?: ReadDb } = { datasets: db, keys: db },
   ) {
+    // Intraday bars are stored as blocks: storage sees each block dataset's stored form.
+    catalog = storageCatalog(catalog);
+    this.catalog = catalog;
     this.backend = db.backend;
     this.datasets = new SqlDatasetStore(reads.datasets, catalog, reads.rows ?? reads.datasets);
     this.batches = new SqlBatchStore(db, catalog);

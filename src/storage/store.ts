@@ -18,6 +18,12 @@ import type { Row, Value } from '../model/values.js';
  * No SQL exists outside `src/storage`; column names come only from the catalog.
  */
 
+/** How many of a batch's bars changed what was stored and how many were already stored as sent (bar-blocks.ts). */
+export interface BarCounts {
+  accepted: number;
+  unchanged: number;
+}
+
 export interface WriteBatch {
   batchId: string;
   dataset: Dataset;
@@ -45,6 +51,11 @@ export interface WriteBatch {
   beforeKnown?: () => void;
   /** Lapped at the end of each step of the transaction (batch-steps.ts), when given. */
   steps?: StepClock;
+  /**
+   * Rows are bar blocks (catalog.ts `BarBlocks`): compared bar by bar with the stored ones under
+   * the dataset's lock and, `merge` (an incremental batch), merged into them (bar-blocks.ts).
+   */
+  blocks?: { merge: boolean };
 }
 
 export interface WriteOutcome {
@@ -55,6 +66,8 @@ export interface WriteOutcome {
   pruned: number;
   /** The batch's processed_at: the instant its changes became known (its revisions' valid_from as answered). */
   processedAt: string;
+  /** A batch of bar blocks: its bars new or changed and its bars stored as sent. */
+  bars?: BarCounts;
 }
 
 export type RevertResult =

@@ -1,6 +1,7 @@
 import type { Dataset, Field } from '../../src/catalog/catalog.js';
 import type { Value } from '../../src/model/values.js';
 import type { Data } from './batches.js';
+import { hhmm } from '../../src/ingest/minute-bars.js';
 
 /** Valid sample values for any catalog field, so suites can cover all 32 datasets generically. */
 const PATTERN_SAMPLES: Record<string, (i: number) => string> = {
@@ -36,6 +37,12 @@ export function sampleValue(f: Field, i: number, date: string): unknown {
 export function sampleRow(d: Dataset, i: number, date = '2024-01-02'): Data {
   const row: Data = {};
   for (const f of d.fields) row[f.name] = sampleValue(f, i, date);
+  // Intraday bars end on a session minute of their date (09:31 + i).
+  const b = d.blocks;
+  if (b) {
+    const m = b.sessions[0]?.[0] ?? 0;
+    row[b.time.name] = `${date}T${hhmm(m + 1 + (i % 120))}:00${b.utcOffset}`;
+  }
   return row;
 }
 

@@ -1,0 +1,277 @@
+import { createHash } from 'node:crypto';
+import type { BarBlocks } from '../catalog/catalog.js';
+import { BLOCK_BARS } from '../catalog/catalog.js';
+import type { Dataset, Field } from '../catalog/catalog.js';
+import { invalid } from '../errors.js';
+import { normalizeTimestamp } from '../model/values.js';
+import { exchangeMinute, hhmm } from '../ingest/minute-bars.js';
+import { decodeBars } from '../model/bar-codec.js';
+import type { Store } from '../storage/store.js';
+import type { Condition, QueryPlan } from '../model/query-plan.js';
+import type { Value } from '../model/values.js';
+import { planFingerprint } from './cursor.js';
+import type { ParsedQuery } from './parse.js';
+import type { QueryPage, QueryService } from './query-service.js';
+import { resample, type MinuteBar } from './minute-sessions.js';
+
+/** `interval` of the intraday datasets: minutes of a session, or the whole day. */
+export const MINUTE_INTERVALS = ['1m', '5m', '15m', '30m', '60m', '1d'] as const;
+export type MinuteInterval = (typeof MINUTE_INTERVALS)[number];
+
+/** Most blocks (code-days) one answer reads: a whole market day (docs/minute-bars.md). */
+export const MAX_BLOCKS = 6000;
+const EXPORT_CHUNK = 1000;
+
+interface MinuteRequest {
+  interval: MinuteInterval;
+  /** Epoch ms bounds on the bar's end minute; null: open. */
+  timeFrom: number | null;
+  timeTo: number | null;
+}
+
+/**
+ * The intraday datasets' reads (docs/minute-bars.md): the common parameters parsed and planned
+ * as for every dataset (QueryService.parse), the plan's filters on code, date and source moved
+ * onto the stored blocks (catalog.ts `BarBlocks`) with `as_of`, the blocks decoded, filtered by
+ * `time_from` / `time_to`, resampled by session, then sorted and paged here.
+ */
+export class MinuteQueryService {
+  private readonly requests = new WeakMap<QueryPlan, MinuteRequest>();
+
+  constructor(
+    private readonly store: Pick<Store, 'datasets'>,
+    private readonly query: QueryService,
+  ) {}
+
+  parse(d: Dataset, raw: Record<string, unknown>): { parsed: ParsedQuery; plan: QueryPlan } {
+    blocksOf(d);
+    const rest: Record<string, unknown> = { ...raw };
+    const once = (name: string): string | undefined => {
+      const v = rest[name];
+      delete rest[name];
+      if (v === undefined) return undefined;
+      if (typeof v !== 'string') throw invalid(`parameter ${name} must be given once`, { parameter: name });
+      return v;
+    };
+    const intervalRaw = once('interval') ?? '1m';
+    if (!(MINUTE_INTERVALS as readonly string[]).includes(intervalRaw)) {
+      throw invalid(`interval must be one of: ${MINUTE_INTERVALS.join(', ')}`, {
+        parameter: 'interval',
+        allowed: [...MINUTE_INTERVALS],
+      });
+    }
+    const instant = (name: string): number | null => {
+      const v = once(name);
+      if (v === undefined) return null;
+      const ts = normalizeTimestamp(v);
+      if (ts === null)
+        throw invalid(`${name} must be an ISO 8601 timestamp with an offset or Z (got "${v}")`, {
+          parameter: name,
+        });
+      return Date.parse(ts);
+    };
+    const timeFrom = instant('time_from');
+    const timeTo = instant('time_to');
+    const cursor = once('cursor');
+    const { parsed, plan } = this.query.parse(d, rest);
+    const req: MinuteRequest = { interval: intervalRaw as MinuteInterval, timeFrom, timeTo };
+    if (cursor !== undefined) plan.offset = offsetOf(plan, req, cursor);
+    parsed.cursor = cursor ?? null;
+    this.requests.set(plan, req);
+    return { parsed, plan };
+  }
+
+  async page(plan: QueryPlan, version: number): Promise<QueryPage> {
+    const rows = await this.allRows(plan);
+    const total = rows.length;
+    const page = rows.slice(plan.offset, plan.offset + plan.limit);
+    const hasMore = plan.offset + page.length < total;
+    return {
+      rows: { kind: 'objects', rows: page.map((r) => project(plan, r)) },
+      total,
+      limit: plan.limit,
+      offset: plan.offset,
+      hasMore,
+      nextCursor: hasMore ? cursorOf(plan, this.request(plan), plan.offset + page.length) : null,
+      version,
+    };
+  }
+
+  async *stream(plan: QueryPlan): AsyncIterable<Record<string, Value>[]> {
+    for await (const rows of this.chunks(plan)) yield rows.map((r) => project(plan, r));
+  }
+
+  async *streamArrays(plan: QueryPlan): AsyncIterable<Value[][]> {
+    const names = plan.select.map((f) => f.apiName);
+    for await (const rows of this.chunks(plan)) yield rows.map((r) => names.map((n) => r[n] ?? null));
+  }
+
+  /**
+   * An export's rows in chunks: ordered by time or date, one trading date at a time (a
+   * day's bars of every code sorted in memory); in another order, the whole answer at once.
+   */
+  private async *chunks(plan: QueryPlan): AsyncIterable<Record<string, Value>[]> {
+    const b = blocksOf(plan.dataset);
+    const lead = plan.orderBy[0];
+    const rows = async function* (all: Record<string, Value>[]) {
+      for (let i = plan.offset; i < all.length; i += EXPORT_CHUNK) yield all.slice(i, i + EXPORT_CHUNK);
+    };
+    if (!lead || (lead.field !== b.time && lead.field !== b.date)) {
+      yield* rows(await this.allRows(plan));
+      return;
+    }
+    const dates = await this.dates(plan, lead.dir);
+    for (const date of dates) {
+      const day = await this.rowsOf(plan, [
+        { field: b.stored.fieldByName.get(b.date.name) as Field, op: 'eq', value: date },
+      ]);
+      for (let i = 0; i < day.length; i += EXPORT_CHUNK) yield day.slice(i, i + EXPORT_CHUNK);
+    }
+  }
+
+  private request(plan: QueryPlan): MinuteRequest {
+    return this.requests.get(plan) ?? { interval: '1m', timeFrom: null, timeTo: null };
+  }
+
+  private allRows(plan: QueryPlan): Promise<Record<string, Value>[]> {
+    return this.rowsOf(plan, []);
+  }
+
+  /** The trading dates the plan's blocks cover, in `dir` order. */
+  private async dates(plan: QueryPlan, dir: 'asc' | 'desc'): Promise<string[]> {
+    const b = blocksOf(plan.dataset);
+    const date = b.stored.fieldByName.get(b.date.name) as Field;
+    const read = await this.store.datasets.query(
+      { ...this.blockPlan(plan, []), select: [date], orderBy: [{ field: date, dir }], distinct: true },
+      false,
+    );
+    return read.rows.map((r) => r[date.apiName] as string);
+  }
+
+  /** The stored blocks' plan: the filters on code, date and source, `as_of`, the time bounds' dates. */
+  private blockPlan(plan: QueryPlan, extra: readonly Condition[]): QueryPlan {
+    const b = blocksOf(plan.dataset);
+    const s = b.stored;
+    const req = this.request(plan);
+    const onStored = (f: Field): Field => s.fieldByName.get(f.name) ?? f;
+    const where: Condition[] = plan.where.map((c) => ({ ...c, field: onStored(c.field) }) as Condition);
+    const date = onStored(b.date);
+    const dayOf = (ms: number): string => exchangeMinute(b, new Date(ms).toISOString()).date;
+    if (req.timeFrom !== null) where.push({ field: date, op: 'gte', value: dayOf(req.timeFrom) });
+    if (req.timeTo !== null) where.push({ field: date, op: 'lte', value: dayOf(req.timeTo) });
+    where.push(...extra);
+    const key = s.key;
+    return {
+      dataset: s,
+      select: s.rowFields,
+      where,
+      orderBy: key.map((k) => ({ field: k, dir: 'asc' as const })),
+      limit: MAX_BLOCKS + 1,
+      offset: 0,
+      ...(plan.asOf !== undefined ? { asOf: plan.asOf } : {}),
+    };
+  }
+
+  /** Every bar row the plan selects (with `extra` block conditions), resampled and in the plan's order. */
+  private async rowsOf(plan: QueryPlan, extra: readonly Condition[]): Promise<Record<string, Value>[]> {
+    const b = blocksOf(plan.dataset);
+    const s = b.stored;
+    const req = this.request(plan);
+    const blocks = (await this.store.datasets.query(this.blockPlan(plan, extra), false)).rows;
+    if (blocks.length > MAX_BLOCKS) {
+      throw invalid(
+        `the answer spans more than ${MAX_BLOCKS} code-days of bars: narrow it with ${b.code.apiName}= or date_from/date_to`,
+        { parameter: 'date_from', max_blocks: MAX_BLOCKS },
+      );
+    }
+    const api = (f: Field): string => (s.fieldByName.get(f.name) ?? f).apiName;
+    const out: Record<string, Value>[] = [];
+    for (const blk of blocks) {
+      const bars = decodeBars(blk[BLOCK_BARS] as string);
+      const date = blk[api(b.date)] as string;
+      let day: MinuteBar[] = bars.minutes.map((minute, i) => ({
+        minute,
+        values: bars.columns.map((c) => c[i] ?? null),
+      }));
+      if (req.timeFrom !== null || req.timeTo !== null) {
+        const base = Date.parse(`${date}T00:00:00Z`) - b.offsetMinutes * 60_000;
+        day = day.filter((bar) => {
+          const at = base + bar.minute * 60_000;
+          return (req.timeFrom === null || at >= req.timeFrom) && (req.timeTo === null || at <= req.timeTo);
+        });
+      }
+      if (req.interval !== '1m') day = resample(b, day, req.interval);
+      for (const bar of day) {
+        const row: Record<string, Value> = {
+          [b.code.apiName]: blk[api(b.code)] ?? null,
+          [b.date.apiName]: date,
+          [b.time.apiName]: `${date}T${hhmm(bar.minute)}:00${b.utcOffset}`,
+        };
+        b.values.forEach((f, c) => (row[f.apiName] = bar.values[c] ?? null));
+        row[b.source.apiName] = blk[api(b.source)] ?? null;
+        row.updated_at = blk.updated_at ?? null;
+        row.created_at = blk.created_at ?? null;
+        out.push(row);
+      }
+    }
+    const order = plan.orderBy.map((o) => ({ name: o.field.apiName, sign: o.dir === 'asc' ? 1 : -1 }));
+    out.sort((x, y) => {
+      for (const o of order) {
+        const c = compare(x[o.name] ?? null, y[o.name] ?? null);
+        if (c !== 0) return c * o.sign;
+      }
+      return 0;
+    });
+    return out;
+  }
+}
+
+export function blocksOf(d: Dataset): BarBlocks {
+  if (!d.blocks) throw new Error(`${d.name} is not stored as bar blocks`);
+  return d.blocks;
+}
+
+/** Values of one field: numbers by value, text by code unit (times share their offset); null last. */
+function compare(a: Value, b: Value): number {
+  if (a === b) return 0;
+  if (a === null) return 1;
+  if (b === null) return -1;
+  return a < b ? -1 : 1;
+}
+
+function project(plan: QueryPlan, row: Record<string, Value>): Record<string, Value> {
+  if (plan.select.length === plan.dataset.rowFields.length) return row;
+  return Object.fromEntries(plan.select.map((f) => [f.apiName, row[f.apiName] ?? null]));
+}
+
+/** A minute answer's cursor: the offset of the next page, bound to the query (filters, order, interval, times). */
+function cursorOf(plan: QueryPlan, req: MinuteRequest, offset: number): string {
+  return Buffer.from(JSON.stringify({ o: offset, h: fingerprint(plan, req) })).toString('base64url');
+}
+
+function fingerprint(plan: QueryPlan, req: MinuteRequest): string {
+  return createHash('sha256')
+    .update(`${planFingerprint({ ...plan, offset: 0 })}|${req.interval}|${req.timeFrom}|${req.timeTo}`)
+    .digest('base64url')
+    .slice(0, 16);
+}
+
+function offsetOf(plan: QueryPlan, req: MinuteRequest, cursor: string): number {
+  const bad = (why: string) =>
+    invalid(`cursor is ${why}; use the meta.next_cursor of a previous page of the same query`, {
+      parameter: 'cursor',
+    });
+  let body: unknown;
+  try {
+    body = /^[A-Za-z0-9_-]{1,512}$/.test(cursor)
+      ? JSON.parse(Buffer.from(cursor, 'base64url').toString())
+      : null;
+  } catch {
+    body = null;
+  }
+  const { o, h } = (typeof body === 'object' && body !== null ? body : {}) as Record<string, unknown>;
+  if (typeof o !== 'number' || !Number.isSafeInteger(o) || o < 0 || typeof h !== 'string')
+    throw bad('malformed');
+  if (h !== fingerprint(plan, req)) throw bad('for a different query (filters or sort changed)');
+  return o;
+}
