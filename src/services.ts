@@ -109,7 +109,7 @@ export async function createServices(deps: ServiceDeps): Promise<Services> {
     queryContexts: new QueryContexts(),
     // The recount reads every dataset: through the store's readers (SQLite's reader processes,
     // PostgreSQL's pool), never queued behind a batch on an ingest thread (list_datasets and the
-    // dashboard waited for a batch in flight: test/mcp-concurrency.test.ts). Without reader
+    // dashboard waited for a batch in flight: test/mcp/mcp-concurrency.test.ts). Without reader
     // processes it stays off the request thread on an ingest thread.
     coverage: new CoverageCache(
       store,

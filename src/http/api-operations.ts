@@ -28,7 +28,7 @@ import { MAX_USAGE_HOURS } from './admin-key-routes.js';
 /**
  * The HTTP operations as data: one literal per operation, from which the OpenAPI document is
  * assembled (openapi.ts). A route without an entry here (or, for query endpoints, in
- * query-operations.ts) fails test/openapi-contract.test.ts, which compares the document with
+ * query-operations.ts) fails test/http/openapi-contract.test.ts, which compares the document with
  * the routes the app registers.
  */
 

@@ -154,7 +154,7 @@ async function servePage(
   let json: string;
   if (page.rows.kind === 'json') {
     // Stored row JSON joined into the envelope: the same bytes the response schema produces
-    // (test/query-row-json.test.ts compares them), without a value per field.
+    // (test/query/query-row-json.test.ts compares them), without a value per field.
     json = `${SUCCESS_JSON_HEAD},"data":[${page.rows.rows.join(',')}],"meta":${JSON.stringify(meta)}}`;
   } else {
     const data = item ? page.rows.rows.map(item) : page.rows.rows;

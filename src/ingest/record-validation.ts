@@ -26,7 +26,7 @@ export type RecordResult =
  * UTF-8 bytes of a text value in a field the database indexes (key, exact filters, date range,
  * partition, default sort). PostgreSQL refuses a btree entry over 2,704 bytes (a 2.7 KB key gave a
  * 500 there while SQLite stored it); the widest index holds five text columns, and 5 × 512 bytes
- * plus overheads stays under that limit (test/ingest-text-limits.test.ts checks the catalog).
+ * plus overheads stays under that limit (test/ingest/ingest-text-limits.test.ts checks the catalog).
  * Enforced on both backends, so they accept and refuse the same records.
  */
 export const MAX_INDEXED_TEXT_BYTES = 512;

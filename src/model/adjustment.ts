@@ -32,7 +32,7 @@ export function pagesBeforeAdjusting(plan: QueryPlan): boolean {
  * The arithmetic and the choices of adjusting, written once over small algebras: the query
  * stage evaluates them on numbers (query/in-process-adjust.ts), the storage stage on SQL text
  * (bars-sql.ts). Both run the same IEEE double operations in the same order, so both give the
- * same values (test/bars-adjust.test.ts compares them on both backends).
+ * same values (test/query/bars-adjust.test.ts compares them on both backends).
  */
 
 export type AdjustMethod = NonNullable<NonNullable<QueryPlan['bars']>['adjust']>['method'];

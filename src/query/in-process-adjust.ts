@@ -71,7 +71,7 @@ export class InProcessAdjust {
    * resamples nothing, sorts by no adjusted value (its page is then a page of the stored rows)
    * and reads the current rows (under as_of the factors known at that instant would be needed).
    * Both run the rules of model/adjustment.ts, the same IEEE double operations in the same order
-   * (price × f(d) ÷ f(anchor)), so the same values: test/bars-adjust.test.ts compares both ways
+   * (price × f(d) ÷ f(anchor)), so the same values: test/query/bars-adjust.test.ts compares both ways
    * on both backends. The SQL
    * version's cost was the statement (the stored rows wrapped in two levels and an as-of
    * subquery per row): docs/performance.md.

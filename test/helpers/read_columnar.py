@@ -1,6 +1,6 @@
 """Reads an Arrow IPC stream or a Parquet file with readers we did not write (pyarrow, and
 DuckDB for Parquet when it is installed) and prints what they read as JSON, for
-test/columnar-formats.test.ts to compare with the service's JSON answer.
+test/query/columnar-formats.test.ts to compare with the service's JSON answer.
 
 Doubles are printed as the hex of their IEEE-754 bits, so the comparison is bit for bit.
 Usage: python3 read_columnar.py arrow|parquet FILE [arrow|parquet FILE ...]

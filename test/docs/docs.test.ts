@@ -1,0 +1,41 @@
+// Generated and hand-written docs stay true to the code: the endpoint list and the error table.
+import { it } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { CATALOG } from '../../src/catalog/catalog.js';
+import { endpointDocs } from '../../src/catalog/endpoint-docs.js';
+import { EXPORT_FORMAT_NAMES } from '../../src/export/export-formats.js';
+import { ERRORS, PARTIAL_CODE } from '../../src/errors.js';
+import { batchChecksum, sha256Hex } from '../../src/ingest/checksum.js';
+
+const read = (p: string): string => readFileSync(new URL(`../../${p}`, import.meta.url), 'utf8');
+
+it('docs/endpoints.md is the catalog (run `npm run docs:endpoints` after changing it)', () => {
+  assert.equal(read('docs/endpoints.md'), endpointDocs(CATALOG, EXPORT_FORMAT_NAMES));
+});
+
+it('docs/errors.md lists exactly the codes of src/errors.ts', () => {
+  const documented = new Set(
+    [...read('docs/errors.md').matchAll(/^\| (\d{4}) \|/gm)].map((m) => Number(m[1])),
+  );
+  const codes = new Set([...Object.keys(ERRORS).map(Number), PARTIAL_CODE]);
+  assert.deepEqual([...documented].sort(), [...codes].sort());
+});
+
+it('the README quick start is two alternative lines on a fresh clone, never npm ci under a server', () => {
+  const readme = read('README.md');
+  const quick = /```sh\nnpm ci && npm start[^\n]*\nnpm ci && npm test[^\n]*\n```/.exec(readme);
+  assert.ok(quick, 'the two quick-start lines, start then test');
+  assert.match(readme, /two alternatives, not two steps/);
+  assert.match(readme, /`npm test` \(instead of `npm start`\)/);
+  assert.match(readme, /never while the server runs/);
+});
+
+it('the worked checksum example in docs/ingest.md is right', () => {
+  const doc = read('docs/ingest.md');
+  const canonical = /```text\n(.+)\n```/.exec(doc)?.[1] ?? '';
+  const hash = '591f3d5d8a0bed81f01ea32fd3c0e2c882bbe9ddd27e7d1abd75a948671abf7e';
+  assert.ok(doc.includes(hash));
+  assert.equal(sha256Hex(canonical), hash);
+  assert.equal(batchChecksum(JSON.parse(canonical)), hash);
+});

@@ -1,0 +1,37 @@
+// decisions.md "Checksum": our JCS serialiser agrees with the `canonicalize` package (RFC 8785).
+import { it } from 'node:test';
+import assert from 'node:assert/strict';
+import { createRequire } from 'node:module';
+import fc from 'fast-check';
+import { canonicalJson, matchChecksum, sha256Hex } from '../../src/ingest/checksum.js';
+
+const canonicalize = createRequire(import.meta.url)('canonicalize') as (v: unknown) => string | undefined;
+
+it('serialises any JSON value exactly as the canonicalize reference package', () => {
+  fc.assert(
+    fc.property(fc.jsonValue(), (v) => {
+      // JSON.parse(JSON.stringify(...)) gives what a request body parses to (no -0, no undefined).
+      const parsed: unknown = JSON.parse(JSON.stringify(v));
+      assert.equal(canonicalJson(parsed), canonicalize(parsed));
+    }),
+    { numRuns: 500 },
+  );
+});
+
+it('an own "__proto__" key is serialised as data, never as the prototype', () => {
+  // JSON.parse makes "__proto__" an own property (fast-check found this once: seed -1665844458).
+  for (const text of ['[{"__proto__":{}}]', '{"b":{"__proto__":{"z":1,"a":[1,{"__proto__":null}]}},"a":0}']) {
+    const parsed: unknown = JSON.parse(text);
+    assert.equal(canonicalJson(parsed), canonicalize(parsed), text);
+  }
+  assert.equal(canonicalJson(JSON.parse('{"__proto__":{}}')), '{"__proto__":{}}');
+});
+
+it('matches either the JCS or the compact form and nothing else', () => {
+  const records = [{ b: 1, a: [{ d: 'x', c: 1.5e-7 }] }];
+  assert.equal(matchChecksum(records, sha256Hex('[{"a":[{"c":1.5e-7,"d":"x"}],"b":1}]')), 'jcs');
+  assert.equal(matchChecksum(records, sha256Hex('[{"b":1,"a":[{"d":"x","c":1.5e-7}]}]')), 'compact');
+  assert.equal(matchChecksum(records, sha256Hex('[{"b": 1}]')), null);
+  assert.equal(matchChecksum([{ n: Infinity }], sha256Hex('[{"n":null}]')), 'compact');
+  assert.equal(canonicalJson([{ n: Infinity }]), null);
+});

@@ -1,0 +1,132 @@
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import path from 'node:path';
+import { test } from 'node:test';
+import { PYTHON, pythonAvailable, runPython } from '../helpers/python.js';
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import { QUERY_KEY, backends, push, startApp } from '../helpers/harness.js';
+import { batch, etfBar } from '../helpers/batches.js';
+
+/**
+ * Clients we did not write, against a live /mcp.
+ *
+ * The Python `mcp` package's client (another implementation of the protocol than the SDK we
+ * serve with) against a live /mcp, in a real interpreter: it lists the tools, calls query and
+ * pages on with the cursor, and sends a bad argument; the rows are compared with the HTTP API's.
+ * Skipped with a message when the interpreter lacks `mcp`, unless MDS_REQUIRE_PYTHON_MCP=1 (CI).
+ */
+
+function pythonHasMcp(): boolean {
+  const ok = pythonAvailable() && spawnSync(PYTHON, ['-c', 'import mcp'], { stdio: 'ignore' }).status === 0;
+  if (!ok) {
+    if (process.env.MDS_REQUIRE_PYTHON_MCP === '1')
+      throw new Error(`MDS_REQUIRE_PYTHON_MCP=1 but ${PYTHON} cannot import mcp`);
+    console.warn(`# ${PYTHON} cannot import mcp: the Python MCP client test is SKIPPED (pip install mcp)`);
+  }
+  return ok;
+}
+
+const SCRIPT = path.join(import.meta.dirname, '..', 'helpers', 'mcp_client.py');
+const has = pythonHasMcp();
+
+for (const backend of await backends()) {
+  test(
+    `the Python mcp client: tools, a query paged by cursor, a bad argument (${backend})`,
+    { skip: !has },
+    async () => {
+      const h = await startApp(backend);
+      try {
+        const bars = ['2024-03-01', '2024-03-04', '2024-03-05'].map((d, i) =>
+          etfBar('510300', d, { close: 10 + i }),
+        );
+        assert.equal((await push(h.app, batch('etf_daily', bars))).statusCode, 200);
+        const base = await h.app.listen({ port: 0, host: '127.0.0.1' });
+        const first = { dataset: 'etf_daily', filters: { code: '510300' }, limit: 2 };
+        const run = async (
+          calls: unknown[],
+        ): Promise<{ tools: string[]; calls: Record<string, unknown>[] }> =>
+          JSON.parse(await runPython([SCRIPT, base, QUERY_KEY, JSON.stringify(calls)]));
+        const out = await run([
+          ['query', first],
+          ['query', { dataset: 'etf_daily', limit: 0 }],
+        ]);
+        assert.deepEqual(out.tools, [
+          'list_datasets',
+          'query',
+          'quality_report',
+          'revision_trail',
+          'trading_days',
+        ]);
+        const page = out.calls[0]!.structured as Record<string, unknown>;
+        const api = (await (
+          await fetch(new URL('/api/v1/etf/kline?code=510300&limit=2', base), {
+            headers: { 'Q-API-KEY': QUERY_KEY },
+          })
+        ).json()) as { data: unknown[]; meta: Record<string, unknown> };
+        assert.deepEqual(page.rows, api.data);
+        assert.equal(page.next_cursor, api.meta.next_cursor);
+        assert.match(out.calls[1]!.error as string, /^invalid arguments \(4001\): limit must be >= 1$/);
+
+        const next = await run([['query', { ...first, cursor: page.next_cursor }]]);
+        const rest = next.calls[0]!.structured as Record<string, unknown>;
+        assert.deepEqual(
+          [...(page.rows as unknown[]), ...(rest.rows as unknown[])],
+          (
+            (await (
+              await fetch(new URL('/api/v1/etf/kline?code=510300', base), {
+                headers: { 'Q-API-KEY': QUERY_KEY },
+              })
+            ).json()) as { data: unknown[] }
+          ).data,
+        );
+        assert.equal(rest.has_more, false);
+      } finally {
+        await h.close();
+      }
+    },
+  );
+}
+
+/**
+ * The MCP Inspector's CLI, when MDS_MCP_INSPECTOR names its cli.js (it is not a dependency: its
+ * current releases need Node 22; 0.21.2 runs on 20 — docs/mcp.md says how to install it).
+ */
+const INSPECTOR = process.env.MDS_MCP_INSPECTOR;
+if (!INSPECTOR) console.warn('# MDS_MCP_INSPECTOR not set: the MCP Inspector CLI test is SKIPPED');
+test(
+  'the MCP Inspector CLI lists the tools and calls query with a bearer',
+  { skip: !INSPECTOR },
+  async () => {
+    const h = await startApp('sqlite');
+    try {
+      assert.equal((await push(h.app, batch('etf_daily', [etfBar('510300', '2024-03-01')]))).statusCode, 200);
+      const base = await h.app.listen({ port: 0, host: '127.0.0.1' });
+      const inspect = async (...args: string[]): Promise<Record<string, unknown>> => {
+        const common = [
+          '--cli',
+          `${base}/mcp`,
+          '--transport',
+          'http',
+          '--header',
+          `Authorization: Bearer ${QUERY_KEY}`,
+        ];
+        const { stdout } = await promisify(execFile)(process.execPath, [INSPECTOR!, ...common, ...args]);
+        return JSON.parse(stdout) as Record<string, unknown>;
+      };
+      const list = await inspect('--method', 'tools/list');
+      assert.equal((list.tools as unknown[]).length, 5);
+      const r = await inspect(
+        '--method',
+        'tools/call',
+        '--tool-name',
+        'query',
+        '--tool-arg',
+        'dataset=etf_daily',
+      );
+      assert.equal((r.structuredContent as Record<string, unknown>).total, 1);
+    } finally {
+      await h.close();
+    }
+  },
+);

@@ -1,0 +1,280 @@
+// Issue 28: a primary and a streaming replica (pg_basebackup -R) as private clusters, a PgBouncer
+// in transaction mode in front of each, Redis, and two service instances reading from the
+// replica: lag made real by pausing replay, the token, monotonic ETags, as_of, the replica and
+// then the primary stopped.
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import pg from 'pg';
+import { QUERY_KEY } from '../helpers/harness.js';
+import { batch, etfBar, uniqueId } from '../helpers/batches.js';
+import { createTestDatabase, viaPort } from '../helpers/postgres.js';
+import {
+  pgBouncerAvailable,
+  privatePgBouncer,
+  privatePostgres,
+  privatePostgresAvailable,
+  privateRedis,
+  privateRedisAvailable,
+  privateStandby,
+  type PrivateServer,
+} from '../helpers/private-servers.js';
+import {
+  request,
+  sleep,
+  startServer,
+  type RawResponse,
+  type ServerProcess,
+} from '../helpers/server-process.js';
+import { pushBatch } from '../helpers/server-calls.js';
+import { SERVER_MAIN } from '../helpers/built.js';
+
+const ready = privatePostgresAvailable() && privateRedisAvailable() && pgBouncerAvailable();
+if (!ready) console.warn('# initdb, redis-server or pgbouncer missing: the replica suite is SKIPPED');
+
+const PATH = '/api/v1/etf/kline?code=510300&limit=100';
+
+/** A one-row batch of 510300 on `date` with close `close`. */
+function bar(date: string, close: number): string {
+  return JSON.stringify(
+    batch('etf_daily', [etfBar('510300', date, { close })], { batchId: uniqueId('rep') }),
+  );
+}
+
+async function sql(url: string, text: string): Promise<pg.QueryResult> {
+  const c = new pg.Client({ connectionString: url });
+  await c.connect();
+  try {
+    return await c.query(text);
+  } finally {
+    await c.end();
+  }
+}
+
+const get = (s: ServerProcess, path: string, headers: Record<string, string> = {}): Promise<RawResponse> =>
+  request(s.port, { method: 'GET', path, headers: { 'Q-API-KEY': QUERY_KEY, ...headers } });
+
+const closes = (r: RawResponse): number[] =>
+  (JSON.parse(r.body) as { data: { close: number }[] }).data.map((x) => x.close);
+
+/** A /metrics sample's value (0 when absent). */
+async function metric(s: ServerProcess, name: string, labels: string): Promise<number> {
+  const r = await request(s.port, { method: 'GET', path: '/metrics' });
+  const line = r.body.split('\n').find((l) => l.startsWith(`${name}{${labels}}`));
+  return line ? Number(line.split(' ').pop()) : 0;
+}
+
+async function until(what: string, check: () => Promise<boolean>, ms = 30_000): Promise<void> {
+  const end = Date.now() + ms;
+  while (Date.now() < end) {
+    if (await check().catch(() => false)) return;
+    await sleep(100);
+  }
+  assert.fail(`timed out waiting: ${what}`);
+}
+
+describe('PostgreSQL read replicas through PgBouncer', { skip: !ready, timeout: 600_000 }, () => {
+  let primary: PrivateServer;
+  let standby: PrivateServer;
+  let bouncerP: PrivateServer;
+  let bouncerS: PrivateServer;
+  let redis: PrivateServer;
+  let db: { url: string; drop(): Promise<void> };
+  /** Reads from the replica while it is within 1.5 s of the primary. */
+  let a: ServerProcess;
+  /** Tolerates 10 minutes of lag: keeps reading a paused replica. */
+  let b: ServerProcess;
+  const standbyUrl = (): string => viaPort(db.url, standby.port);
+
+  const env = (maxLagMs: number): Record<string, string> => ({
+    LOG_LEVEL: 'warn',
+    DATABASE_URL: viaPort(db.url, bouncerP.port),
+    DATABASE_READ_URLS: viaPort(db.url, bouncerS.port),
+    MDS_PG_POOLER: 'pgbouncer',
+    MDS_REPLICA_MAX_LAG_MS: String(maxLagMs),
+    MDS_REPLICA_CHECK_MS: '100',
+    MDS_READ_AFTER_WAIT_MS: '300',
+    REDIS_URL: redis.url,
+  });
+
+  before(async () => {
+    primary = await privatePostgres();
+    standby = await privateStandby(primary);
+    [bouncerP, bouncerS, redis] = await Promise.all([
+      privatePgBouncer(primary.port),
+      privatePgBouncer(standby.port),
+      privateRedis(),
+    ]);
+    db = await createTestDatabase(primary.url);
+    await until('the database on the standby', async () => {
+      await sql(standbyUrl(), 'SELECT 1');
+      return true;
+    });
+    a = await startServer({ databaseUrl: viaPort(db.url, bouncerP.port), env: env(1500) });
+    b = await startServer({ databaseUrl: viaPort(db.url, bouncerP.port), env: env(600_000) });
+    // Something to read: one bar, replicated.
+    assert.equal((await pushBatch(a.port, bar('2024-03-01', 1))).status, 200);
+    await until('the first bar on the replica', async () => closes(await get(b, PATH)).includes(1));
+  });
+  after(async () => {
+    await Promise.all([a?.kill('SIGTERM'), b?.kill('SIGTERM')]);
+    for (const s of [bouncerP, bouncerS, standby, redis, primary]) await s?.remove();
+  });
+
+  it('reads are served by the replica, writes by the primary', async () => {
+    const before = await metric(b, 'mds_pg_reads_total', 'database="replica0"');
+    const r = await get(b, PATH);
+    assert.equal(r.status, 200);
+    assert.ok((await metric(b, 'mds_pg_reads_total', 'database="replica0"')) > before);
+    assert.equal(await metric(b, 'mds_pg_replica_serving', 'replica="replica0"'), 1);
+    const m = await request(b.port, { method: 'GET', path: '/metrics' });
+    assert.match(m.body, /mds_pg_replica_lag_seconds\{replica="replica0"\} \d/);
+    assert.match(m.body, /mds_pg_pool_connections\{database="primary",state="waiting"\} 0/);
+  });
+
+  it('a lagging replica: a batch read back at once through the token, unseen without it', async () => {
+    await sql(standbyUrl(), 'SELECT pg_wal_replay_pause()');
+    try {
+      const pushed = await pushBatch(a.port, bar('2024-03-04', 2));
+      assert.equal(pushed.status, 200);
+      const token = pushed.headers['mds-read-after'];
+      assert.match(String(token), /^[0-9A-F]+\/[0-9A-F]+$/);
+      // Without the token, B's paused replica answers: the batch is not there (lag is real).
+      assert.deepEqual(closes(await get(b, PATH)), [1]);
+      // With it, on the other instance, at once: the replica does not have it, the primary does.
+      const fresh = await get(b, PATH, { 'MDS-Read-After': String(token) });
+      assert.equal(fresh.status, 200);
+      assert.deepEqual(closes(fresh).sort(), [1, 2]);
+      // A malformed token is refused, not ignored.
+      assert.equal((await get(b, PATH, { 'MDS-Read-After': 'latest' })).status, 400);
+
+      // Monotonic reads: the ETag of the fresh answer, sent back to the lagging instance, is
+      // never answered with an older version (the replica's) — 304 from the primary.
+      const etag = String(fresh.headers.etag);
+      const again = await get(b, PATH, { 'If-None-Match': etag });
+      assert.equal(again.status, 304);
+      assert.equal(again.headers.etag, etag);
+      // An older ETag is answered by the replica as usual.
+      const stale = await get(b, PATH);
+      assert.notEqual(stale.headers.etag, etag);
+
+      // as_of=now: the replica does not hold every commit up to now, the primary does.
+      const now = new Date().toISOString();
+      const asOf = await get(b, `${PATH}&as_of=${encodeURIComponent(now)}`);
+      assert.equal(asOf.status, 200);
+      assert.deepEqual(closes(asOf).sort(), [1, 2]);
+      // An instant the replica covers is answered there.
+      const replicaReads = await metric(b, 'mds_pg_reads_total', 'database="replica0"');
+      const old = await get(b, `${PATH}&as_of=2024-01-01T00:00:00Z`);
+      assert.equal(old.status, 200);
+      assert.deepEqual(closes(old), []);
+      assert.ok((await metric(b, 'mds_pg_reads_total', 'database="replica0"')) > replicaReads);
+
+      // Bounded staleness: A stops reading from the replica once it is 1.5 s behind.
+      await until('A stops using the lagging replica', async () => {
+        return (await metric(a, 'mds_pg_replica_serving', 'replica="replica0"')) === 0;
+      });
+      assert.deepEqual(closes(await get(a, PATH)).sort(), [1, 2]);
+    } finally {
+      await sql(standbyUrl(), 'SELECT pg_wal_replay_resume()');
+    }
+    await until('A uses the replica again', async () => {
+      return (await metric(a, 'mds_pg_replica_serving', 'replica="replica0"')) === 1;
+    });
+    const replicaReads = await metric(a, 'mds_pg_reads_total', 'database="replica0"');
+    assert.deepEqual(closes(await get(a, PATH)).sort(), [1, 2]);
+    assert.ok((await metric(a, 'mds_pg_reads_total', 'database="replica0"')) > replicaReads);
+  });
+
+  it('the replica stopped: reads go to the primary with no 5xx; restarted: used again', async () => {
+    await standby.kill();
+    for (let i = 0; i < 10; i++) {
+      for (const s of [a, b]) {
+        const r = await get(s, PATH);
+        assert.equal(r.status, 200, r.body);
+        assert.deepEqual(closes(r).sort(), [1, 2]);
+      }
+    }
+    await standby.start();
+    await until('B uses the replica again', async () => {
+      const before = await metric(b, 'mds_pg_reads_total', 'database="replica0"');
+      await get(b, PATH);
+      return (await metric(b, 'mds_pg_reads_total', 'database="replica0"')) > before;
+    });
+  });
+
+  it('the primary stopped: reads go on from the replica, ingest answers 503, /health 200', async () => {
+    const pushed = await pushBatch(a.port, bar('2024-03-05', 3));
+    const token = String(pushed.headers['mds-read-after']);
+    await until('the third bar on the replica', async () => closes(await get(b, PATH)).includes(3));
+    await primary.kill();
+    try {
+      for (const s of [a, b]) {
+        const r = await get(s, PATH);
+        assert.equal(r.status, 200, r.body);
+        assert.deepEqual(closes(r).sort(), [1, 2, 3]);
+        // The token's batch is on the replica: served there.
+        assert.equal((await get(s, PATH, { 'MDS-Read-After': token })).status, 200);
+        assert.equal((await request(s.port, { method: 'GET', path: '/health' })).status, 200);
+      }
+      const refused = await pushBatch(a.port, bar('2024-03-06', 4));
+      assert.equal(refused.status, 503, refused.body);
+      // A token the replica cannot have (a later WAL position): no answer without it, a 503.
+      const ahead = await get(b, PATH, { 'MDS-Read-After': 'FF/0' });
+      assert.equal(ahead.status, 503);
+    } finally {
+      await primary.start();
+    }
+    await until('ingest again', async () => (await pushBatch(a.port, bar('2024-03-06', 4))).status === 200);
+  });
+});
+
+/** Starts the service against `url` and returns its exit code and output (it should not start). */
+async function refusedStart(env: Record<string, string>): Promise<{ code: number | null; out: string }> {
+  const child = spawn(process.execPath, [SERVER_MAIN], {
+    env: { PATH: process.env.PATH ?? '', PORT: '0', HOST: '127.0.0.1', MDS_WORKERS: '1', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  child.stdout.on('data', (c: Buffer) => (out += c.toString('utf8')));
+  child.stderr.on('data', (c: Buffer) => (out += c.toString('utf8')));
+  const [code] = (await once(child, 'exit')) as [number | null];
+  return { code, out };
+}
+
+describe(
+  'PgBouncer in a mode the service cannot keep its guarantees in',
+  { skip: !ready, timeout: 300_000 },
+  () => {
+    let server: PrivateServer;
+    before(async () => {
+      server = await privatePostgres();
+    });
+    after(async () => {
+      await server?.remove();
+    });
+
+    it('not told of the pooler: the start stops naming MDS_PG_POOLER', async () => {
+      const bouncer = await privatePgBouncer(server.port);
+      try {
+        const { code, out } = await refusedStart({ DATABASE_URL: bouncer.url });
+        assert.equal(code, 78, out);
+        assert.match(out, /MDS_PG_POOLER=pgbouncer/);
+      } finally {
+        await bouncer.remove();
+      }
+    });
+
+    it('statement mode: the start stops asking for transaction mode', async () => {
+      const bouncer = await privatePgBouncer(server.port, 'statement');
+      try {
+        const { code, out } = await refusedStart({ DATABASE_URL: bouncer.url, MDS_PG_POOLER: 'pgbouncer' });
+        assert.equal(code, 78, out);
+        assert.match(out, /pool_mode=transaction/);
+      } finally {
+        await bouncer.remove();
+      }
+    });
+  },
+);
