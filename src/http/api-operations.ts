@@ -1,35 +1,16 @@
 import { Type, type TSchema } from '@sinclair/typebox';
 import type { Catalog } from '../catalog/catalog.js';
 import type { ErrorCode } from '../errors.js';
-import {
-  BatchEventSchema,
-  BatchListItemSchema,
-  BatchRecordSchema,
-  BatchStatusSchema,
-  batchRequestSchemas,
-} from '../contract/batch.js';
-import {
-  CoverageRowSchema,
-  DatasetInfoSchema,
-  KeyCreateSchema,
-  KeyCreatedSchema,
-  KeyUpdateSchema,
-  KeyViewSchema,
-  KeyWithUsageSchema,
-  UsageRowSchema,
-  adminAnswerSchema,
-} from '../contract/admin.js';
+import { BatchEventSchema } from '../contract/batch.js';
 import { HealthSchema } from '../contract/health.js';
 import { McpAnswerSchema, McpRequestSchema } from '../contract/mcp.js';
-import { BatchChangesSchema, RevertAnswerSchema } from '../contract/revisions.js';
-import { DEFAULT_BATCH_LIST, LIST_ERRORS, MAX_BATCH_LIST } from './admin-data-routes.js';
-import { MAX_USAGE_HOURS } from './admin-key-routes.js';
 
 /**
- * The HTTP operations as data: one literal per operation, from which the OpenAPI document is
- * assembled (openapi.ts). A route without an entry here (or, for query endpoints, in
- * query-operations.ts) fails test/http/openapi-contract.test.ts, which compares the document with
- * the routes the app registers.
+ * The HTTP operations as data, from which the OpenAPI document is assembled (openapi.ts): the
+ * admin and ingest routes declare theirs with their handlers (route-declaration.ts), the query
+ * endpoints derive theirs from the catalog (query-operations.ts), the rest are literals below.
+ * A route without an operation fails test/http/openapi-contract.test.ts, which compares the document
+ * with the routes the app registers.
  */
 
 /** Who may call: the scheme in the document, and the auth errors every such call can get. */
@@ -80,71 +61,23 @@ export interface ApiOperation {
   extensions?: Record<string, unknown>;
 }
 
-const json = (
+export const json = (
   schema: TSchema | Record<string, unknown>,
 ): Record<string, TSchema | Record<string, unknown>> => ({
   'application/json': schema,
 });
-/** A path parameter, with an example a contract tester (dredd) can put in the URL. */
-const pathParam = (name: string, description: string, example: string): ApiParameter => ({
-  name,
-  in: 'path',
-  required: true,
-  description,
-  schema: Type.String({ minLength: 1 }),
-  example,
-});
-const BATCH_ID_EXAMPLE = 'etf_daily-2024-01-02-eastmoney-1';
-const ok = (description: string, data: TSchema): ApiResponse => ({
-  description,
-  content: json(adminAnswerSchema(data)),
-});
-
-/** Ingest, health, operations and admin operations (query endpoints: query-operations.ts). */
+/** The path parameter `batch_id` of the ingest and admin routes. */
+export const BATCH_ID = {
+  description: 'meta.batch_id of the batch',
+  example: 'etf_daily-2024-01-02-eastmoney-1',
+};
+/**
+ * The operations not yet declared with their routes (route-declaration.ts): the event stream,
+ * health, operations and MCP. Query endpoints: query-operations.ts.
+ */
 export function serviceOperations(catalog: Catalog): ApiOperation[] {
   const names = catalog.datasets.map((d) => d.name);
-  const batchAnswer = (description: string): ApiResponse => ({
-    description,
-    content: json(BatchStatusSchema),
-  });
   return [
-    {
-      method: 'post',
-      path: '/api/v1/upstream/ingest/batches',
-      operationId: 'ingest_batch',
-      tags: ['ingest'],
-      summary: 'Push a batch (idempotent upsert, incremental or full snapshot)',
-      description:
-        'Spec 4.4. Checked in this order: the key (401), the body shape and meta (400 / 4001 naming ' +
-        'the field), the checksum (422 / 4220), the batch_id registry (duplicate, 409), then each ' +
-        'record. The body is one of the per-dataset shapes below, told apart by `meta.dataset`; a ' +
-        'record that does not match its dataset is rejected on its own (207 / 2070) and the rest of ' +
-        'the batch proceeds. Request bodies may be sent with Content-Encoding gzip or deflate (415 / 4151 ' +
-        'otherwise; MDS_BODY_LIMIT counts the decompressed bytes) and must be UTF-8 (400 / 4002). ' +
-        'checksum.sha256: the SHA-256 of the records value exactly as sent, or of its JCS or compact form.',
-      auth: 'ingest',
-      // anyOf, not oneOf: the shapes differ only by meta.dataset's value, so a validator cannot
-      // prove them exclusive (Redocly: 595 warnings); the service tells them apart by it.
-      body: { anyOf: batchRequestSchemas(catalog) },
-      responses: {
-        200: batchAnswer('every record processed (status "accepted"), or a repeat (status "duplicate")'),
-        207: batchAnswer('some records rejected: status "partial", code 2070, see errors'),
-        422: batchAnswer('every record rejected: status "rejected", code 4221 (the batch is recorded)'),
-      },
-      errors: [4001, 4002, 4090, 4091, 4130, 4150, 4151, 4220],
-    },
-    {
-      method: 'get',
-      path: '/api/v1/upstream/ingest/batches/{batch_id}',
-      operationId: 'ingest_batch_status',
-      tags: ['ingest'],
-      summary: 'Batch status record',
-      description: 'Spec 2.4: the status record of a processed batch, kept at least 90 days.',
-      auth: 'ingest',
-      parameters: [pathParam('batch_id', 'meta.batch_id of the batch', BATCH_ID_EXAMPLE)],
-      responses: { 200: batchAnswer('the batch status record') },
-      errors: [4001, 4040],
-    },
     {
       method: 'get',
       path: '/api/v1/upstream/ingest/events',
@@ -207,7 +140,6 @@ export function serviceOperations(catalog: Catalog): ApiOperation[] {
       responses: { 200: { description: 'the OpenAPI document', content: json(Type.Object({})) } },
     },
     ...mcpOperations(),
-    ...adminOperations(names),
   ];
 }
 
@@ -249,177 +181,5 @@ function mcpOperations(): ApiOperation[] {
     },
     notAllowed('get'),
     notAllowed('delete'),
-  ];
-}
-
-function adminOperations(names: string[]): ApiOperation[] {
-  const admin = (
-    method: ApiOperation['method'],
-    path: string,
-    operationId: string,
-    summary: string,
-    description: string,
-    answer: ApiResponse,
-    extra: Partial<ApiOperation> = {},
-  ): ApiOperation => ({
-    method,
-    path,
-    operationId,
-    tags: ['admin'],
-    summary,
-    description,
-    auth: 'admin',
-    responses: { [method === 'post' && path === '/admin/api/keys' ? 201 : 200]: answer },
-    ...extra,
-  });
-  const keyId = pathParam('id', 'the key id (from the list)', '0b9b7c9e-5d2a-4f8e-9a53-2f0c6d1e8b47');
-  return [
-    admin(
-      'get',
-      '/admin/api/keys',
-      'admin_list_keys',
-      'Keys with usage',
-      'Every key with its usage (today, this minute, last hour); never a secret or a hash.',
-      ok('the keys', Type.Array(KeyWithUsageSchema)),
-    ),
-    admin(
-      'post',
-      '/admin/api/keys',
-      'admin_create_key',
-      'Create a key',
-      'Creates a query or ingest key. The secret is in this answer only; only its hash is stored. ' +
-        'Limits apply to query keys; absent limits take the configured defaults.',
-      ok('created', KeyCreatedSchema),
-      { body: KeyCreateSchema, errors: [4001, 4130, 4150] },
-    ),
-    admin(
-      'get',
-      '/admin/api/keys/{id}',
-      'admin_get_key',
-      'One key with usage',
-      'One key and its usage.',
-      ok('the key', KeyWithUsageSchema),
-      {
-        parameters: [keyId],
-        errors: [4041],
-      },
-    ),
-    admin(
-      'patch',
-      '/admin/api/keys/{id}',
-      'admin_update_key',
-      'Change name, rate or quota',
-      'Absent fields stay as they are; null clears a limit. Effective within 2 s on every instance.',
-      ok('the updated key', KeyViewSchema),
-      { parameters: [keyId], body: KeyUpdateSchema, errors: [4001, 4041, 4130, 4150] },
-    ),
-    admin(
-      'post',
-      '/admin/api/keys/{id}/revoke',
-      'admin_revoke_key',
-      'Revoke a key',
-      'Idempotent (a revoked key keeps its first revocation time); effective within 2 s on every instance.',
-      ok('the revoked key', KeyViewSchema),
-      { parameters: [keyId], errors: [4041, 4130, 4150] },
-    ),
-    admin(
-      'get',
-      '/admin/api/usage',
-      'admin_usage',
-      'Requests per key and UTC hour',
-      'Stored hourly request counts of the last `hours` UTC hours (the current one included), oldest first.',
-      ok('hourly counts', Type.Array(UsageRowSchema)),
-      {
-        parameters: [
-          {
-            name: 'hours',
-            in: 'query',
-            description: 'how many UTC hours back',
-            schema: Type.Integer({ minimum: 1, maximum: MAX_USAGE_HOURS, default: 24 }),
-          },
-        ],
-        errors: [4001],
-      },
-    ),
-    admin(
-      'get',
-      '/admin/api/batches',
-      'admin_batches',
-      'Recent batches',
-      `Newest first; each carries at most its first ${LIST_ERRORS} errors and error_count.`,
-      ok('batches', Type.Array(BatchListItemSchema)),
-      {
-        parameters: [
-          {
-            name: 'dataset',
-            in: 'query',
-            description: 'only this dataset',
-            schema: Type.String({ enum: names }),
-          },
-          {
-            name: 'status',
-            in: 'query',
-            description: 'only this status',
-            schema: Type.String({ enum: ['accepted', 'partial', 'rejected'] }),
-          },
-          {
-            name: 'limit',
-            in: 'query',
-            description: `at most this many (larger values are clamped to ${MAX_BATCH_LIST})`,
-            schema: Type.Integer({ minimum: 1, default: DEFAULT_BATCH_LIST }),
-          },
-        ],
-        errors: [4001],
-      },
-    ),
-    admin(
-      'get',
-      '/admin/api/batches/{batch_id}',
-      'admin_batch',
-      'One batch with every error',
-      'The stored status record of a batch, every error included.',
-      ok('the batch', BatchRecordSchema),
-      { parameters: [pathParam('batch_id', 'meta.batch_id of the batch', BATCH_ID_EXAMPLE)], errors: [4040] },
-    ),
-    admin(
-      'post',
-      '/admin/api/batches/{batch_id}/revert',
-      'admin_revert_batch',
-      'Revert a batch',
-      'Puts back, for every row the batch changed, the version before it, in one transaction, as new ' +
-        'revisions of batch revert:<batch_id> (docs/point-in-time.md). 409 / 4092 when a later batch ' +
-        'changed any of those rows (conflicts: up to 100 keys), 409 / 4093 when what it replaced is not ' +
-        'kept; nothing changes then. A batch reverted before: zero counts.',
-      ok('what was put back', RevertAnswerSchema),
-      {
-        parameters: [pathParam('batch_id', 'meta.batch_id of the batch', BATCH_ID_EXAMPLE)],
-        errors: [4040, 4092, 4093],
-      },
-    ),
-    admin(
-      'get',
-      '/admin/api/batches/{batch_id}/changes',
-      'admin_batch_changes',
-      'What a batch changed',
-      'The revisions the batch wrote: counts per op and a sample with the values before and after.',
-      ok('the changes', BatchChangesSchema),
-      { parameters: [pathParam('batch_id', 'meta.batch_id of the batch', BATCH_ID_EXAMPLE)], errors: [4040] },
-    ),
-    admin(
-      'get',
-      '/admin/api/coverage',
-      'admin_coverage',
-      'Rows per dataset',
-      'Per dataset in catalog order: rows, first and last date, last batch.',
-      ok('coverage', Type.Array(CoverageRowSchema)),
-    ),
-    admin(
-      'get',
-      '/admin/api/datasets',
-      'admin_datasets',
-      'The catalog',
-      'Dataset names, endpoints, layers and descriptions.',
-      ok('datasets', Type.Array(DatasetInfoSchema)),
-    ),
   ];
 }

@@ -17,7 +17,7 @@ export async function ingestPlugin(app: FastifyInstance, opts: IngestPluginOptio
   const { services } = opts;
   const { keyring, authFailures: guard } = services;
   app.addHook('onRequest', authHook('ingest', { keyring, guard, limiter: null }));
-  registerIngestRoutes(app, services.ingest, {
+  registerIngestRoutes(app, services.catalog, services.ingest, {
     bodyLimit: services.config.MDS_BODY_LIMIT,
     memory: services.ingestMemory,
     readToken: () => services.store.readToken(),

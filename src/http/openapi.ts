@@ -4,6 +4,8 @@ import { ErrorSchema, QueryErrorSchema } from '../contract/envelope.js';
 import { serviceOperations, type ApiOperation, type ApiResponse, type Auth } from './api-operations.js';
 import { queryOperations } from './query-operations.js';
 import { qualityOperations } from './quality-operations.js';
+import { ingestRoutes } from './ingest-routes.js';
+import { ADMIN_ROUTES } from './admin-plugin.js';
 
 /**
  * The OpenAPI 3.1 document, assembled from data: the operations (api-operations.ts and the
@@ -133,7 +135,13 @@ export function openApiDocument(catalog: Catalog, version: string): Obj {
   const components: Obj = {};
   const emit = emitter(components);
   const paths: Record<string, Obj> = {};
-  const ops = [...queryOperations(catalog), ...qualityOperations(catalog), ...serviceOperations(catalog)];
+  const ops = [
+    ...queryOperations(catalog),
+    ...qualityOperations(catalog),
+    ...ingestRoutes(catalog).map((r) => r.operation),
+    ...serviceOperations(catalog),
+    ...ADMIN_ROUTES.flatMap((routes) => routes(catalog)).map((r) => r.operation),
+  ];
   for (const op of ops) {
     const item = (paths[op.path] ??= {});
     item[op.method] = {
