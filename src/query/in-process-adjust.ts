@@ -1,7 +1,7 @@
 import type { Field } from '../catalog/catalog.js';
 import { rowJsonFields, type RowJsonFields } from '../model/row-json.js';
 import type { Store } from '../storage/store.js';
-import type { QueryPlan } from '../model/query-plan.js';
+import { ANCHOR_END, type QueryPlan } from '../model/query-plan.js';
 import type { Value } from '../model/values.js';
 import { anchorDate, lastBars } from './adjust-anchors.js';
 import {
@@ -228,11 +228,15 @@ export class InProcessAdjust {
     const method = adjust.method;
     const barSource = (row: Value[]): string | null =>
       layout.source < 0 ? null : String(row[layout.source]);
-    const ends = await lastBars(
-      this.store,
-      plan,
-      rows.map((r) => ({ code: String(r[layout.code]), source: barSource(r) })),
-    );
+    // `adjust_anchor=end` only: the rows' keys, then their last bars (one statement per key).
+    const ends =
+      adjust.anchor === ANCHOR_END
+        ? await lastBars(
+            this.store,
+            plan,
+            rows.map((r) => ({ code: String(r[layout.code]), source: barSource(r) })),
+          )
+        : null;
     let lastKey: string | null = null;
     let lookup: FactorLookup<number | null, string> | null = null;
     let a: number | null = null;
