@@ -137,7 +137,8 @@ async function postBatches(
 }
 
 /** Factors for every bench code and an SSE calendar of the bench's days, through the ingest API. */
-export async function loadReference(svc: Server): Promise<void> {
+/** The bars phase's adjustment factors: one every 100 trading days per code, source `bench`. */
+export function referenceFactors(): Record<string, string | number>[] {
   const days = tradingDays(CFG.days);
   const factors: Record<string, string | number>[] = [];
   for (let c = 0; c < CFG.codes; c++) {
@@ -147,6 +148,12 @@ export async function loadReference(svc: Server): Promise<void> {
       f *= 1.0 + ((c + i) % 7) / 100;
     }
   }
+  return factors;
+}
+
+export async function loadReference(svc: Server): Promise<void> {
+  const days = tradingDays(CFG.days);
+  const factors = referenceFactors();
   const open = new Set(days);
   const calendar: Record<string, string | number>[] = [];
   for (
