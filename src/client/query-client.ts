@@ -1,4 +1,5 @@
 import { ENDPOINT_PATHS, type Endpoints } from './types.generated.js';
+import type { AdjustMeta } from '../contract/envelope.js';
 
 export type { Endpoints } from './types.generated.js';
 export * from './types.generated.js';
@@ -24,12 +25,7 @@ export interface PageMeta {
   has_more: boolean;
   next_cursor: string | null;
   /** Adjusted pages (`adjust=qfq|hfq`): the method, the qfq anchor, codes on the page without factors. */
-  adjust?: {
-    method: 'qfq' | 'hfq';
-    anchor: string | null;
-    codes_without_factors: string[];
-    factors: { code: string; source: string | null; factor_source: string | null; anchor: string | null }[];
-  };
+  adjust?: AdjustMeta;
 }
 
 /** One revision of GET /api/v1/revisions/{dataset} (docs/point-in-time.md). */

@@ -16,6 +16,43 @@ export function nullable<T extends TSchema>(s: T): TUnsafe<Static<T> | null> {
   return Type.Unsafe<Static<T> | null>({ ...rest, type: [type, 'null'] });
 }
 
+/**
+ * `meta.adjust` of an adjusted page, declared once: query/adjust-meta.ts builds it and the
+ * TypeScript client reads it as `AdjustMeta`.
+ */
+export const AdjustMetaSchema = Type.Object(
+  {
+    method: Type.Unsafe<'qfq' | 'hfq'>({ type: 'string', enum: ['qfq', 'hfq'] }),
+    anchor: nullable(
+      Type.String({
+        description: "adjust_anchor as given (a date, or end); null: each code's latest factor date",
+      }),
+    ),
+    codes_without_factors: Type.Array(Type.String(), {
+      description: 'codes on this page returned as stored (they have no factors)',
+    }),
+    factors: Type.Array(
+      Type.Object({
+        code: Type.String(),
+        source: nullable(Type.String({ description: "the bars' source" })),
+        factor_source: nullable(Type.String({ description: "the factors' source used; null: none" })),
+        anchor: nullable(
+          Type.String({
+            format: 'date',
+            description: 'qfq: the anchor date used (pass it as adjust_anchor to reproduce); null: hfq',
+          }),
+        ),
+      }),
+      { description: 'per code and bar source on this page: what adjusted its bars' },
+    ),
+  },
+  { description: 'adjusted pages only (adjust=qfq|hfq)' },
+);
+
+export type AdjustMeta = Static<typeof AdjustMetaSchema>;
+/** What adjusted a code's bars of one source: the factors' source, and the qfq anchor date (null: hfq). */
+export type AdjustUsed = AdjustMeta['factors'][number];
+
 export const PageMetaSchema = Type.Object(
   {
     total: Type.Integer({ description: 'total matching rows, ignoring pagination' }),
@@ -29,36 +66,7 @@ export const PageMetaSchema = Type.Object(
         }),
       ),
     ),
-    adjust: Type.Optional(
-      Type.Object(
-        {
-          method: Type.String({ enum: ['qfq', 'hfq'] }),
-          anchor: nullable(
-            Type.String({
-              description: "adjust_anchor as given (a date, or end); null: each code's latest factor date",
-            }),
-          ),
-          codes_without_factors: Type.Array(Type.String(), {
-            description: 'codes on this page returned as stored (they have no factors)',
-          }),
-          factors: Type.Array(
-            Type.Object({
-              code: Type.String(),
-              source: nullable(Type.String({ description: "the bars' source" })),
-              factor_source: nullable(Type.String({ description: "the factors' source used; null: none" })),
-              anchor: nullable(
-                Type.String({
-                  format: 'date',
-                  description: 'qfq: the anchor date used (pass it as adjust_anchor to reproduce); null: hfq',
-                }),
-              ),
-            }),
-            { description: 'per code and bar source on this page: what adjusted its bars' },
-          ),
-        },
-        { description: 'adjusted pages only (adjust=qfq|hfq)' },
-      ),
-    ),
+    adjust: Type.Optional(AdjustMetaSchema),
   },
   { title: 'PageMeta' },
 );

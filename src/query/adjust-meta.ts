@@ -1,3 +1,4 @@
+import type { AdjustMeta, AdjustUsed } from '../contract/envelope.js';
 import type { Store } from '../storage/store.js';
 import type { QueryPlan } from '../model/query-plan.js';
 import { anchorDate, lastBars } from './adjust-anchors.js';
@@ -9,26 +10,13 @@ import {
   type FactorState,
 } from './factor-sources.js';
 
+export type { AdjustMeta, AdjustUsed };
+
 /**
- * `meta.adjust`: the method, the qfq anchor given (null: each code's latest factor; `end`), the
+ * `meta.adjust` (its shape: contract/envelope.ts): the method, the qfq anchor given (null: each code's latest factor; `end`), the
  * page's codes without factors, and per code and bar source of the page the factor source and
  * the anchor date used (docs/bars-and-quality.md, "Factor sources").
  */
-export interface AdjustMeta {
-  method: 'qfq' | 'hfq';
-  anchor: string | null;
-  codes_without_factors: string[];
-  factors: AdjustUsed[];
-}
-
-/** What adjusted a code's bars of one source: the factors' source, and the qfq anchor date (null: hfq). */
-export interface AdjustUsed {
-  code: string;
-  source: string | null;
-  factor_source: string | null;
-  anchor: string | null;
-}
-
 /** `meta.adjust` of an adjusted page whose bars are `keys` (in page order); undefined when it adjusts nothing. */
 export async function adjustMeta(
   store: Pick<Store, 'datasets'>,
