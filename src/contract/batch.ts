@@ -1,7 +1,10 @@
 import { Type, type Static, type TObject, type TSchema, type TString } from '@sinclair/typebox';
 import type { Catalog, Dataset } from '../catalog/catalog.js';
 import { mustBe } from './check.js';
+import { batchRecordProperties } from '../model/batch.js';
 import { TIMESTAMP_PATTERN, recordDataSchema, uniqueKeySchema } from './rows.js';
+
+export type { RecordError } from '../model/batch.js';
 
 /**
  * The ingest contract, schema 3.0 (spec 2.3 and 2.4, decisions.md "Ingest"): the batch
@@ -145,48 +148,11 @@ export function batchRequestSchema(d: Dataset): TObject {
 /** Every dataset's batch request, for a document's `oneOf` (meta.dataset tells them apart). */
 export const batchRequestSchemas = (catalog: Catalog): TObject[] => catalog.datasets.map(batchRequestSchema);
 
-export const RecordErrorSchema = Type.Object(
-  {
-    index: Type.Union([Type.Integer(), Type.Null()], {
-      description: 'position in records; null for the batch',
-    }),
-    idempotency_key: Type.Union([Type.String(), Type.Null()]),
-    field: Type.Union([Type.String(), Type.Null()]),
-    reason: Type.String(),
-  },
-  { title: 'RecordError' },
-);
-
-export type RecordError = Static<typeof RecordErrorSchema>;
-
-const BATCH_STATUSES = ['accepted', 'duplicate', 'partial', 'rejected'] as const;
-
-const batchRecordProperties = {
-  batch_id: Type.String(),
-  dataset: Type.String(),
-  source: Type.String(),
-  operation: Type.String(),
-  snapshot_type: Type.String(),
-  business_date: Type.String({ format: 'date' }),
-  source_system: Type.String(),
-  source_run_id: Type.String(),
-  record_count: Type.Integer(),
-  checksum: Type.String({ description: 'the sha256 value of the request' }),
-  status: Type.Union(BATCH_STATUSES.map((s) => Type.Literal(s))),
-  accepted: Type.Integer({ description: 'records written (inserted or changed)' }),
-  rejected: Type.Integer({ description: 'records refused (see errors)' }),
-  duplicate: Type.Integer({ description: 'records identical to what is stored, or repeated in the batch' }),
-  pruned: Type.Integer({ description: 'rows deleted by a full snapshot' }),
-  errors: Type.Array(RecordErrorSchema),
-  created_at: Type.String({ format: 'date-time' }),
-  processed_at: Type.String({
-    format: 'date-time',
-    description: 'also the valid_from of every revision the batch wrote (docs/point-in-time.md)',
-  }),
-  reverted_at: Type.Union([Type.String({ format: 'date-time' }), Type.Null()], {
-    description: 'when the batch was reverted; null until then',
-  }),
+/** An answer's status: a stored record's, or `duplicate` for a batch_id processed before. */
+const answerStatus = {
+  status: Type.Union(['accepted', 'duplicate', 'partial', 'rejected'].map((st) => Type.Literal(st))),
 };
+const answerRecordProperties = { ...batchRecordProperties, ...answerStatus };
 
 /** The batch status record (spec 2.4) as every ingest answer and status look-up carries it. */
 export const BatchStatusSchema = Type.Object(
@@ -195,7 +161,7 @@ export const BatchStatusSchema = Type.Object(
       description: '0, 2070 (partial) or 4221 (every record rejected)',
     }),
     message: Type.String(),
-    ...batchRecordProperties,
+    ...answerRecordProperties,
   },
   { title: 'BatchStatus' },
 );
@@ -204,12 +170,12 @@ export type BatchStatusAnswer = Static<typeof BatchStatusSchema>;
 
 /** A batch as the admin API lists it: errors cut to the first few, with their full count. */
 export const BatchListItemSchema = Type.Object(
-  { ...batchRecordProperties, error_count: Type.Integer() },
+  { ...answerRecordProperties, error_count: Type.Integer() },
   { title: 'BatchListItem' },
 );
 
 /** A batch as it is stored and looked up by the admin API (no answer code). */
-export const BatchRecordSchema = Type.Object(batchRecordProperties, { title: 'BatchRecord' });
+export const BatchRecordSchema = Type.Object(answerRecordProperties, { title: 'BatchRecord' });
 
 /** One `batch` event of the events stream: the status record without its per-record errors. */
 export const BatchEventSchema = Type.Composite(
