@@ -14,6 +14,7 @@ import { freezePhase } from './phases/freeze.js';
 import { benchPgDatabase } from './pg-query-data.js';
 import { replicaPhase } from './phases/replica.js';
 import { storagePhase } from './phases/storage.js';
+import { minuteFile, minutePhase } from './phases/minute.js';
 import { printTable, type Row } from './table.js';
 
 /**
@@ -45,13 +46,7 @@ const PHASES: Record<string, (rows: Row[], ctx: Ctx) => Promise<void> | void> = 
   bars: async (rows, { file }) => barsPhase(rows, await file()),
   history: async (rows, { pgUrl }) => {
     await historyPhase(rows);
-    if (!pgUrl) return;
-    const db = await createTestDatabase(pgUrl, 'mds_bench');
-    try {
-      await historyPhase(rows, db.url, 'PostgreSQL');
-    } finally {
-      await db.drop();
-    }
+    if (pgUrl) await inFreshDatabase(pgUrl, 'mds_bench', (url) => historyPhase(rows, url, 'PostgreSQL'));
   },
   pg: async (rows, { pgUrl }) => {
     if (pgUrl) return postgresPhase(rows, pgUrl);
@@ -67,6 +62,12 @@ const PHASES: Record<string, (rows: Row[], ctx: Ctx) => Promise<void> | void> = 
     }
     await freezePhase(rows, await benchPgDatabase(pgUrl), 'PostgreSQL');
   },
+  // Issue 30: a market day of minute bars, on SQLite and, with DATABASE_URL, PostgreSQL.
+  minute: async (rows, { pgUrl }) => {
+    await minutePhase(rows, minuteFile(), 'SQLite');
+    if (pgUrl)
+      await inFreshDatabase(pgUrl, 'mds_bench_minute', (url) => minutePhase(rows, url, 'PostgreSQL'));
+  },
   // A private primary and a streaming replica (no DATABASE_URL needed).
   replica: (rows) => replicaPhase(rows),
   // The PostgreSQL rows of `ingest` alone (not in the default list: `ingest` runs them).
@@ -75,6 +76,20 @@ const PHASES: Record<string, (rows: Row[], ctx: Ctx) => Promise<void> | void> = 
     log('PostgreSQL ingest: skipped (DATABASE_URL does not point at one)');
   },
 };
+
+/** `run` on a PostgreSQL database made for it, dropped after. */
+async function inFreshDatabase(
+  pgUrl: string,
+  prefix: string,
+  run: (url: string) => Promise<void>,
+): Promise<void> {
+  const db = await createTestDatabase(pgUrl, prefix);
+  try {
+    await run(db.url);
+  } finally {
+    await db.drop();
+  }
+}
 
 async function main(): Promise<void> {
   const all = Object.keys(PHASES).filter((p) => p !== 'pgingest');

@@ -4,6 +4,7 @@
 // backends (docs/minute-bars.md).
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import fs from 'node:fs';
 import {
   ADMIN_TOKEN,
   backends,
@@ -306,6 +307,18 @@ for (const backend of await backends()) {
         batch('stock_minute', [{ ...dayBars('600000', D1)[0], time: undefined }]),
       );
       assert.equal(noTime.statusCode, 422, noTime.body);
+    });
+
+    it('docs/minute-bars.md: the worked example, pushed and asked as written', async () => {
+      const doc = fs.readFileSync(new URL('../docs/minute-bars.md', import.meta.url), 'utf8');
+      const block = (name: string): unknown =>
+        JSON.parse(new RegExp(`\`\`\`json ${name}\n([\\s\\S]*?)\`\`\``).exec(doc)?.[1] ?? 'null');
+      const records = block('minute-example-records') as Json[];
+      await pushed(batch('stock_minute', records, { source: 'doc' }));
+      const url = /`(GET \/api\/v1\/stock\/minute\?[^`]+)`/.exec(doc)?.[1]?.slice(4) ?? '';
+      const res = await get(h.app, url);
+      assert.equal(res.statusCode, 200, res.body);
+      assert.deepEqual(json(res).data, block('minute-example-answer'));
     });
 
     it('the session minutes are 09:31–11:30 and 13:01–15:00', () => {

@@ -1,0 +1,153 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { batchChecksum } from '../../src/ingest/checksum.js';
+import { INGEST_KEY, log, startService } from '../context.js';
+import { AUTH } from '../measure.js';
+import { pgTableBytes, sqliteTableBytes } from '../minimal.js';
+import { cpuSeconds, type Server } from '../proc.js';
+import type { Row } from '../table.js';
+import { dayBars } from '../../test/helpers/minute-bars.js';
+
+/**
+ * Issue 30 on one backend: a market day of 1-minute bars (BENCH_MINUTE_CODES codes, default
+ * 5,000, × 240 bars) pushed over HTTP in 100,000-bar batches; the bytes on disk per bar (the
+ * block table, its indexes and its revision table); one code's day as a JSON page, one code's
+ * month as Arrow and every code's day at interval=5m as Arrow, each with the service's CPU
+ * time (all its processes), which a loaded machine distorts less than the wall time.
+ */
+export async function minutePhase(rows: Row[], database: string, backend: string): Promise<void> {
+  const codes = Number(process.env.BENCH_MINUTE_CODES ?? 5000);
+  const day = '2024-03-01';
+  const svc: Server = await startService(database, undefined);
+  try {
+    const bars = await pushDay(svc, codes, day);
+    const month = monthDays(day, 21).slice(1);
+    for (const d of month) await post(svc, dayBars('000001', d));
+    const bytes = database.startsWith('postgres')
+      ? (await pgTableBytes(database, 'public.stock_minute')) +
+        (await pgTableBytes(database, 'public.mds_rev_stock_minute'))
+      : sqliteTableBytes(database, 'stock_minute') + sqliteTableBytes(database, 'mds_rev_stock_minute');
+    const perBar = bytes / (bars.count + month.length * 240);
+    const phase = `minute bars (${backend}, ${codes.toLocaleString('en')} codes × 240 bars)`;
+    log(`${phase}: ingest ${bars.rate.toFixed(0)} bars/s, ${perBar.toFixed(1)} bytes/bar`);
+    rows.push({
+      phase,
+      server: `ingest over HTTP, 100,000-bar batches: ${bars.seconds.toFixed(1)} s, service CPU ${bars.cpu.toFixed(1)} s`,
+      rate: bars.rate,
+      unit: 'rec/s',
+      goal: backend === 'SQLite' ? '≥ 150,000 bars/s' : '≥ 100,000 bars/s',
+      met: bars.rate >= (backend === 'SQLite' ? 150_000 : 100_000),
+    });
+    rows.push({
+      phase,
+      server: `bytes on disk per bar (blocks, indexes, revisions): ${perBar.toFixed(1)}`,
+      rate: null,
+      goal: '≤ 24',
+      met: perBar <= 24,
+    });
+    const reads: [string, string, number][] = [
+      ['one code, one day, JSON page (1000 rows)', `code=000001&date=${day}&limit=1000`, 2],
+      ['one code, one month, Arrow', `code=000001&format=arrow`, 20],
+      [`all ${codes} codes, one day, interval=5m, Arrow`, `date=${day}&interval=5m&format=arrow`, 1500],
+    ];
+    for (const [what, query, goalMs] of reads) {
+      const m = await timed(svc, `/api/v1/stock/minute?${query}`);
+      log(`${phase}: ${what}: ${m.wallMs.toFixed(1)} ms wall, ${m.cpuMs.toFixed(1)} ms service CPU`);
+      rows.push({
+        phase,
+        server: `${what}: median ${m.wallMs.toFixed(1)} ms wall, ${m.bytes.toLocaleString('en')} bytes`,
+        rate: null,
+        cpuMs: m.cpuMs,
+        goal: `≤ ${goalMs} ms`,
+        met: m.cpuMs <= goalMs,
+      });
+    }
+  } finally {
+    await svc.stop();
+  }
+}
+
+/** The SQLite file of the phase: a fresh one each run. */
+export function minuteFile(): string {
+  return path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'mds-bench-minute-')), 'minute.db');
+}
+
+async function post(svc: Server, bars: ReturnType<typeof dayBars>): Promise<void> {
+  const records = bars.map((b) => ({
+    idempotency_key: `${b.symbol}:${b.time}`,
+    unique_key: { symbol: b.symbol, time: b.time, source: b.source },
+    data: b,
+  }));
+  const body = {
+    meta: {
+      schema_version: '3.0',
+      batch_id: `minute-${process.pid}-${Date.now()}-${Math.random().toString(36).slice(2)}`,
+      source_system: 'upstream',
+      source_run_id: 'minute',
+      dataset: 'stock_minute',
+      table: 'stock_minute',
+      operation: 'upsert',
+      snapshot_type: 'incremental',
+      business_date: bars[0]?.date ?? '2024-03-01',
+      source: 'eastmoney',
+      record_count: records.length,
+      send_time: new Date().toISOString(),
+    },
+    records,
+    checksum: { sha256: batchChecksum(records) },
+  };
+  const r = await fetch(`${svc.url}/api/v1/upstream/ingest/batches`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'up-api-key': INGEST_KEY },
+    body: JSON.stringify(body),
+  });
+  if (r.status !== 200) throw new Error(`minute push: ${r.status} ${(await r.text()).slice(0, 300)}`);
+}
+
+/** A market day in 100,000-bar batches (bodies built before the clock starts). */
+async function pushDay(
+  svc: Server,
+  codes: number,
+  day: string,
+): Promise<{ count: number; seconds: number; rate: number; cpu: number }> {
+  const all = Array.from({ length: codes }, (_, i) => dayBars(String(i + 1).padStart(6, '0'), day)).flat();
+  const batches: ReturnType<typeof dayBars>[] = [];
+  for (let i = 0; i < all.length; i += 100_000) batches.push(all.slice(i, i + 100_000));
+  const cpu0 = cpuSeconds(svc.pid);
+  const t = performance.now();
+  for (const b of batches) await post(svc, b);
+  const seconds = (performance.now() - t) / 1000;
+  const count = codes * 240;
+  return { count, seconds, rate: count / seconds, cpu: cpuSeconds(svc.pid) - cpu0 };
+}
+
+/** Median wall time and service CPU of 7 requests (the first, warming, left out). */
+async function timed(svc: Server, url: string): Promise<{ wallMs: number; cpuMs: number; bytes: number }> {
+  const walls: number[] = [];
+  const cpus: number[] = [];
+  let bytes = 0;
+  for (let i = 0; i < 8; i++) {
+    const c = cpuSeconds(svc.pid);
+    const t = performance.now();
+    const r = await fetch(svc.url + url, { headers: AUTH });
+    const buf = await r.arrayBuffer();
+    if (r.status !== 200) throw new Error(`${url}: ${r.status} ${Buffer.from(buf).toString().slice(0, 300)}`);
+    if (i === 0) continue;
+    walls.push(performance.now() - t);
+    cpus.push((cpuSeconds(svc.pid) - c) * 1000);
+    bytes = buf.byteLength;
+  }
+  const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[xs.length >> 1] as number;
+  return { wallMs: median(walls), cpuMs: median(cpus), bytes };
+}
+
+/** `n` weekdays from `from` on. */
+function monthDays(from: string, n: number): string[] {
+  const out: string[] = [];
+  for (let t = Date.parse(`${from}T00:00:00Z`); out.length < n; t += 86_400_000) {
+    const d = new Date(t);
+    if (d.getUTCDay() !== 0 && d.getUTCDay() !== 6) out.push(d.toISOString().slice(0, 10));
+  }
+  return out;
+}
