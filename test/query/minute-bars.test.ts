@@ -310,7 +310,7 @@ for (const backend of await backends()) {
     });
 
     it('docs/minute-bars.md: the worked example, pushed and asked as written', async () => {
-      const doc = fs.readFileSync(new URL('../docs/minute-bars.md', import.meta.url), 'utf8');
+      const doc = fs.readFileSync(new URL('../../docs/minute-bars.md', import.meta.url), 'utf8');
       const block = (name: string): unknown =>
         JSON.parse(new RegExp(`\`\`\`json ${name}\n([\\s\\S]*?)\`\`\``).exec(doc)?.[1] ?? 'null');
       const records = block('minute-example-records') as Json[];
