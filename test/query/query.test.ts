@@ -74,6 +74,9 @@ const SPEC_ENDPOINTS = [
   '/api/v1/market/adj-factor',
   '/api/v1/market/corporate-actions',
   '/api/v1/market/trade-calendar',
+  '/api/v1/stock/minute',
+  '/api/v1/etf/minute',
+  '/api/v1/index/minute',
 ];
 const ISO_Z = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 
@@ -122,7 +125,9 @@ for (const backend of await backends()) {
         h = await startApp(backend);
       });
       after(async () => h.close());
-      for (const d of CATALOG.datasets) {
+      // Minute bars need bars inside a session (sampleRow knows no sessions): their field names,
+      // types and filters are held by test/query/minute-bars.test.ts.
+      for (const d of CATALOG.datasets.filter((x) => x.blocks === null)) {
         it(`${d.endpoint} returns ingested ${d.name} rows with exactly the catalog's field names and JSON types`, async () => {
           const rows = [0, 1, 2].map((i) => sampleRow(d, i));
           const res = await push(h.app, batch(d.name, rows, { source: 'src', businessDate: '2024-01-02' }));
