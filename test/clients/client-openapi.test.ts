@@ -15,7 +15,10 @@ test('types.generated.ts is what the live /openapi.json generates', async () => 
     const res = await h.app.inject({ method: 'GET', url: '/openapi.json' });
     const doc = res.json() as Record<string, unknown>;
     const expected = await formattedClientTypes(doc);
-    const committed = fs.readFileSync(new URL('../../src/client/types.generated.ts', import.meta.url), 'utf8');
+    const committed = fs.readFileSync(
+      new URL('../../src/client/types.generated.ts', import.meta.url),
+      'utf8',
+    );
     assert.equal(committed, expected, 'run `npx tsx src/client/generate-types.ts` and commit the result');
     // Every query path of the document is a client endpoint, and nothing else.
     const paths = Object.entries(doc.paths as Record<string, { get?: { operationId?: string } }>)

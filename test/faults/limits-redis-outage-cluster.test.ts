@@ -2,7 +2,13 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { ADMIN_TOKEN, freshDatabaseUrl } from '../helpers/harness.js';
 import { privateRedis, privateRedisAvailable, type PrivateServer } from '../helpers/private-servers.js';
-import { request, sleep, startServer, workersServing, type ServerProcess } from '../helpers/server-process.js';
+import {
+  request,
+  sleep,
+  startServer,
+  workersServing,
+  type ServerProcess,
+} from '../helpers/server-process.js';
 
 /**
  * Issue 24 item 5: one instance of several workers (cluster mode, the default start-up) with
