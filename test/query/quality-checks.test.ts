@@ -54,7 +54,7 @@ type Row = Record<string, unknown>;
 
 /** docs/bars-and-quality.md's worked example of the checks: Q's row, as the page shows it. */
 function documented(): Row {
-  const doc = readFileSync(new URL('../docs/bars-and-quality.md', import.meta.url), 'utf8');
+  const doc = readFileSync(new URL('../../docs/bars-and-quality.md', import.meta.url), 'utf8');
   const at = doc.indexOf('`GET /api/v1/quality/etf_daily?code=Q` answers');
   const m = /```json\n([\s\S]*?)\n```/.exec(doc.slice(at));
   assert.ok(at >= 0 && m, "the page's worked example of the checks");
