@@ -20,6 +20,8 @@ const SOURCE = 'heavy';
 const deepSort = (n: number): string =>
   `/api/v1/etf/kline?source=${SOURCE}&sort=close&order=desc&offset=${150_000 + n}&limit=1000`;
 const Q = { 'q-api-key': QUERY_KEY };
+/** A second query key: the fairness between keys is what is tested. */
+const OTHER_KEY = 'other-query-key-0123456789';
 /** One code's first rows: a statement of a few milliseconds. */
 const SMALL = `/api/v1/etf/kline?source=${SOURCE}&code=510000&limit=5`;
 
@@ -149,6 +151,38 @@ for (const backend of await backends()) {
       assert.ok(Math.max(...latencies) < 1000, `/health latencies (ms): ${latencies.join(', ')}`);
     });
 
+    it('one key with more deep sorts than connections: another key is answered first, /health throughout', async () => {
+      // One worker, 2 readers (SQLite) or 3 pooled connections (PostgreSQL); on PostgreSQL a
+      // ping not answered within 200 ms is a failed /health, as when every connection is held.
+      const s = await start({
+        MDS_WORKERS: '1',
+        MDS_READER_PROCESSES: '2',
+        MDS_PG_POOL_SIZE: '3',
+        MDS_PG_QUERY_TIMEOUT_MS: '200',
+        MDS_QUERY_TIMEOUT_MS: '120000',
+        MDS_QUERY_KEYS: `${QUERY_KEY},${OTHER_KEY}`,
+      });
+      let heavyDone = 0;
+      const heavy = Array.from({ length: 12 }, (_, i) =>
+        request(s.port, { method: 'GET', path: deepSort(40 + i), headers: Q }).then((r) => {
+          heavyDone++;
+          return r;
+        }),
+      );
+      await sleep(300);
+      const probe = probeHealth(s.port, 1500);
+      const page = await request(s.port, { method: 'GET', path: SMALL, headers: { 'q-api-key': OTHER_KEY } });
+      const heavyBeforePage = heavyDone;
+      const latencies = await probe;
+      const answers = await Promise.all(heavy);
+      assert.equal(page.status, 200, page.body.slice(0, 300));
+      for (const a of answers) assert.equal(a.status, 200, a.body.slice(0, 300));
+      // The key's sorts never hold every reader or connection: the other key's page does not
+      // queue behind the eleven that wait (before: behind all of them on PostgreSQL).
+      assert.ok(heavyBeforePage <= 4, `${heavyBeforePage} of 12 sorts ended before the other key's page`);
+      assert.ok(!latencies.includes(-1), `every /health answered: ${latencies.join(', ')}`);
+    });
+
     it('a statement past MDS_QUERY_TIMEOUT_MS is stopped: 504 / 5040, its reader killed and replaced', async () => {
       const s = await start({ MDS_QUERY_TIMEOUT_MS: '20' });
       const pid = s.child.pid as number;
@@ -185,7 +219,7 @@ for (const backend of await backends()) {
       for (const r of await Promise.all(inFlight)) if (r) assert.notEqual(r.status, 200);
     });
 
-    // SQLite only: PostgreSQL runs a key's statements side by side, nothing waits behind them; its
+    // SQLite only: PostgreSQL runs up to MDS_PG_POOL_SIZE − 1 of a key's statements side by side; its
     // cancellation of a departed client's statement is watched on the server itself
     // (postgres-query-bounds.test.ts).
     if (backend === 'sqlite')

@@ -23,6 +23,7 @@ import { QueryTimeoutError, StoreSetupError, StoreUnavailableError, type WriteBa
 import type { Row } from '../../model/values.js';
 import { binaryCopyChunks, stagingType } from './copy-binary.js';
 import { breaksConnection, isBatchIdTaken, isRetryable, translate } from './pg-errors.js';
+import { OwnerShares } from './owner-shares.js';
 import { currentQueryContext, QueryAbortedError, type QueryContext } from '../../request-context.js';
 
 type Client = pg.PoolClient;
@@ -136,6 +137,9 @@ export class PostgresDb implements Db {
   private readonly connectionString: string;
   /** The check in flight of whether the server answers (bounded). */
   private answering: Promise<boolean> | null = null;
+  /** One query key never holds every connection (owner-shares.ts). */
+  private readonly shares: OwnerShares;
+  private readonly poolMax: number;
 
   constructor(opts: PostgresOptions) {
     const connectTimeout = opts.connectionTimeoutMs ?? 5000;
@@ -146,9 +150,11 @@ export class PostgresDb implements Db {
     this.pooler = opts.pooler ?? false;
     this.readDeadlineMs = opts.readDeadlineMs ?? 0;
     this.connectionString = opts.connectionString;
+    this.poolMax = opts.max ?? 10;
+    this.shares = new OwnerShares(Math.max(1, this.poolMax - 1));
     this.pool = new pg.Pool({
       connectionString: opts.connectionString,
-      max: opts.max ?? 10,
+      max: this.poolMax,
       // Both opening a connection and waiting for a pooled one.
       connectionTimeoutMillis: connectTimeout,
       idleTimeoutMillis: 30_000,
@@ -221,6 +227,27 @@ export class PostgresDb implements Db {
    */
   private async bounded(ctx: QueryContext, config: TimedQuery): Promise<pg.QueryResult> {
     if (ctx.signal.aborted) throw abortReason(ctx.signal);
+    const started = Date.now();
+    await this.shares.take(
+      ctx.owner,
+      ctx.signal,
+      this.readDeadlineMs,
+      () => new QueryTimeoutError(this.readDeadlineMs),
+      () => abortReason(ctx.signal),
+    );
+    try {
+      return await this.boundedOnConnection(ctx, config, started);
+    } finally {
+      this.shares.give(ctx.owner);
+    }
+  }
+
+  /** bounded()'s statement, once its owner has a share; its deadline counts from `started`. */
+  private async boundedOnConnection(
+    ctx: QueryContext,
+    config: TimedQuery,
+    started: number,
+  ): Promise<pg.QueryResult> {
     const conn = await this.checkout();
     const pid = (conn.c as Client & { processID?: number }).processID;
     let stopped: Error | null = null;
@@ -244,7 +271,10 @@ export class PostgresDb implements Db {
         reject(err);
       };
     });
-    const deadline = setTimeout(() => stop(new QueryTimeoutError(this.readDeadlineMs)), this.readDeadlineMs);
+    const deadline = setTimeout(
+      () => stop(new QueryTimeoutError(this.readDeadlineMs)),
+      Math.max(0, this.readDeadlineMs - (Date.now() - started)),
+    );
     let watch: NodeJS.Timeout | undefined;
     const watchServer = (): void => {
       watch = setTimeout(() => {
@@ -564,6 +594,12 @@ export class PostgresDb implements Db {
   }
 
   async ping(): Promise<void> {
+    // Every pooled connection held by long statements says nothing of the server: ask it on a
+    // connection of its own rather than wait behind them.
+    if (this.pool.idleCount === 0 && this.pool.totalCount >= this.poolMax) {
+      if (await this.answers()) return;
+      throw new StoreUnavailableError('database did not answer in time', { condition: 'query_timeout' });
+    }
     await this.query({ chunks: ['SELECT 1'] }, false, this.pingTimeoutMs);
   }
 
