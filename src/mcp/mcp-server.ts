@@ -76,7 +76,7 @@ export class McpEndpoint {
       this.opts.onCall?.(name, 'invalid');
       const first = validate.errors?.[0];
       return errorResult(
-        `invalid arguments (4001): ${first ? describe(first) : 'does not match the schema'}`,
+        `invalid arguments (4001): ${first ? describe(first) : 'does not match the schema'}${this.refusal(name, args, first)}`,
       );
     }
     try {
@@ -102,13 +102,26 @@ export class McpEndpoint {
     }
   }
 
+  /**
+   * A dataset of the catalog that the tool does not serve is named with the reason (a minute
+   * dataset's quality report), so the model does not retry it under another spelling.
+   */
+  private refusal(name: string, args: Record<string, unknown>, e: ErrorObject | undefined): string {
+    const why = this.tools.find((t) => t.name === name)?.refusal;
+    const d = args.dataset;
+    if (!why || e?.keyword !== 'enum' || e.instancePath !== '/dataset') return '';
+    return typeof d === 'string' && this.services.catalog.byName.has(d) ? `; "${d}" ${why}` : '';
+  }
+
   /** A fresh protocol server for one request. */
   private server(): Server {
     const server = new Server(
       { name: 'market-data-service', version: VERSION },
       { capabilities: { tools: {} }, instructions: INSTRUCTIONS },
     );
-    server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: this.tools }));
+    server.setRequestHandler(ListToolsRequestSchema, () => ({
+      tools: this.tools.map(({ refusal: _refusal, ...t }) => t),
+    }));
     server.setRequestHandler(CallToolRequestSchema, (req) =>
       this.call(req.params.name, (req.params.arguments ?? {}) as Record<string, unknown>),
     );

@@ -3,6 +3,7 @@ import { allowedParams } from '../query/parse.js';
 import { QUALITY_PARAMS } from '../query/quality-service.js';
 import { QUALITY_SORTS } from '../model/quality-rules.js';
 import { revisionParams } from '../query/revision-query.js';
+import { MINUTE_INTERVALS } from '../query/minute-query.js';
 
 /**
  * The tools' input and output schemas (JSON Schema), derived from the catalog and from the
@@ -39,6 +40,8 @@ export interface ToolDefinition {
   inputSchema: JsonSchema & { type: 'object' };
   outputSchema: JsonSchema & { type: 'object' };
   annotations: { readOnlyHint: true; openWorldHint: false; idempotentHint: true };
+  /** Why a dataset of the catalog outside the tool's `dataset` enum is refused (the error says it). */
+  refusal?: string;
 }
 
 const str = (description: string): JsonSchema => ({ type: 'string', description });
@@ -56,6 +59,17 @@ const limit = (max: number, dflt: number): JsonSchema => ({
 const withParam = (datasets: readonly Dataset[], name: string): string =>
   datasets
     .filter((d) => allowedParams(d).includes(name))
+    .map((d) => d.name)
+    .join(', ');
+
+const withDaily = (datasets: readonly Dataset[]): string =>
+  datasets
+    .filter((d) => d.daily?.aggregate)
+    .map((d) => d.name)
+    .join(', ');
+const withBlocks = (datasets: readonly Dataset[]): string =>
+  datasets
+    .filter((d) => d.blocks)
     .map((d) => d.name)
     .join(', ');
 
@@ -91,9 +105,16 @@ function knownParams(datasets: readonly Dataset[], max: number, dflt: number): R
     adjust_source: str('the source of the adjustment factors, when several are stored'),
     interval: {
       type: 'string',
-      enum: [...INTERVALS],
-      description: `bar period of daily bars: 1d as stored, 1w, 1M, 1Q, 1Y; datasets: ${withParam(datasets, 'interval')}`,
+      // One enum for both kinds: the dataset's parse refuses the other kind's values (4001).
+      enum: [...new Set([...INTERVALS, ...MINUTE_INTERVALS])],
+      description:
+        `bar period. Daily datasets (${withDaily(datasets)}): 1d as stored, 1w, 1M, 1Q, 1Y. ` +
+        `Minute datasets (${withBlocks(datasets)}): 1m as stored, 5m, 15m, 30m, 60m by session (never across the lunch break), 1d the day`,
     },
+    time_from: str(
+      'minute datasets: bars whose end minute is at or after this instant (ISO 8601 with an offset or Z, e.g. 2024-03-01T10:00:00+08:00)',
+    ),
+    time_to: str('minute datasets: bars whose end minute is at or before this instant (ISO 8601)'),
     batch_id: str('only the changes made by this batch'),
     since: str('only revisions that took effect at or after this instant (ISO 8601)'),
     until: str('only revisions that took effect at or before this instant (ISO 8601)'),
@@ -192,7 +213,8 @@ export function toolDefinitions(catalog: Catalog): ToolDefinition[] {
       description:
         `Rows of one dataset, filtered, sorted and paged like GET on its endpoint: at most ${MAX_ROWS} rows and ` +
         `${MAX_ROW_BYTES / 1024} KiB per answer; when has_more, call again with the same arguments and cursor = next_cursor. ` +
-        'as_of answers as the data stood at an instant; adjust and interval give adjusted or weekly/monthly bars of daily datasets.',
+        'as_of answers as the data stood at an instant; adjust and interval give adjusted or weekly/monthly bars of daily datasets, ' +
+        'interval and time_from/time_to 5- to 60-minute or daily bars of minute datasets.',
       inputSchema: datasetTool(
         all,
         allowedParams,
@@ -218,7 +240,11 @@ export function toolDefinitions(catalog: Catalog): ToolDefinition[] {
       inputSchema: {
         type: 'object',
         properties: {
-          dataset: { type: 'string', enum: daily.map((d) => d.name), description: 'a daily dataset' },
+          dataset: {
+            type: 'string',
+            enum: daily.map((d) => d.name),
+            description: 'a daily dataset (list_datasets: quality_report true); the others have no report',
+          },
           ...Object.fromEntries(
             QUALITY_PARAMS.map((p): [string, JsonSchema] => {
               const known = knownParams(daily, MAX_ROWS, DEFAULT_ROWS);
@@ -262,6 +288,8 @@ export function toolDefinitions(catalog: Catalog): ToolDefinition[] {
         required: ['dataset', 'exchange', 'rows', 'returned', 'total', 'offset', 'next_offset', 'calendar'],
       },
       annotations: ANNOTATIONS,
+      refusal:
+        'has no quality report: only daily datasets are judged against the trading calendar (list_datasets: quality_report)',
     },
     {
       name: 'revision_trail',
@@ -271,8 +299,9 @@ export function toolDefinitions(catalog: Catalog): ToolDefinition[] {
         'and when it was in force (valid_from, valid_to). Filter by the key fields to see one row’s history.',
       inputSchema: datasetTool(
         all,
-        revisionParams,
-        (d) => d.exact.map((f) => f.apiName),
+        // A minute dataset's trail is its stored blocks' (one per code, day and source).
+        (d) => revisionParams(d.blocks?.stored ?? d),
+        (d) => (d.blocks?.stored ?? d).exact.map((f) => f.apiName),
         'exact filters by row field name (a list matches any of its values), e.g. {"code": "510300", "date": "2024-03-01"}',
       ),
       outputSchema: pageOutput('items'),

@@ -1,11 +1,13 @@
 import type { Catalog, Dataset } from '../catalog/catalog.js';
 import { QualityRowSchema } from '../contract/quality.js';
+import { INTERVALS } from '../catalog/catalog.js';
 import { AppError, invalid } from '../errors.js';
 import type { CoverageCache } from '../query/coverage-cache.js';
+import { MINUTE_INTERVALS, type MinuteQueryService } from '../query/minute-query.js';
 import { allowedParams } from '../query/parse.js';
 import type { QualityService } from '../query/quality-service.js';
 import type { QueryService } from '../query/query-service.js';
-import { revisionItem } from '../query/revision-query.js';
+import { revisionItem, type RevisionItem } from '../query/revision-query.js';
 import { readSession } from '../storage/read-consistency.js';
 import type { QueryPlan } from '../model/query-plan.js';
 import type { Value } from '../model/values.js';
@@ -15,6 +17,8 @@ import { DEFAULT_DAYS, DEFAULT_ROWS, MAX_ROW_BYTES, filterNames, type ToolName }
 export interface ToolServices {
   catalog: Catalog;
   query: QueryService;
+  /** The intraday datasets' rows (catalog `blocks`), as their HTTP routes read them. */
+  minute: Pick<MinuteQueryService, 'parse' | 'page'>;
   quality: QualityService;
   coverage: CoverageCache;
 }
@@ -107,16 +111,20 @@ async function bounded(
   return { ...(await run({ ...raw, limit: String(n) })), cut: true };
 }
 
+/** What reads a page: QueryService, or MinuteQueryService for bar blocks (as http/query-routes.ts). */
+type PageReader = Pick<QueryService, 'page'>;
+
 /** One page through the same parse → plan → execute steps as the HTTP route. */
 async function executePage(
   query: QueryService,
   d: Dataset,
   parse: () => { plan: QueryPlan },
   item: (r: Record<string, Value>) => unknown,
+  reader: PageReader = query,
 ): Promise<Page> {
   const { plan } = parse();
   const { own, factors } = await query.answerVersion(d, plan.bars?.adjust?.factors ?? null);
-  const page = await query.page(plan, own, factors);
+  const page = await reader.page(plan, own, factors);
   const rows =
     page.rows.kind === 'json'
       ? page.rows.rows.map((j) => item(JSON.parse(j) as Record<string, Value>))
@@ -130,16 +138,25 @@ async function executePage(
   };
 }
 
-/** Rows of a dataset's endpoint, within the budget. */
-const rowsPage = (s: ToolServices, d: Dataset, raw: RawParams): Promise<Page & { cut: boolean }> =>
-  bounded(raw, (r) =>
+/** Rows of a dataset's endpoint, within the budget; bar blocks read as their route reads them. */
+function rowsPage(s: ToolServices, d: Dataset, raw: RawParams): Promise<Page & { cut: boolean }> {
+  const reader = d.blocks ? s.minute : s.query;
+  return bounded(raw, (r) =>
     executePage(
       s.query,
       d,
-      () => s.query.parse(d, r),
+      () => reader.parse(d, r),
       (x) => x,
+      reader,
     ),
   );
+}
+
+/** The `interval` values a dataset's endpoint takes (none: it takes no interval). */
+export function intervalsOf(d: Dataset): readonly string[] {
+  if (d.blocks) return MINUTE_INTERVALS;
+  return d.daily?.aggregate ? INTERVALS : [];
+}
 
 const plural = (n: number, what: string): string => `${n} ${what}${n === 1 ? '' : 's'}`;
 
@@ -192,6 +209,7 @@ async function listDatasets(s: ToolServices, args: Args): Promise<ToolAnswer> {
       key: d.key.map((f) => f.apiName),
       default_sort: `${d.sort.field.apiName} ${d.sort.order}`,
       parameters: allowedParams(d).filter((p) => p !== 'format'),
+      ...(intervalsOf(d).length ? { intervals: intervalsOf(d) } : {}),
     };
   });
   const summary = one
@@ -231,7 +249,9 @@ async function queryTool(s: ToolServices, args: Args): Promise<ToolAnswer> {
 }
 
 async function revisionTrail(s: ToolServices, args: Args): Promise<ToolAnswer> {
-  const d = datasetOf(s.catalog, args);
+  // Bar blocks' revisions are the stored blocks' (catalog.ts `BarBlocks`), as on the HTTP trail.
+  const asked = datasetOf(s.catalog, args);
+  const d = trailDataset(asked);
   const raw = queryParams(
     d,
     args,
@@ -243,11 +263,12 @@ async function revisionTrail(s: ToolServices, args: Args): Promise<ToolAnswer> {
       s.query,
       d,
       () => s.query.parseTrail(d, r),
-      (x) => revisionItem(d, x),
+      (x) => withoutOpaque(d, revisionItem(d, x)),
     ),
   );
   const n = p.rows.length;
-  const summary = `${d.name}: ${plural(n, 'revision')} of ${p.total}, oldest first. ${more(p, n)}`;
+  const blocks = asked.blocks ? ' Each item is one code-day block of bars (bar_count).' : '';
+  const summary = `${d.name}: ${plural(n, 'revision')} of ${p.total}, oldest first.${blocks} ${more(p, n)}`;
   return {
     summary,
     rows: p.rows,
@@ -261,6 +282,19 @@ async function revisionTrail(s: ToolServices, args: Args): Promise<ToolAnswer> {
     },
   };
 }
+
+/**
+ * A trail item without the row's opaque fields (a bar block's compressed payload): no model can
+ * read it, and it would spend the answer's size; `query` with `as_of` answers a version's bars.
+ */
+function withoutOpaque(d: Dataset, item: RevisionItem): RevisionItem {
+  const hidden = d.rowFields.filter((f) => f.opaque === true);
+  for (const f of hidden) delete item.row[f.apiName];
+  return item;
+}
+
+/** The dataset whose revisions a trail lists: a block dataset's stored form, else itself. */
+export const trailDataset = (d: Dataset): Dataset => d.blocks?.stored ?? d;
 
 const QUALITY_FIELDS = Object.keys(QualityRowSchema.properties);
 /** The checks' lists that flag a code (zero-volume days alone do not: a suspension is normal). */

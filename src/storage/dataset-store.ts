@@ -1,4 +1,4 @@
-import type { Catalog } from '../catalog/catalog.js';
+import { BLOCK_COUNT, storesBlocks, type Catalog } from '../catalog/catalog.js';
 import type { DbRow, ReadDb } from './db.js';
 import { TOTAL_COLUMN, ident, join, q, raw, renderSelect, sql, type Sql } from './sql.js';
 import { planCountSql, planSelectParts } from './bars-sql.js';
@@ -128,7 +128,9 @@ export class SqlDatasetStore implements DatasetStore {
       const agg = dateField
         ? raw(`min(${q(dateField.name)}) AS first, max(${q(dateField.name)}) AS last`)
         : raw('CAST(NULL AS TEXT) AS first, CAST(NULL AS TEXT) AS last');
-      return sql`SELECT ${raw(String(i))} AS i, count(*) AS n, ${agg} FROM ${ident(d.name)}`;
+      // A block table's rows are bars to every reader (API, MCP, dashboard): count its bars.
+      const n = storesBlocks(d) ? raw(`coalesce(sum(${q(BLOCK_COUNT)}), 0)`) : raw('count(*)');
+      return sql`SELECT ${raw(String(i))} AS i, ${n} AS n, ${agg} FROM ${ident(d.name)}`;
     });
     const aggs = await this.reads.rows(join(parts, ' UNION ALL '));
     const states = await this.reads.rows(

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { QUERY_KEY, type Harness } from './harness.js';
 
 /** The SDK's own MCP client against a listening service's /mcp, for the MCP suites. */
 
@@ -32,3 +33,23 @@ export const errorText = (r: CallToolResult): string => {
 
 /** The answer's text block: the summary line, then the rows as JSON. */
 export const textOf = (r: CallToolResult): string => (r.content[0] as { text: string }).text;
+
+/**
+ * The harness's app listening on a free port, with an SDK client on its /mcp; `close` ends the
+ * client, then the harness.
+ */
+export async function serveMcp(
+  h: Harness,
+  headers: Record<string, string> = { 'Q-API-KEY': QUERY_KEY },
+): Promise<{ base: string; client: Client; close(): Promise<void> }> {
+  const base = await h.app.listen({ port: 0, host: '127.0.0.1' });
+  const client = await connect(base, headers);
+  return {
+    base,
+    client,
+    async close() {
+      await client.close();
+      await h.close();
+    },
+  };
+}

@@ -8,7 +8,7 @@ import { MAX_ROW_BYTES, MAX_ROWS } from '../../src/mcp/tool-schemas.js';
 import { QUERY_KEY, backends, push, startApp, type Harness } from '../helpers/harness.js';
 import { adjFactor, batch, days, etfBar } from '../helpers/batches.js';
 import { sampleRow } from '../helpers/sample-rows.js';
-import { call, connect, errorText, structured, textOf } from '../helpers/mcp-client.js';
+import { call, connect, errorText, serveMcp, structured, textOf } from '../helpers/mcp-client.js';
 
 /**
  * POST /mcp from outside, with the SDK's own client over HTTP against a listening service, on
@@ -34,6 +34,7 @@ for (const backend of await backends()) {
     let h: Harness;
     let base: string;
     let client: Client;
+    let close: (() => Promise<void>) | undefined;
     let between = '';
     const http = async (path: string, key = QUERY_KEY): Promise<{ status: number; body: Json }> => {
       const res = await fetch(new URL(path, base), { headers: { 'Q-API-KEY': key } });
@@ -67,12 +68,10 @@ for (const backend of await backends()) {
         etfBar('510300', OPEN[0]!, { close: 99, updated_at: '2024-04-01T00:00:00Z' }),
       ]);
       assert.equal((await push(h.app, fix)).statusCode, 200);
-      base = await h.app.listen({ port: 0, host: '127.0.0.1' });
-      client = await connect(base, { 'Q-API-KEY': QUERY_KEY });
+      ({ base, client, close } = await serveMcp(h));
     });
     after(async () => {
-      await client?.close();
-      await h?.close();
+      await (close ?? (() => h?.close()))();
     });
 
     test('tools/list: the five tools, the dataset enum from the catalog, read-only', async () => {
