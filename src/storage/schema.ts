@@ -94,6 +94,21 @@ export function datasetIndexes(d: Dataset): IndexSpec[] {
   return out;
 }
 
+/** The default sort's field when it is in the key and descending: stored descending in the key index. */
+function keyDescColumns(d: Dataset): string[] {
+  return d.sort.order === 'desc' && d.key.includes(d.sort.field) ? [d.sort.field.name] : [];
+}
+
+/**
+ * The order of a dataset's unique key index, column by column: batches write their rows in it
+ * on both backends, so the index's pages fill in order instead of splitting half-empty, and
+ * concurrent batches take row locks in one order.
+ */
+export function keyIndexOrder(d: Dataset): { name: string; desc: boolean }[] {
+  const desc = keyDescColumns(d);
+  return d.key.map((k) => ({ name: k.name, desc: desc.includes(k.name) }));
+}
+
 export function datasetTable(d: Dataset): TableSpec {
   return {
     name: d.name,
@@ -110,7 +125,7 @@ export function datasetTable(d: Dataset): TableSpec {
     unique: d.key.map((k) => k.name),
     // A key index in the default sort's direction serves the most common query (one code, newest
     // first, ties by the rest of the key ascending) without a sorting step.
-    uniqueDesc: d.sort.order === 'desc' && d.key.includes(d.sort.field) ? [d.sort.field.name] : [],
+    uniqueDesc: keyDescColumns(d),
     indexes: [
       ...datasetIndexes(d),
       // The trail's order over current rows, and a batch's rows for its revert (one instant each).

@@ -8,6 +8,9 @@ import { buildApp } from '../../src/app.js';
 import { CATALOG } from '../../src/catalog/catalog.js';
 import { loadConfig, type Config } from '../../src/config.js';
 import { createStore } from '../../src/storage/create-store.js';
+import type { Db } from '../../src/storage/db.js';
+import { PostgresDb } from '../../src/storage/postgres/postgres-db.js';
+import { SqliteDb } from '../../src/storage/sqlite/sqlite-db.js';
 import type { Store } from '../../src/storage/store.js';
 import type { Limiter } from '../../src/access/limiter.js';
 import { POOLER_ENV, postgresAvailable, createTestDatabase } from './postgres.js';
@@ -42,6 +45,19 @@ export async function freshDatabaseUrl(backend: Backend): Promise<{ url: string;
     url: `sqlite:${path.join(dir, 'test.db')}`,
     drop: async () => fs.rmSync(dir, { recursive: true, force: true }),
   };
+}
+
+/**
+ * A fresh database of the given backend opened as the storage layer's executor (`Db`), for
+ * suites that drive storage steps directly rather than through a store or the service.
+ */
+export async function freshDb(backend: Backend): Promise<{ db: Db; drop(): Promise<void> }> {
+  const fresh = await freshDatabaseUrl(backend);
+  const db =
+    backend === 'sqlite'
+      ? new SqliteDb({ file: fresh.url.slice('sqlite:'.length) })
+      : new PostgresDb({ connectionString: fresh.url });
+  return { db, drop: fresh.drop };
 }
 
 /** The tests' configuration: their keys and token, silent logs, the given database. */

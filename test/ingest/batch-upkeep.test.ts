@@ -1,21 +1,16 @@
 import assert from 'node:assert/strict';
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { CATALOG, type Dataset } from '../../src/catalog/catalog.js';
 import { IngestService } from '../../src/ingest/ingest-service.js';
 import type { Db, Tx } from '../../src/storage/db.js';
 import { refreshPeriods } from '../../src/storage/period-store.js';
-import { PostgresDb } from '../../src/storage/postgres/postgres-db.js';
 import { refreshQuality } from '../../src/storage/quality-summary.js';
 import { batchRevisionsSql } from '../../src/storage/revisions.js';
 import { sql, type Sql } from '../../src/storage/sql.js';
 import { SqlStore } from '../../src/storage/sql-store.js';
-import { SqliteDb } from '../../src/storage/sqlite/sqlite-db.js';
 import type { Step } from '../../src/storage/step.js';
 import { batch, etfBar } from '../helpers/batches.js';
-import { backends, freshDatabaseUrl } from '../helpers/harness.js';
+import { backends, freshDb } from '../helpers/harness.js';
 
 /**
  * Issue 31: a batch's upkeep (stored periods, quality summaries) is set-wise, its statements
@@ -63,15 +58,7 @@ for (const backend of await backends()) {
     let drop: () => Promise<void>;
     let changed: Sql;
     before(async () => {
-      if (backend === 'sqlite') {
-        const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'mds-upkeep-'));
-        db = new SqliteDb({ file: path.join(dir, 'db.sqlite') });
-        drop = async () => fs.rmSync(dir, { recursive: true, force: true });
-      } else {
-        const fresh = await freshDatabaseUrl('postgres');
-        db = new PostgresDb({ connectionString: fresh.url });
-        drop = fresh.drop;
-      }
+      ({ db, drop } = await freshDb(backend));
       const store = new SqlStore(CATALOG, db);
       await store.migrate();
       const ingest = new IngestService(CATALOG, store, { maxRecords: 10_000 });

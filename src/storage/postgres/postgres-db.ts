@@ -7,6 +7,7 @@ import type { Dataset } from '../../catalog/catalog.js';
 import type { Db, DbRow, Tx } from '../db.js';
 import { ROW_JSON_COLUMN, rowJson } from '../../model/row-json.js';
 import { replacedSql } from '../revisions.js';
+import { keyIndexOrder } from '../schema.js';
 import {
   POSTGRES,
   compile,
@@ -495,8 +496,12 @@ export class PostgresDb implements Db {
     if (!s) {
       const fields = d.fields.map((f) => f.name);
       const cols = upsertWriteColumns(d);
-      const keyOrder = d.key.map((k) => q(k.name)).join(', ');
-      // Staging rows are written in key order so concurrent batches lock rows in one order.
+      const keyOrder = keyIndexOrder(d)
+        .map((k) => (k.desc ? `${q(k.name)} DESC` : q(k.name)))
+        .join(', ');
+      // Staging rows are written in the key index's order: concurrent batches lock rows in one
+      // order, and the index's leaf pages fill left to right instead of splitting half-empty
+      // (rows in ascending date order went into a descending date index leftwards).
       // $1 created_at, $2 the batch, $3 its instant; the op is 'insert' as written.
       const insert = (where: string, conflict: string): string =>
         `INSERT INTO ${q(d.name)} AS t (${cols.map(q).join(', ')}) ` +

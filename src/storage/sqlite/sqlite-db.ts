@@ -7,7 +7,7 @@ import { ROW_JSON_COLUMN, rowJson } from '../../model/row-json.js';
 import { SQLITE, compile, q, upsertConflictClause, upsertWriteColumns, type Sql } from '../sql.js';
 import { revisionTableName } from '../revision-schema.js';
 import { REV_BATCH, REV_FROM, REV_OP, REV_TO } from '../../model/revisions.js';
-import { datasetTable } from '../schema.js';
+import { keyIndexOrder } from '../schema.js';
 import { revisionColumns } from '../revisions.js';
 import { now, runSync, type Step } from '../step.js';
 import { StoreUnavailableError, type WriteBatch } from '../store.js';
@@ -31,8 +31,7 @@ const compareValues = (a: Value | undefined, b: Value | undefined): number =>
  * groups: updated_at not given (0), given (1); empty groups left out.
  */
 function keyOrderGroups(d: Dataset, batch: WriteBatch): { given: number; rows: Row[] }[] {
-  const desc = new Set(datasetTable(d).uniqueDesc);
-  const keys = d.key.map((k) => ({ name: k.name, sign: desc.has(k.name) ? -1 : 1 }));
+  const keys = keyIndexOrder(d).map((k) => ({ name: k.name, sign: k.desc ? -1 : 1 }));
   const order = (a: Row, b: Row): number => {
     for (const k of keys) {
       const c = compareValues(a[k.name], b[k.name]);
