@@ -59,10 +59,10 @@ export function code(i: number, prefix = '5'): string {
   return `${prefix}${String(10000 + i).padStart(5, '0')}`;
 }
 
-/** `n` weekdays from 2016-01-04 on, as YYYY-MM-DD. */
-export function tradingDays(n: number): string[] {
+/** `n` weekdays from `from` (a weekday; default 2016-01-04) on, as YYYY-MM-DD. */
+export function tradingDays(n: number, from = '2016-01-04'): string[] {
   const out: string[] = [];
-  const d = new Date(Date.UTC(2016, 0, 4));
+  const d = new Date(`${from}T00:00:00Z`);
   while (out.length < n) {
     const wd = d.getUTCDay();
     if (wd !== 0 && wd !== 6) out.push(d.toISOString().slice(0, 10));
