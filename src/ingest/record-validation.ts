@@ -9,6 +9,7 @@ import {
   type Row,
   type Value,
 } from '../model/values.js';
+import { normalizeCode } from '../query/codes.js';
 
 export interface RecordContext {
   /** Server time for an absent updated_at. */
@@ -132,7 +133,11 @@ export function recordValidator(
       if ('reason' in checked) return fail(f.name, checked.reason);
       if (checked.value === '' && keyFields.has(f.name))
         return fail(f.name, 'must not be empty (a key field)');
-      row[f.name] = checked.value;
+      // A CN code is stored as its 6 digits whatever the upstream wrote (`sh510300`,
+      // `510300.SH`): stored as written, no query could find it, as queries read those spellings.
+      const market = d.codes.get(f);
+      row[f.name] =
+        market && typeof checked.value === 'string' ? normalizeCode(market, checked.value) : checked.value;
     }
 
     const ukNames = Object.keys(uk);

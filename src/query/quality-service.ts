@@ -38,6 +38,8 @@ export const QUALITY_PARAMS = [
   'jump_pct',
 ] as const;
 const CACHE_SIZE = 1000;
+/** Codes whose checks are kept: a few full reports of the largest datasets (1,500 ETFs). */
+const CHECK_CACHE_SIZE = 10_000;
 
 /** A span of days, both ends included. */
 export interface DaySpan {
@@ -78,6 +80,7 @@ export interface QualityOptions {
 
 export class QualityService {
   private readonly cache = new Map<string, { versions: string; value: unknown }>();
+  private readonly checkCache = new Map<string, { versions: string; value: CodeChecks }>();
   private readonly today: () => string;
   private readonly summaries: boolean;
 
@@ -121,13 +124,13 @@ export class QualityService {
     const key = [qq.dataset.name, qq.exchange, qq.code, qq.dateFrom, qq.dateTo, today];
     const calendarSpan = await this.cached(['calendar', qq.exchange], versions, () => this.coverage(qq));
     const done = async (rows: QualityRow[], total: number): Promise<QualityPage> => {
-      // The page's codes only: the checks read each bar beside the previous one.
-      const codes = rows.map((r) => r.code);
-      const checks = await this.cached([...key, 'checks', jumpPct, codes], versions, async () => {
-        const { candidates, factors: points } = await this.store.datasets.qualityChecks(qq, codes, jumpPct);
-        return [...judgeChecks(candidates, points, jumpPct)];
-      });
-      const byCode = new Map(checks);
+      const byCode = await this.checks(
+        qq,
+        key,
+        jumpPct,
+        versions,
+        rows.map((r) => r.code),
+      );
       return {
         rows: rows.map((r) => ({
           ...r,
@@ -158,6 +161,39 @@ export class QualityService {
       return (page.order === 'asc' ? c : -c) || (a.code < b.code ? -1 : a.code > b.code ? 1 : 0);
     });
     return await done(sorted.slice(page.offset, page.offset + page.limit), rows.length);
+  }
+
+  /**
+   * The bar-by-bar checks of a page's codes. Each code's are cached on their own (per dataset,
+   * calendar and factor versions), so another page, page size or sort that shows a code again
+   * reads them instead of re-reading its bars; only the codes not cached are read, in one go.
+   */
+  private async checks(
+    qq: QualityQuery,
+    key: unknown[],
+    jumpPct: number,
+    versions: string,
+    codes: string[],
+  ): Promise<Map<string, CodeChecks>> {
+    const keyOf = (code: string): string => JSON.stringify([...key, 'checks', jumpPct, code]);
+    const out = new Map<string, CodeChecks>();
+    const todo: string[] = [];
+    for (const code of codes) {
+      const hit = this.checkCache.get(keyOf(code));
+      if (hit && hit.versions === versions) out.set(code, hit.value);
+      else todo.push(code);
+    }
+    if (todo.length === 0) return out;
+    const { candidates, factors } = await this.store.datasets.qualityChecks(qq, todo, jumpPct);
+    const judged = judgeChecks(candidates, factors, jumpPct);
+    for (const code of todo) {
+      const value = judged.get(code) ?? noChecks();
+      out.set(code, value);
+      if (this.checkCache.size >= CHECK_CACHE_SIZE)
+        this.checkCache.delete(this.checkCache.keys().next().value as string);
+      this.checkCache.set(keyOf(code), { versions, value });
+    }
+    return out;
   }
 
   /** The first and last day the exchange's stored calendar holds (null: none). */
@@ -239,6 +275,12 @@ const maxDate = (a: string, b: string): string => (a > b ? a : b);
 /** The report's `code` in the stored form (the daily code field's spellings, codes.ts). */
 function codeParam(d: Dataset, raw: string | undefined): string | null {
   if (raw === undefined) return null;
+  // One code: a list would match no stored code and answer an empty report, silently.
+  if (raw.includes(','))
+    throw invalid(
+      `the quality report's code takes one code (got "${raw}"); leave code out for every code's row`,
+      { parameter: 'code' },
+    );
   const market = d.daily ? d.codes.get(d.daily.code) : undefined;
   return market ? normalizeCode(market, raw) : raw;
 }
