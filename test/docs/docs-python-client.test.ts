@@ -12,6 +12,7 @@ import { pythonHas, runPythonFull } from '../helpers/python.js';
 import { defaultDemoOptions } from '../../src/demo/seed.js';
 
 const DOC = readFileSync(new URL('../../docs/python-client.md', import.meta.url), 'utf8');
+const README = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
 const SRC = path.join(import.meta.dirname, '..', '..', 'clients', 'python', 'src');
 
 /** The page's python blocks, joined in order. */
@@ -53,5 +54,23 @@ describe('docs/python-client.md examples, run on the demo data', { skip: !ready 
     assert.match(out.stdout, /date\s+datetime64\[ns\]/);
     assert.match(out.stdout, /\['510300', '510500', '159915'\]/);
     assert.match(out.stdout, /\['accepted'\]\nduplicate\n5\n/);
+  });
+
+  it("the README's python block runs after them, its push accepted", async () => {
+    const block = pythonBlocks(README)[0] ?? '';
+    assert.ok(block.includes('client.push('), "the README's Python example");
+    const code = [
+      block
+        .replaceAll('http://localhost:8080', base)
+        .replaceAll('<query key>', QUERY_KEY)
+        .replaceAll('<ingest key>', INGEST_KEY),
+      // What the reader sees: the pulled frame, and the batch applied (its corrections written).
+      'print(len(df), client.push("etf_daily", df)[0]["status"])',
+    ].join('\n');
+    const out = await runPythonFull(['-c', code], {
+      env: { ...process.env, PYTHONPATH: SRC, PYTHONWARNINGS: 'ignore' },
+    });
+    // Demo bars of 510300 since 2024 (a year of them); pushed twice, the second is a duplicate.
+    assert.match(out.stdout, /^2\d\d duplicate$/m);
   });
 });
