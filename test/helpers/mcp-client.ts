@@ -53,3 +53,12 @@ export async function serveMcp(
     },
   };
 }
+
+/** For assert.rejects: the SDK's HTTP error with this status, its message matching `re`. */
+export const httpError =
+  (status: number, re: RegExp) =>
+  (e: Error & { code?: number }): boolean => {
+    assert.equal(e.code, status, e.message);
+    assert.match(e.message, re);
+    return true;
+  };

@@ -55,3 +55,14 @@ export async function runPythonFull(
 ): Promise<{ stdout: string; stderr: string }> {
   return run(PYTHON, args, { maxBuffer: 256 * 1024 * 1024, ...opts });
 }
+
+/** True when the interpreter has the `mcp` package; otherwise warns what is skipped (or fails in CI). */
+export function pythonHasMcp(): boolean {
+  const ok = pythonAvailable() && has('import mcp');
+  if (!ok) {
+    if (process.env.MDS_REQUIRE_PYTHON_MCP === '1')
+      throw new Error(`MDS_REQUIRE_PYTHON_MCP=1 but ${PYTHON} cannot import mcp`);
+    console.warn(`# ${PYTHON} cannot import mcp: the Python MCP client test is SKIPPED (pip install mcp)`);
+  }
+  return ok;
+}

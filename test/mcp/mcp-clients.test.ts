@@ -1,10 +1,7 @@
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
 import path from 'node:path';
 import { test } from 'node:test';
-import { PYTHON, pythonAvailable, runPython } from '../helpers/python.js';
-import { execFile } from 'node:child_process';
-import { promisify } from 'node:util';
+import { pythonHasMcp, runPython } from '../helpers/python.js';
 import { QUERY_KEY, backends, push, startApp } from '../helpers/harness.js';
 import { batch, etfBar } from '../helpers/batches.js';
 
@@ -16,16 +13,6 @@ import { batch, etfBar } from '../helpers/batches.js';
  * pages on with the cursor, and sends a bad argument; the rows are compared with the HTTP API's.
  * Skipped with a message when the interpreter lacks `mcp`, unless MDS_REQUIRE_PYTHON_MCP=1 (CI).
  */
-
-function pythonHasMcp(): boolean {
-  const ok = pythonAvailable() && spawnSync(PYTHON, ['-c', 'import mcp'], { stdio: 'ignore' }).status === 0;
-  if (!ok) {
-    if (process.env.MDS_REQUIRE_PYTHON_MCP === '1')
-      throw new Error(`MDS_REQUIRE_PYTHON_MCP=1 but ${PYTHON} cannot import mcp`);
-    console.warn(`# ${PYTHON} cannot import mcp: the Python MCP client test is SKIPPED (pip install mcp)`);
-  }
-  return ok;
-}
 
 const SCRIPT = path.join(import.meta.dirname, '..', 'helpers', 'mcp_client.py');
 const has = pythonHasMcp();
@@ -87,46 +74,3 @@ for (const backend of await backends()) {
     },
   );
 }
-
-/**
- * The MCP Inspector's CLI, when MDS_MCP_INSPECTOR names its cli.js (it is not a dependency: its
- * current releases need Node 22; 0.21.2 runs on 20 — docs/mcp.md says how to install it).
- */
-const INSPECTOR = process.env.MDS_MCP_INSPECTOR;
-if (!INSPECTOR) console.warn('# MDS_MCP_INSPECTOR not set: the MCP Inspector CLI test is SKIPPED');
-test(
-  'the MCP Inspector CLI lists the tools and calls query with a bearer',
-  { skip: !INSPECTOR },
-  async () => {
-    const h = await startApp('sqlite');
-    try {
-      assert.equal((await push(h.app, batch('etf_daily', [etfBar('510300', '2024-03-01')]))).statusCode, 200);
-      const base = await h.app.listen({ port: 0, host: '127.0.0.1' });
-      const inspect = async (...args: string[]): Promise<Record<string, unknown>> => {
-        const common = [
-          '--cli',
-          `${base}/mcp`,
-          '--transport',
-          'http',
-          '--header',
-          `Authorization: Bearer ${QUERY_KEY}`,
-        ];
-        const { stdout } = await promisify(execFile)(process.execPath, [INSPECTOR!, ...common, ...args]);
-        return JSON.parse(stdout) as Record<string, unknown>;
-      };
-      const list = await inspect('--method', 'tools/list');
-      assert.equal((list.tools as unknown[]).length, 5);
-      const r = await inspect(
-        '--method',
-        'tools/call',
-        '--tool-name',
-        'query',
-        '--tool-arg',
-        'dataset=etf_daily',
-      );
-      assert.equal((r.structuredContent as Record<string, unknown>).total, 1);
-    } finally {
-      await h.close();
-    }
-  },
-);

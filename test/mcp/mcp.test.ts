@@ -8,7 +8,7 @@ import { MAX_ROW_BYTES, MAX_ROWS } from '../../src/mcp/tool-schemas.js';
 import { QUERY_KEY, backends, push, startApp, type Harness } from '../helpers/harness.js';
 import { adjFactor, batch, days, etfBar } from '../helpers/batches.js';
 import { sampleRow } from '../helpers/sample-rows.js';
-import { call, connect, errorText, serveMcp, structured, textOf } from '../helpers/mcp-client.js';
+import { call, connect, errorText, httpError, serveMcp, structured, textOf } from '../helpers/mcp-client.js';
 
 /**
  * POST /mcp from outside, with the SDK's own client over HTTP against a listening service, on
@@ -328,14 +328,10 @@ for (const backend of await backends()) {
       const limited = await connect(base, { 'Q-API-KEY': secret });
       await limited.listTools(); // protocol messages are not counted
       for (let i = 0; i < 3; i++) await call(limited, 'list_datasets', {});
-      await assert.rejects(call(limited, 'list_datasets', {}), (e: Error & { code?: number }) => {
-        assert.equal(e.code, 403);
-        assert.match(
-          e.message,
-          /"code":4030,"message":"rate limit exceeded: this key may make 3 requests per minute/,
-        );
-        return true;
-      });
+      await assert.rejects(
+        call(limited, 'list_datasets', {}),
+        httpError(403, /"code":4030,"message":"rate limit exceeded: this key may make 3 requests per minute/),
+      );
       await limited.close();
       await h.app.services.usage.flush();
       const usage = await h.store.keys.usage('2000-01-01T00');
