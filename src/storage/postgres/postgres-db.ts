@@ -25,6 +25,7 @@ import type { Row } from '../../model/values.js';
 import { binaryCopyChunks, stagingType } from './copy-binary.js';
 import { breaksConnection, isBatchIdTaken, isRetryable, translate } from './pg-errors.js';
 import { OwnerShares } from './owner-shares.js';
+import { cancelStatement, freeTimeClient, freeTimeout } from './free-time.js';
 import { currentQueryContext, QueryAbortedError, type QueryContext } from '../../request-context.js';
 
 type Client = pg.PoolClient;
@@ -141,6 +142,7 @@ export class PostgresDb implements Db {
   /** One query key never holds every connection (owner-shares.ts). */
   private readonly shares: OwnerShares;
   private readonly poolMax: number;
+  private readonly connectTimeoutMs: number;
 
   constructor(opts: PostgresOptions) {
     const connectTimeout = opts.connectionTimeoutMs ?? 5000;
@@ -153,16 +155,23 @@ export class PostgresDb implements Db {
     this.connectionString = opts.connectionString;
     this.poolMax = opts.max ?? 10;
     this.shares = new OwnerShares(Math.max(1, this.poolMax - 1));
+    this.connectTimeoutMs = connectTimeout;
     this.pool = new pg.Pool({
       connectionString: opts.connectionString,
       max: this.poolMax,
-      // Both opening a connection and waiting for a pooled one.
-      connectionTimeoutMillis: connectTimeout,
+      // The connect and statement limits count the time this thread was free, not wall time
+      // (free-time.ts): a thread busy with its own CPU work (an ingest thread parsing batch after
+      // batch) reads an answer late, which is not the database's time. So the pool has none of
+      // its own (connectionTimeoutMillis, query_timeout): opening a connection is bounded by the
+      // client class, waiting for a pooled one by connectWithin.
+      Client: freeTimeClient({
+        connectMs: connectTimeout,
+        // Every statement on every connection (BEGIN, COPY, ROLLBACK included) unless it says less.
+        queryMs: statementTimeout > 0 ? statementTimeout + this.queryTimeoutMs : UNBOUNDED_MS,
+      }),
       idleTimeoutMillis: 30_000,
       // A startup parameter: PgBouncer refuses it (pooler mode sets it per transaction instead).
       ...(this.pooler ? {} : { statement_timeout: statementTimeout }),
-      // Every statement on every connection (BEGIN, COPY, ROLLBACK included) unless it says less.
-      query_timeout: statementTimeout > 0 ? statementTimeout + this.queryTimeoutMs : UNBOUNDED_MS,
       keepAlive: true,
       application_name: 'market-data-service',
       types,
@@ -207,9 +216,54 @@ export class PostgresDb implements Db {
         query_timeout: timeoutMs,
         ...(rowMode ? { rowMode } : {}),
       };
-      return await this.pool.query(config);
+      return await this.poolQuery(config);
     } catch (err) {
       return translate(err);
+    }
+  }
+
+  /**
+   * A pooled connection within the connect timeout, counted in the thread's free time
+   * (free-time.ts); one that comes later goes straight back to the pool.
+   */
+  private connectWithin(): Promise<Client> {
+    return new Promise<Client>((resolve, reject) => {
+      let late = false;
+      const clear = freeTimeout(this.connectTimeoutMs, () => {
+        late = true;
+        reject(new Error('timeout exceeded when trying to connect'));
+      });
+      this.pool.connect().then(
+        (c) => {
+          clear();
+          if (late) c.release();
+          else resolve(c);
+        },
+        (err: unknown) => {
+          clear();
+          reject(err instanceof Error ? err : new Error(String(err)));
+        },
+      );
+    });
+  }
+
+  /** One statement on a pooled connection, as pg-pool's query (which has no free-time connect). */
+  private async poolQuery(config: TimedQuery): Promise<pg.QueryResult> {
+    const c = await this.connectWithin();
+    // A connection lost mid-statement also emits 'error' on the client: the statement's own
+    // rejection reports it.
+    const ignore = (): void => {};
+    c.on('error', ignore);
+    try {
+      const r = await c.query(config);
+      c.off('error', ignore);
+      c.release();
+      return r;
+    } catch (err) {
+      c.off('error', ignore);
+      // As pg-pool: a connection whose statement failed is not pooled again.
+      c.release(err instanceof Error ? err : true);
+      throw err;
     }
   }
 
@@ -220,11 +274,11 @@ export class PostgresDb implements Db {
    * (queryTimeoutMs, MDS_PG_QUERY_TIMEOUT_MS) when that is the shorter, the server is asked
    * whether it answers at all (`answers`): a statement that is only long runs on to its deadline,
    * one whose server is hung is stopped with 503 / 5030 as for any statement. Either way the
-   * caller is answered at once and the statement cancelled on the server (pg_cancel_backend on
-   * the connection's backend, sent over another connection); the connection goes back to the
-   * pool only once the statement has ended and the cancel been answered, so a late cancel can
-   * never hit the next user's statement (pg's own query_timeout, later, destroys a connection
-   * whose server never answers).
+   * caller is answered at once and the statement cancelled on the server (the protocol's
+   * CancelRequest with the connection's key, on a connection of its own: through PgBouncer too);
+   * the connection goes back to the pool only once the statement has ended and the cancel been
+   * answered, so a late cancel can never hit the next user's statement (the statement's own
+   * query_timeout, later, destroys a connection whose server never answers).
    */
   private async bounded(ctx: QueryContext, config: TimedQuery): Promise<pg.QueryResult> {
     if (ctx.signal.aborted) throw abortReason(ctx.signal);
@@ -250,7 +304,6 @@ export class PostgresDb implements Db {
     started: number,
   ): Promise<pg.QueryResult> {
     const conn = await this.checkout();
-    const pid = (conn.c as Client & { processID?: number }).processID;
     let stopped: Error | null = null;
     let cancelled: Promise<unknown> = Promise.resolve();
     let stop: (err: Error) => void = () => {};
@@ -260,15 +313,9 @@ export class PostgresDb implements Db {
       stop = (err) => {
         if (stopped || settled) return;
         stopped = err;
-        // Behind a pooler the backend's id is not the server's: the connection is dropped instead.
-        if (pid !== undefined && !this.pooler) {
-          const cancel: TimedQuery = {
-            text: 'SELECT pg_cancel_backend($1)',
-            values: [pid],
-            query_timeout: this.queryTimeoutMs,
-          };
-          cancelled = this.pool.query(cancel).catch(() => conn.failed(err, true));
-        } else conn.failed(err, true);
+        // The protocol's cancel (its key), not pg_cancel_backend(pid): through PgBouncer the pid
+        // is the pooler's, which forwards the cancel to the server connection running it.
+        cancelled = cancelStatement(conn.c, this.queryTimeoutMs).catch(() => conn.failed(err, true));
         reject(err);
       };
     });
@@ -373,7 +420,7 @@ export class PostgresDb implements Db {
   }> {
     let c: Client;
     try {
-      c = await this.pool.connect();
+      c = await this.connectWithin();
     } catch (err) {
       return translate(err);
     }
