@@ -2,14 +2,17 @@
 // by one deadline with one error per cause, and stopped on the server when its client leaves.
 // A real server process on real sockets; the statement is made to wait, for as long as the test
 // says, on a lock the test holds on the dataset's table (ACCESS EXCLUSIVE: every read of it waits),
-// and its backend is watched in pg_stat_activity.
+// and its backend is watched in pg_stat_activity. The cancels are the protocol's CancelRequest,
+// so they reach the right statement through PgBouncer in transaction mode too (issue 28): the
+// cancel tests run again through a PgBouncer of their own.
 import assert from 'node:assert/strict';
 import net from 'node:net';
 import { after, afterEach, before, describe, it } from 'node:test';
 import pg from 'pg';
 import { batch, days, etfBar } from '../helpers/batches.js';
 import { backends, freshDatabaseUrl, QUERY_KEY } from '../helpers/harness.js';
-import { VIA_PGBOUNCER } from '../helpers/postgres.js';
+import { PG_ADMIN_URL, viaPort } from '../helpers/postgres.js';
+import { pgBouncerAvailable, privatePgBouncer, type PrivateServer } from '../helpers/private-servers.js';
 import { pushBatch } from '../helpers/server-calls.js';
 import { request, sleep, startServer, type ServerProcess } from '../helpers/server-process.js';
 
@@ -21,6 +24,10 @@ const WATCH_MS = Number(process.env.MDS_TEST_WATCH_MS ?? 20_000);
 const NEVER = '600000';
 
 const runnable = (await backends()).includes('postgres');
+const bouncerInstalled = runnable && pgBouncerAvailable();
+if (runnable && !bouncerInstalled) {
+  console.warn('# pgbouncer is not installed: the cancels through PgBouncer are SKIPPED');
+}
 
 describe(
   'PostgreSQL: a query request bounded and stopped (issue 24)',
@@ -31,8 +38,14 @@ describe(
     let locker: pg.Client | null = null;
     let watcher: pg.Client;
 
+    /** Set while the tests of the PgBouncer block run: the service reaches the database through it. */
+    let bouncer: PrivateServer | null = null;
     const start = async (env: Record<string, string>): Promise<ServerProcess> => {
-      server = await startServer({ databaseUrl: db.url, env });
+      server = await startServer(
+        bouncer
+          ? { databaseUrl: viaPort(db.url, bouncer.port), env: { ...env, MDS_PG_POOLER: 'pgbouncer' } }
+          : { databaseUrl: db.url, env },
+      );
       return server;
     };
 
@@ -90,41 +103,59 @@ describe(
       await db?.drop();
     });
 
+    const clientLeaves = async (): Promise<void> => {
+      const s = await start({
+        MDS_QUERY_TIMEOUT_MS: NEVER,
+        MDS_PG_QUERY_TIMEOUT_MS: NEVER,
+        MDS_PG_STATEMENT_TIMEOUT_MS: NEVER,
+      });
+      await lock();
+      const socket = net.connect({ host: '127.0.0.1', port: s.port });
+      socket.on('error', () => {});
+      socket.write(`GET ${PAGE} HTTP/1.1\r\nHost: 127.0.0.1\r\nQ-API-KEY: ${QUERY_KEY}\r\n\r\n`);
+      const [pid] = await until('a statement waiting for the lock', waiting, (p) => p.length === 1);
+      // Nothing else would stop it: it still waits once the client is surely seen as connected.
+      await sleep(300);
+      assert.deepEqual(await waiting(), [pid]);
+      socket.destroy();
+      const state = await until(
+        `backend ${pid} after its client left`,
+        async () =>
+          (await watcher.query<{ state: string }>('SELECT state FROM pg_stat_activity WHERE pid = $1', [pid]))
+            .rows[0]?.state ?? 'gone',
+        (st) => st !== 'active',
+      );
+      // Cancelled, not disconnected: the server connection is still there, idle.
+      assert.equal(state, 'idle');
+      await unlock();
+      const res = await request(s.port, { method: 'GET', path: PAGE, headers: Q });
+      assert.equal(res.status, 200, res.body.slice(0, 300));
+    };
+
+    const pastDeadline = async (): Promise<void> => {
+      const s = await start({
+        MDS_QUERY_TIMEOUT_MS: '2000',
+        MDS_PG_QUERY_TIMEOUT_MS: '300',
+        MDS_PG_CONNECT_TIMEOUT_MS: '2000',
+        MDS_PG_STATEMENT_TIMEOUT_MS: NEVER,
+      });
+      await lock();
+      const r = await request(s.port, { method: 'GET', path: PAGE, headers: Q });
+      assert.equal(r.status, 504, r.body.slice(0, 300));
+      const body = JSON.parse(r.body) as { code: number; message: string };
+      assert.equal(body.code, 5040);
+      assert.match(body.message, /time limit \(2000 ms\)/);
+      await until('statements still waiting after the deadline', waiting, (p) => p.length === 0);
+      // Cancelled: the next read is answered (nothing left behind the lock).
+      await unlock();
+      const again = await request(s.port, { method: 'GET', path: PAGE, headers: Q });
+      assert.equal(again.status, 200, again.body.slice(0, 300));
+    };
+
     it(
-      'a client that leaves stops its statement on the server (pg_cancel_backend): the backend is idle again, its connection kept',
-      // Behind PgBouncer the backend's id is the pooler's, not the server's (docs/deployment.md).
-      { skip: VIA_PGBOUNCER && 'through PgBouncer the service cannot cancel by backend id' },
-      async () => {
-        const s = await start({
-          MDS_QUERY_TIMEOUT_MS: NEVER,
-          MDS_PG_QUERY_TIMEOUT_MS: NEVER,
-          MDS_PG_STATEMENT_TIMEOUT_MS: NEVER,
-        });
-        await lock();
-        const socket = net.connect({ host: '127.0.0.1', port: s.port });
-        socket.on('error', () => {});
-        socket.write(`GET ${PAGE} HTTP/1.1\r\nHost: 127.0.0.1\r\nQ-API-KEY: ${QUERY_KEY}\r\n\r\n`);
-        const [pid] = await until('a statement waiting for the lock', waiting, (p) => p.length === 1);
-        // Nothing else would stop it: it still waits once the client is surely seen as connected.
-        await sleep(300);
-        assert.deepEqual(await waiting(), [pid]);
-        socket.destroy();
-        const state = await until(
-          `backend ${pid} after its client left`,
-          async () =>
-            (
-              await watcher.query<{ state: string }>('SELECT state FROM pg_stat_activity WHERE pid = $1', [
-                pid,
-              ])
-            ).rows[0]?.state ?? 'gone',
-          (st) => st !== 'active',
-        );
-        // Cancelled, not disconnected: the connection went back to the pool.
-        assert.equal(state, 'idle');
-        await unlock();
-        const res = await request(s.port, { method: 'GET', path: PAGE, headers: Q });
-        assert.equal(res.status, 200, res.body.slice(0, 300));
-      },
+      'a client that leaves stops its statement on the server (a protocol cancel): the backend is idle again, its connection kept',
+      { timeout: 120_000 },
+      clientLeaves,
     );
 
     it('a statement longer than MDS_PG_QUERY_TIMEOUT_MS on a server that answers runs on to its answer (was 503)', async () => {
@@ -147,20 +178,34 @@ describe(
       assert.equal((JSON.parse(r.body) as { data: unknown[] }).data.length, 5);
     });
 
-    it('past MDS_QUERY_TIMEOUT_MS the answer is 504 / 5040 even with MDS_PG_QUERY_TIMEOUT_MS shorter, and the statement is cancelled', async () => {
-      const s = await start({
-        MDS_QUERY_TIMEOUT_MS: '2000',
-        MDS_PG_QUERY_TIMEOUT_MS: '300',
-        MDS_PG_CONNECT_TIMEOUT_MS: '2000',
-        MDS_PG_STATEMENT_TIMEOUT_MS: NEVER,
-      });
-      await lock();
-      const r = await request(s.port, { method: 'GET', path: PAGE, headers: Q });
-      assert.equal(r.status, 504, r.body.slice(0, 300));
-      const body = JSON.parse(r.body) as { code: number; message: string };
-      assert.equal(body.code, 5040);
-      assert.match(body.message, /time limit \(2000 ms\)/);
-      await until('statements still waiting after the deadline', waiting, (p) => p.length === 0);
-    });
+    it(
+      'past MDS_QUERY_TIMEOUT_MS the answer is 504 / 5040 even with MDS_PG_QUERY_TIMEOUT_MS shorter, and the statement is cancelled',
+      { timeout: 120_000 },
+      pastDeadline,
+    );
+
+    describe(
+      'through PgBouncer in transaction mode: the cancel reaches the statement',
+      { skip: !bouncerInstalled && 'pgbouncer is not installed', timeout: 300_000 },
+      () => {
+        before(async () => {
+          bouncer = await privatePgBouncer(Number(new URL(PG_ADMIN_URL).port || 5432));
+        });
+        after(async () => {
+          await bouncer?.remove();
+          bouncer = null;
+        });
+        it(
+          'a client that leaves stops its statement, the server connection kept',
+          { timeout: 120_000 },
+          clientLeaves,
+        );
+        it(
+          'past MDS_QUERY_TIMEOUT_MS: 504 / 5040 and the statement cancelled',
+          { timeout: 120_000 },
+          pastDeadline,
+        );
+      },
+    );
   },
 );
