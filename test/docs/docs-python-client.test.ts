@@ -5,11 +5,9 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import type { AddressInfo } from 'node:net';
-import { INGEST_KEY, QUERY_KEY, startApp, type Harness } from '../helpers/harness.js';
-import { seedDemoStore } from '../helpers/demo-seed.js';
+import { INGEST_KEY, QUERY_KEY, type Harness } from '../helpers/harness.js';
+import { listeningDemo } from '../helpers/demo-seed.js';
 import { pythonHas, runPythonFull } from '../helpers/python.js';
-import { defaultDemoOptions } from '../../src/demo/seed.js';
 
 const DOC = readFileSync(new URL('../../docs/python-client.md', import.meta.url), 'utf8');
 const README = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
@@ -26,10 +24,7 @@ describe('docs/python-client.md examples, run on the demo data', { skip: !ready 
   let h: Harness;
   let base: string;
   before(async () => {
-    h = await startApp('sqlite');
-    await seedDemoStore(h.store, defaultDemoOptions());
-    await h.app.listen({ port: 0, host: '127.0.0.1' });
-    base = `http://127.0.0.1:${(h.app.server.address() as AddressInfo).port}`;
+    ({ h, base } = await listeningDemo());
   });
   after(async () => h?.close());
 

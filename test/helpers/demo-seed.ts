@@ -1,8 +1,10 @@
 import { CATALOG } from '../../src/catalog/catalog.js';
 import type { DemoOptions } from '../../src/demo/generators.js';
-import { seedDemo, type DatasetSeedResult } from '../../src/demo/seed.js';
+import type { AddressInfo } from 'node:net';
+import { defaultDemoOptions, seedDemo, type DatasetSeedResult } from '../../src/demo/seed.js';
 import { IngestService } from '../../src/ingest/ingest-service.js';
 import type { Store } from '../../src/storage/store.js';
+import { startApp, type Harness } from './harness.js';
 
 /** The demo data of every dataset written straight into a store through the IngestService. */
 export function seedDemoStore(store: Store, opts: DemoOptions): Promise<DatasetSeedResult[]> {
@@ -22,4 +24,12 @@ export function seedDemoStore(store: Store, opts: DemoOptions): Promise<DatasetS
     },
     opts,
   );
+}
+
+/** A SQLite service seeded with the default demo data, listening on a free port: `base` is its http:// address. */
+export async function listeningDemo(): Promise<{ h: Harness; base: string }> {
+  const h = await startApp('sqlite');
+  await seedDemoStore(h.store, defaultDemoOptions());
+  await h.app.listen({ port: 0, host: '127.0.0.1' });
+  return { h, base: `http://127.0.0.1:${(h.app.server.address() as AddressInfo).port}` };
 }
