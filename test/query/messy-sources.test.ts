@@ -56,7 +56,7 @@ for (const backend of await backends()) {
     after(async () => h?.close());
 
     it('codes pushed as sh510300 or 510300.SH are stored as 510300, found by every spelling', async () => {
-      const all = json(await get(h.app, '/api/v1/etf/kline?limit=1000'));
+      const all = json(await get(h.app, '/api/v1/etf/kline?limit=1000&sort=code'));
       assert.deepEqual([...new Set(rows(all).map((r) => r.code))], ['510300']);
       assert.equal((all.meta as Json).total, 10);
       for (const spelled of ['510300', 'sh510300', '510300.SH', 'SH510300']) {
@@ -67,6 +67,24 @@ for (const backend of await backends()) {
       assert.deepEqual(
         rows(f).map((r) => r.code),
         ['510300', '510300'],
+      );
+    });
+
+    it('two spellings of one code in one batch are one key: a different second row is refused', async () => {
+      const spelled = [
+        plainBar('sh510399', '2024-05-06', { source: 'eastmoney' }),
+        plainBar('510399.SH', '2024-05-06', { close: 10.5, source: 'eastmoney' }),
+      ];
+      const status = json(await push(h.app, batch('etf_daily', spelled, { source: 'eastmoney' })));
+      assert.deepEqual([status.status, status.accepted, status.rejected], ['partial', 1, 1]);
+      assert.deepEqual(
+        (status.errors as Json[]).map((e) => [e.index, e.reason]),
+        [[1, 'conflicting duplicate key in batch']],
+      );
+      const stored = json(await get(h.app, '/api/v1/etf/kline?code=510399'));
+      assert.deepEqual(
+        rows(stored).map((r) => r.close),
+        [10],
       );
     });
 
