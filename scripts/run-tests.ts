@@ -36,9 +36,17 @@ const concurrency = Number(process.env.MDS_TEST_CONCURRENCY ?? 3);
 if (!Number.isInteger(concurrency) || concurrency < 1) {
   throw new Error(`MDS_TEST_CONCURRENCY must be a positive integer, not ${process.env.MDS_TEST_CONCURRENCY}`);
 }
+// The usual reporter (spec on a terminal, TAP otherwise, as node picks when given none), then the
+// run's wall time and its longest files (file-times-reporter.mjs).
+const reporters = [
+  `--test-reporter=${process.stdout.isTTY ? 'spec' : 'tap'}`,
+  '--test-reporter-destination=stdout',
+  `--test-reporter=${path.join(import.meta.dirname, 'file-times-reporter.mjs')}`,
+  '--test-reporter-destination=stdout',
+];
 const run = spawnSync(
   process.execPath,
-  ['--import', 'tsx', '--test', `--test-concurrency=${concurrency}`, ...files],
+  ['--import', 'tsx', '--test', `--test-concurrency=${concurrency}`, ...reporters, ...files],
   { stdio: 'inherit' },
 );
 process.exit(run.status ?? 1);
