@@ -471,6 +471,8 @@ export interface BarBlocks {
   readonly sessions: readonly (readonly [number, number])[];
   /** The dataset that storage holds: one row per block. */
   readonly stored: Dataset;
+  /** `adjust=qfq|hfq`: the daily factor dataset and the prices it multiplies (open, high, low, close). */
+  readonly adjust: { readonly factors: string; readonly prices: readonly Field[] } | null;
 }
 
 /** The stored form's payload column (base64 of the compressed block) and its bar count. */
@@ -539,8 +541,27 @@ export function compileBlocks(
     codes: { market: decl.codes?.market ?? 'cn', fields: [codeApi] },
     units: { [BLOCK_COUNT]: 'count' },
   });
-  return { code, date, time, source, values, offsetMinutes, utcOffset: b.utcOffset, sessions, stored };
+  // A bar's prices take the factor in force on its trading date, as the daily bar's do.
+  const adjust = b.adjust ? { factors: b.adjust.factors, prices: values.slice(0, 4) } : null;
+  return {
+    code,
+    date,
+    time,
+    source,
+    values,
+    offsetMinutes,
+    utcOffset: b.utcOffset,
+    sessions,
+    stored,
+    adjust,
+  };
 }
+
+/** The price adjustment a dataset's endpoint offers (`adjust=qfq|hfq`): its daily or intraday bars'. */
+export const adjustOf = (
+  d: Dataset,
+): { readonly factors: string; readonly prices: readonly Field[] } | null =>
+  d.daily?.adjust ?? d.blocks?.adjust ?? null;
 
 /** Whether `d` is a stored form (one row per block), not a catalog dataset: its payload column is opaque. */
 export const storesBlocks = (d: Dataset): boolean => d.fieldByName.get(BLOCK_BARS)?.opaque === true;
@@ -576,7 +597,7 @@ export function compileCatalog(decls: readonly DatasetDeclaration[]): Catalog {
     endpoints.add(d.endpoint);
   }
   for (const d of datasets) {
-    const f = d.daily?.adjust?.factors;
+    const f = adjustOf(d)?.factors;
     if (f !== undefined && !byName.get(f)?.factors)
       throw new CatalogError(`${d.name}: adjust factors ${f} is not a dataset declaring factors`);
   }

@@ -92,6 +92,8 @@ export interface BlocksDeclaration {
   readonly utcOffset: string;
   /** Trading sessions in exchange time, `HH:MM-HH:MM`; a bar is labelled by its end minute. */
   readonly sessions: readonly string[];
+  /** `adjust=qfq|hfq` with a daily factor dataset: open, high, low and close multiplied by its factor. */
+  readonly adjust?: { readonly factors: string };
 }
 
 /** How one field of a daily bar becomes the field of a week, month, quarter or year bar. */

@@ -1,6 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import {
   ADJUSTS,
+  adjustOf,
   INTERVALS,
   MAX_FILTER_VALUES,
   RANGE_PARAMS,
@@ -52,7 +53,7 @@ export const PARAMETER_DOCS: Record<string, ParamDoc> = {
   sort: (d) => ({
     description:
       'field to sort by; ties are broken by the unique key' +
-      (d.daily?.adjust ? '. Under adjust, a price field sorts by its adjusted value' : ''),
+      (adjustOf(d) ? '. Under adjust, a price field sorts by its adjusted value' : ''),
     schema: Type.String({ enum: answerNames(d), default: d.sort.field.apiName }),
   }),
   order: (d) => ({
@@ -75,8 +76,10 @@ export const PARAMETER_DOCS: Record<string, ParamDoc> = {
   }),
   adjust: (d) => ({
     description:
-      `adjusted prices (${d.daily?.adjust?.prices.map((f) => f.apiName).join(', ')}): hfq = price × the ` +
-      `${d.daily?.adjust?.factors} in force on the bar's date; qfq = that ÷ the anchor's factor; change ` +
+      `adjusted prices (${adjustOf(d)
+        ?.prices.map((f) => f.apiName)
+        .join(', ')}): hfq = price × the ` +
+      `${adjustOf(d)?.factors} in force on the bar's date; qfq = that ÷ the anchor's factor; change ` +
       'recomputed, pct_chg and volume as stored, no rounding (docs/bars-and-quality.md)',
     schema: Type.String({ enum: [...ADJUSTS], default: 'none' }),
   }),

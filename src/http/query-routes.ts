@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { TSchema } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyReply, FastifyRequest, FastifySchema } from 'fastify';
-import type { Catalog, Dataset, Field } from '../catalog/catalog.js';
+import { adjustOf, type Catalog, type Dataset, type Field } from '../catalog/catalog.js';
 import type { QueryService } from '../query/query-service.js';
 import type { MinuteQueryService } from '../query/minute-query.js';
 import type { ParsedQuery } from '../query/parse.js';
@@ -96,7 +96,7 @@ async function servePage(
   item: ((r: Record<string, Value>) => unknown) | null,
   rows: RowReader,
 ): Promise<FastifyReply> {
-  notePageNeeds(req, d, d.daily?.adjust?.factors);
+  notePageNeeds(req, d, adjustOf(d)?.factors);
   // A polled URL is answered from the cache while its dataset's version (and an adjusted
   // answer's factors' version) is unchanged.
   const cached = cache.get(req.url);

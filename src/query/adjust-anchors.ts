@@ -1,6 +1,6 @@
 import type { Store } from '../storage/store.js';
 import { ANCHOR_END, type Condition, type QueryPlan } from '../model/query-plan.js';
-import { pairKey, type BarKey, type FactorSeries, type PlanAdjust } from './factor-sources.js';
+import { adjustedBars, pairKey, type BarKey, type FactorSeries, type PlanAdjust } from './factor-sources.js';
 
 /**
  * The qfq anchor date of a code's bars (docs/bars-and-quality.md, "Factor sources"): the date
@@ -23,32 +23,33 @@ export function anchorDate(
  */
 export async function lastBars(
   store: Pick<Store, 'datasets'>,
-  plan: QueryPlan,
+  given: QueryPlan,
   keys: readonly BarKey[],
 ): Promise<Map<string, string | null> | null> {
-  if (plan.bars?.adjust?.anchor !== ANCHOR_END) return null;
-  const daily = plan.dataset.daily;
-  const own = plan.dataset.sourceField;
+  if (given.bars?.adjust?.anchor !== ANCHOR_END) return null;
   const out = new Map<string, string | null>();
-  if (!daily) return out;
+  const bars = adjustedBars(given);
+  if (!bars) return out;
+  const { plan, code, date } = bars;
+  const own = plan.dataset.sourceField;
   for (const k of keys) {
     const key = pairKey(k.code, k.source);
     if (out.has(key)) continue;
-    const where: Condition[] = [...plan.where, { field: daily.code, op: 'eq', value: k.code }];
+    const where: Condition[] = [...plan.where, { field: code, op: 'eq', value: k.code }];
     if (own && k.source !== null) where.push({ field: own, op: 'eq', value: k.source });
     const r = await store.datasets.query(
       {
         dataset: plan.dataset,
-        select: [daily.date],
+        select: [date],
         where,
-        orderBy: [{ field: daily.date, dir: 'desc' }],
+        orderBy: [{ field: date, dir: 'desc' }],
         limit: 1,
         offset: 0,
         ...(plan.asOf !== undefined ? { asOf: plan.asOf } : {}),
       },
       false,
     );
-    const d = r.rows[0]?.[daily.date.apiName];
+    const d = r.rows[0]?.[date.apiName];
     out.set(key, typeof d === 'string' ? d : null);
   }
   return out;

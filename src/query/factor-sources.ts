@@ -1,4 +1,4 @@
-import type { Dataset } from '../catalog/catalog.js';
+import type { Dataset, Field } from '../catalog/catalog.js';
 import { invalid } from '../errors.js';
 import { factorSource, type FactorLookup } from '../model/adjustment.js';
 import type { Store } from '../storage/store.js';
@@ -59,6 +59,30 @@ export function chooseSource(
   });
 }
 
+/**
+ * Where an adjusted plan's bars are read, to find their codes and sources: a daily dataset's own
+ * rows, or an intraday dataset's stored blocks (catalog.ts `BarBlocks`; one per code, day and
+ * source, so the same codes and sources as its bars), the plan's filters moved onto them.
+ * null: the dataset has no adjusted bars.
+ */
+export function adjustedBars(plan: QueryPlan): { plan: QueryPlan; code: Field; date: Field } | null {
+  const daily = plan.dataset.daily;
+  if (daily?.adjust) return { plan, code: daily.code, date: daily.date };
+  const b = plan.dataset.blocks;
+  if (!b?.adjust) return null;
+  const s = b.stored;
+  const onStored = (f: Field): Field => s.fieldByName.get(f.name) ?? f;
+  return {
+    plan: {
+      ...plan,
+      dataset: s,
+      where: plan.where.map((c) => ({ ...c, field: onStored(c.field) }) as Condition),
+    },
+    code: onStored(b.code),
+    date: onStored(b.date),
+  };
+}
+
 /** A code's factors for model/adjustment.ts's lookups; the as-of search is a binary search. */
 export function seriesLookup(s: FactorSeries): FactorLookup<number | null, string> {
   const d = s.dates;
@@ -99,11 +123,12 @@ export class FactorSources {
    * it), saving a statement. An unknown `adjust_source`, or without one a bar of the answer
    * whose code has factors from several sources, none of them its own, is 400 / 4001 naming them.
    */
-  async stateOf(plan: QueryPlan, known?: number): Promise<FactorState | null> {
-    const adjust = plan.bars?.adjust;
-    const daily = plan.dataset.daily;
-    if (!adjust || !daily) return null;
-    const asked = allowedValues(plan.where, daily.code);
+  async stateOf(given: QueryPlan, known?: number): Promise<FactorState | null> {
+    const adjust = given.bars?.adjust;
+    const bars = adjustedBars(given);
+    if (!adjust || !bars) return null;
+    const { plan, code: codeField } = bars;
+    const asked = allowedValues(plan.where, codeField);
     const code = asked?.length === 1 && typeof asked[0] === 'string' ? asked[0] : null;
     const state = await this.codesOf(adjust.factors, code, known, plan.asOf);
     if (adjust.source !== null) {
@@ -116,7 +141,7 @@ export class FactorSources {
       }
       return state;
     }
-    await this.checkAnswerSources(plan, state, asked);
+    await this.checkAnswerSources(plan, codeField, state, asked);
     return state;
   }
 
@@ -127,15 +152,14 @@ export class FactorSources {
    */
   private async checkAnswerSources(
     plan: QueryPlan,
+    codeField: Field,
     state: FactorState,
     asked: readonly Value[] | null,
   ): Promise<void> {
-    const daily = plan.dataset.daily;
-    if (!daily) return;
     const several = [...state.byCode].filter(([c, s]) => s.length > 1 && (!asked || asked.includes(c)));
     if (several.length === 0) return;
     const own = plan.dataset.sourceField;
-    const select = own ? [daily.code, own] : [daily.code];
+    const select = own ? [codeField, own] : [codeField];
     const read = async (where: QueryPlan['where']): Promise<Record<string, Value>[]> =>
       (
         await this.store.datasets.query(
@@ -157,12 +181,12 @@ export class FactorSources {
       several.length <= 20
         ? (
             await Promise.all(
-              several.map(([c]) => read([...plan.where, { field: daily.code, op: 'eq', value: c }])),
+              several.map(([c]) => read([...plan.where, { field: codeField, op: 'eq', value: c }])),
             )
           ).flat()
         : await read(plan.where);
     for (const r of rows) {
-      const c = String(r[daily.code.apiName]);
+      const c = String(r[codeField.apiName]);
       const sources = state.byCode.get(c);
       if (!sources || sources.length < 2) continue;
       const bar = own ? String(r[own.apiName]) : null;

@@ -25,7 +25,7 @@ import {
 import type { FetchedRows } from './query-page.js';
 
 /** model/adjustment.ts's arithmetic on numbers: a null operand gives null, as in SQL. */
-const NUMBERS: Arithmetic<number | null> = {
+export const NUMBERS: Arithmetic<number | null> = {
   times: (a, b) => (a === null || b === null ? null : a * b),
   over: (a, b) => (a === null || b === null ? null : a / b),
   minus: (a, b) => (a === null || b === null ? null : a - b),

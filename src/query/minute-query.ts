@@ -13,6 +13,9 @@ import { planFingerprint } from './cursor.js';
 import type { ParsedQuery } from './parse.js';
 import type { QueryPage, QueryService } from './query-service.js';
 import { resample, type MinuteBar } from './minute-sessions.js';
+import { adjustMeta } from './adjust-meta.js';
+import type { BarKey, FactorState } from './factor-sources.js';
+import { minuteAdjuster } from './minute-adjust.js';
 
 /** `interval` of the intraday datasets: minutes of a session, or the whole day. */
 export const MINUTE_INTERVALS = ['1m', '5m', '15m', '30m', '60m', '1d'] as const;
@@ -75,18 +78,38 @@ export class MinuteQueryService {
     const cursor = once('cursor');
     const { parsed, plan } = this.query.parse(d, rest);
     const req: MinuteRequest = { interval: intervalRaw as MinuteInterval, timeFrom, timeTo };
+    // The time bounds' trading dates bound the blocks read, and the window of adjust_anchor=end.
+    const b = blocksOf(d);
+    const dayOf = (ms: number): string => exchangeMinute(b, new Date(ms).toISOString()).date;
+    const bounds: Condition[] = [];
+    if (timeFrom !== null) bounds.push({ field: b.date, op: 'gte', value: dayOf(timeFrom) });
+    if (timeTo !== null) bounds.push({ field: b.date, op: 'lte', value: dayOf(timeTo) });
+    plan.where = [...plan.where, ...bounds];
     if (cursor !== undefined) plan.offset = offsetOf(plan, req, cursor);
     parsed.cursor = cursor ?? null;
     this.requests.set(plan, req);
     return { parsed, plan };
   }
 
-  async page(plan: QueryPlan, version: number): Promise<QueryPage> {
-    const rows = await this.allRows(plan);
+  /** `factorsVersion`: an adjusted answer's factor version as the route read it (else read here). */
+  async page(plan: QueryPlan, version: number, factorsVersion?: number): Promise<QueryPage> {
+    const state = await this.query.factors.stateOf(plan, factorsVersion);
+    const rows = await this.allRows(plan, state);
     const total = rows.length;
     const page = rows.slice(plan.offset, plan.offset + plan.limit);
     const hasMore = plan.offset + page.length < total;
+    const b = blocksOf(plan.dataset);
+    const adjust = state
+      ? await adjustMeta(
+          this.store,
+          this.query.factors,
+          plan,
+          state,
+          page.map((r) => barKey(b, r)),
+        )
+      : undefined;
     return {
+      ...(adjust ? { adjust } : {}),
       rows: { kind: 'objects', rows: page.map((r) => project(plan, r)) },
       total,
       limit: plan.limit,
@@ -112,19 +135,23 @@ export class MinuteQueryService {
    */
   private async *chunks(plan: QueryPlan): AsyncIterable<Record<string, Value>[]> {
     const b = blocksOf(plan.dataset);
+    // The route checked the factor sources before the first byte (QueryService.checkAdjust).
+    const state = await this.query.factors.stateOf(plan);
     const lead = plan.orderBy[0];
     const rows = async function* (all: Record<string, Value>[]) {
       for (let i = plan.offset; i < all.length; i += EXPORT_CHUNK) yield all.slice(i, i + EXPORT_CHUNK);
     };
     if (!lead || (lead.field !== b.time && lead.field !== b.date)) {
-      yield* rows(await this.allRows(plan));
+      yield* rows(await this.allRows(plan, state));
       return;
     }
     const dates = await this.dates(plan, lead.dir);
     for (const date of dates) {
-      const day = await this.rowsOf(plan, [
-        { field: b.stored.fieldByName.get(b.date.name) as Field, op: 'eq', value: date },
-      ]);
+      const day = await this.rowsOf(
+        plan,
+        [{ field: b.stored.fieldByName.get(b.date.name) as Field, op: 'eq', value: date }],
+        state,
+      );
       for (let i = 0; i < day.length; i += EXPORT_CHUNK) yield day.slice(i, i + EXPORT_CHUNK);
     }
   }
@@ -133,8 +160,8 @@ export class MinuteQueryService {
     return this.requests.get(plan) ?? { interval: '1m', timeFrom: null, timeTo: null };
   }
 
-  private allRows(plan: QueryPlan): Promise<Record<string, Value>[]> {
-    return this.rowsOf(plan, []);
+  private allRows(plan: QueryPlan, state: FactorState | null): Promise<Record<string, Value>[]> {
+    return this.rowsOf(plan, [], state);
   }
 
   /** The trading dates the plan's blocks cover, in `dir` order. */
@@ -148,17 +175,12 @@ export class MinuteQueryService {
     return read.rows.map((r) => r[date.apiName] as string);
   }
 
-  /** The stored blocks' plan: the filters on code, date and source, `as_of`, the time bounds' dates. */
+  /** The stored blocks' plan: the filters on code, date and source (the time bounds' dates among them), `as_of`. */
   private blockPlan(plan: QueryPlan, extra: readonly Condition[]): QueryPlan {
     const b = blocksOf(plan.dataset);
     const s = b.stored;
-    const req = this.request(plan);
     const onStored = (f: Field): Field => s.fieldByName.get(f.name) ?? f;
     const where: Condition[] = plan.where.map((c) => ({ ...c, field: onStored(c.field) }) as Condition);
-    const date = onStored(b.date);
-    const dayOf = (ms: number): string => exchangeMinute(b, new Date(ms).toISOString()).date;
-    if (req.timeFrom !== null) where.push({ field: date, op: 'gte', value: dayOf(req.timeFrom) });
-    if (req.timeTo !== null) where.push({ field: date, op: 'lte', value: dayOf(req.timeTo) });
     where.push(...extra);
     const key = s.key;
     return {
@@ -173,7 +195,11 @@ export class MinuteQueryService {
   }
 
   /** Every bar row the plan selects (with `extra` block conditions), resampled and in the plan's order. */
-  private async rowsOf(plan: QueryPlan, extra: readonly Condition[]): Promise<Record<string, Value>[]> {
+  private async rowsOf(
+    plan: QueryPlan,
+    extra: readonly Condition[],
+    state: FactorState | null,
+  ): Promise<Record<string, Value>[]> {
     const b = blocksOf(plan.dataset);
     const s = b.stored;
     const req = this.request(plan);
@@ -185,6 +211,16 @@ export class MinuteQueryService {
       );
     }
     const api = (f: Field): string => (s.fieldByName.get(f.name) ?? f).apiName;
+    const keyOf = (blk: Record<string, Value>): BarKey => ({
+      code: String(blk[api(b.code)]),
+      source: String(blk[api(b.source)]),
+    });
+    const adjuster =
+      state && b.adjust
+        ? await minuteAdjuster(this.store, this.query.factors, plan, state, blocks.map(keyOf))
+        : null;
+    // The adjusted values' columns in the block (open, high, low, close).
+    const prices = b.adjust ? b.adjust.prices.map((f) => b.values.indexOf(f)) : [];
     const out: Record<string, Value>[] = [];
     for (const blk of blocks) {
       const bars = decodeBars(blk[BLOCK_BARS] as string);
@@ -201,6 +237,11 @@ export class MinuteQueryService {
         });
       }
       if (req.interval !== '1m') day = resample(b, day, req.interval);
+      // After resampling: a day's bars share one factor, and scaling by a positive factor keeps
+      // which bar is first, last, highest and lowest, so the values are those of adjusting each bar.
+      const k = keyOf(blk);
+      const scale = adjuster ? await adjuster(k.code, k.source ?? '', date) : null;
+      if (scale) for (const bar of day) for (const c of prices) bar.values[c] = scale(bar.values[c] ?? null);
       for (const bar of day) {
         const row: Record<string, Value> = {
           [b.code.apiName]: blk[api(b.code)] ?? null,
@@ -224,6 +265,11 @@ export class MinuteQueryService {
     });
     return out;
   }
+}
+
+/** A bar row's code and source, as meta.adjust names them. */
+function barKey(b: BarBlocks, row: Record<string, Value>): BarKey {
+  return { code: String(row[b.code.apiName]), source: String(row[b.source.apiName]) };
 }
 
 export function blocksOf(d: Dataset): BarBlocks {

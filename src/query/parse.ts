@@ -1,5 +1,6 @@
 import {
   ADJUSTS,
+  adjustOf,
   COMMON_QUERY_PARAMS,
   INTERVALS,
   RANGE_PARAMS,
@@ -62,7 +63,7 @@ export function allowedParams(d: Dataset): string[] {
     ...d.exact.map((f) => f.apiName),
     ...d.like.map((f) => f.apiName),
     ...(d.range ? RANGE_PARAMS : []),
-    ...(d.daily?.adjust ? ADJUST_PARAMS : []),
+    ...(adjustOf(d) ? ADJUST_PARAMS : []),
     ...(d.daily?.aggregate ? [INTERVAL_PARAM] : []),
     ...(d.blocks ? [...TIME_PARAMS, INTERVAL_PARAM] : []),
     ...(ranksSources(d) ? [SOURCE_PRIORITY_PARAM] : []),

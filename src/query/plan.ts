@@ -1,4 +1,4 @@
-import { CATALOG, type Catalog, type Dataset } from '../catalog/catalog.js';
+import { adjustOf, CATALOG, type Catalog, type Dataset } from '../catalog/catalog.js';
 import type { BarsPlan, Condition, QueryPlan } from '../model/query-plan.js';
 import { answerFields, type ParsedQuery } from './parse.js';
 
@@ -37,7 +37,7 @@ export function planQuery(d: Dataset, p: ParsedQuery, catalog: Catalog = CATALOG
 
 function barsPlan(d: Dataset, p: ParsedQuery, catalog: Catalog): BarsPlan | null {
   const interval = p.interval === '1d' ? null : p.interval;
-  const factorsName = d.daily?.adjust?.factors;
+  const factorsName = adjustOf(d)?.factors;
   const factors = factorsName === undefined ? undefined : catalog.byName.get(factorsName);
   const adjust = p.adjust && factors ? { ...p.adjust, factors } : null;
   return adjust || interval ? { adjust, interval } : null;

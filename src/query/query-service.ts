@@ -42,7 +42,8 @@ export interface QueryOptions {
 export class QueryService {
   private readonly totals = new PageTotals();
   private readonly asOfHorizon: AsOfHorizon;
-  private readonly factors: FactorSources;
+  /** The factors of adjusted answers, shared with the intraday reads (minute-query.ts). */
+  readonly factors: FactorSources;
   private readonly inProcess: InProcessAdjust;
 
   constructor(

@@ -1,4 +1,7 @@
+import assert from 'node:assert/strict';
+import type { FastifyInstance } from 'fastify';
 import { hhmm } from '../../src/ingest/minute-bars.js';
+import { get, json, type Json } from './harness.js';
 
 /** Minute bars for tests (issue 30): a day's 240 bars of one code, deterministic, with 2-decimal prices. */
 
@@ -43,4 +46,34 @@ export function dayBars(code: string, date: string, base = 10, source = 'eastmon
       source,
     };
   });
+}
+
+/** Each query of `cases` (after `url`) is a 400 / 4001 naming its parameter. */
+export async function expectParameterErrors(
+  app: FastifyInstance,
+  url: string,
+  cases: readonly (readonly [query: string, parameter: string])[],
+): Promise<void> {
+  for (const [q, parameter] of cases) {
+    const res = await get(app, `${url}${q}`);
+    assert.equal(res.statusCode, 400, res.body);
+    const body = json(res);
+    assert.equal(body.code, 4001, q);
+    assert.equal(body.parameter, parameter, q);
+  }
+}
+
+/** Reads of one endpoint: a 200's body, its rows, a 400's body. `app`: the harness's, once started. */
+export function endpointReads(app: () => FastifyInstance, url: string) {
+  const answer = async (query: string, status: number): Promise<Json> => {
+    const res = await get(app(), `${url}?${query}`);
+    assert.equal(res.statusCode, status, res.body);
+    return json(res);
+  };
+  const page = (query: string): Promise<Json> => answer(query, 200);
+  return {
+    page,
+    rows: async (query: string): Promise<Json[]> => (await page(query)).data as Json[],
+    error: (query: string): Promise<Json> => answer(query, 400),
+  };
 }

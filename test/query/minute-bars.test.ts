@@ -17,7 +17,7 @@ import {
   type Json,
 } from '../helpers/harness.js';
 import { batch, uniqueId } from '../helpers/batches.js';
-import { dayBars, sessionMinutes } from '../helpers/minute-bars.js';
+import { endpointReads, expectParameterErrors, dayBars, sessionMinutes } from '../helpers/minute-bars.js';
 
 const MINUTE = '/api/v1/stock/minute';
 const D1 = '2024-03-01';
@@ -26,20 +26,10 @@ const D2 = '2024-03-04';
 for (const backend of await backends()) {
   describe(`minute bars (${backend})`, { timeout: 180_000 }, () => {
     let h: Harness;
-    const page = async (query: string): Promise<Json> => {
-      const res = await get(h.app, `${MINUTE}?${query}`);
-      assert.equal(res.statusCode, 200, res.body);
-      return json(res);
-    };
-    const rows = async (query: string): Promise<Json[]> => (await page(query)).data as Json[];
+    const { page, rows, error } = endpointReads(() => h.app, MINUTE);
     const pushed = async (body: unknown, status = 200): Promise<Json> => {
       const res = await push(h.app, body);
       assert.equal(res.statusCode, status, res.body);
-      return json(res);
-    };
-    const error = async (query: string): Promise<Json> => {
-      const res = await get(h.app, `${MINUTE}?${query}`);
-      assert.equal(res.statusCode, 400, res.body);
       return json(res);
     };
 
@@ -286,7 +276,7 @@ for (const backend of await backends()) {
     });
 
     it('bad input is a 400 / 4001 naming the parameter', async () => {
-      for (const [q, parameter] of [
+      await expectParameterErrors(h.app, `${MINUTE}?code=600000&`, [
         ['interval=2m', 'interval'],
         ['interval=1w', 'interval'],
         ['time_from=yesterday', 'time_from'],
@@ -294,11 +284,7 @@ for (const backend of await backends()) {
         ['bogus=1', 'bogus'],
         ['cursor=abc', 'cursor'],
         ['date_from=2024-02-30', 'date_from'],
-      ] as const) {
-        const body = await error(`code=600000&${q}`);
-        assert.equal(body.code, 4001, q);
-        assert.equal(body.parameter, parameter, q);
-      }
+      ]);
       const p1 = await page('code=600000&limit=10');
       const foreign = await error(`code=600001&limit=10&cursor=${String((p1.meta as Json).next_cursor)}`);
       assert.match(String(foreign.message), /different query/);

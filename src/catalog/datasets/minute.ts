@@ -12,12 +12,17 @@ const A_SHARE_BLOCKS: BlocksDeclaration = {
   sessions: ['09:30-11:30', '13:00-15:00'],
 };
 
+// The factors of stock_daily and etf_daily: a minute bar is adjusted as its day's bar. Indexes,
+// like index_daily, are not adjusted.
+const ADJUSTED_BLOCKS: BlocksDeclaration = { ...A_SHARE_BLOCKS, adjust: { factors: 'adj_factor' } };
+
 function minute(
   name: string,
   description: string,
   endpoint: string,
   codeName: string,
   volume: 'number' | 'number!',
+  blocks: BlocksDeclaration,
 ): DatasetDeclaration {
   return {
     name,
@@ -48,7 +53,7 @@ function minute(
     sort: { field: 'time', order: 'desc' },
     exact: [codeName, 'date', 'source'],
     codes: { market: 'cn', fields: [codeName] },
-    blocks: A_SHARE_BLOCKS,
+    blocks,
   };
 }
 
@@ -58,12 +63,21 @@ export const stockMinute = minute(
   '/api/v1/stock/minute',
   'code',
   'number!',
+  ADJUSTED_BLOCKS,
 );
-export const etfMinute = minute('etf_minute', 'ETF 1-minute bars', '/api/v1/etf/minute', 'code', 'number!');
+export const etfMinute = minute(
+  'etf_minute',
+  'ETF 1-minute bars',
+  '/api/v1/etf/minute',
+  'code',
+  'number!',
+  ADJUSTED_BLOCKS,
+);
 export const indexMinute = minute(
   'index_minute',
   'Index 1-minute bars (volume and amount optional)',
   '/api/v1/index/minute',
   'index_code',
   'number',
+  A_SHARE_BLOCKS,
 );
