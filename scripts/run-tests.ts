@@ -7,6 +7,7 @@ import path from 'node:path';
 
 /** The longest files (docs/testing.md, measured alone), longest first. */
 const LONGEST = [
+  'faults-via-pgbouncer',
   'faults-crash',
   'faults-shutdown',
   'faults-heavy-reads',
