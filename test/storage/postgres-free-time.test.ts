@@ -37,13 +37,14 @@ async function silentServer(): Promise<{ port: number; close(): Promise<void> }>
 /** `fn` over a PostgresDb with these connect and statement limits, closed afterwards. */
 async function withDb(
   connectionString: string,
-  limits: { connectMs: number; queryMs: number },
+  limits: { connectMs: number; queryMs: number; max?: number },
   fn: (db: PostgresDb) => Promise<void>,
 ): Promise<void> {
   const db = new PostgresDb({
     connectionString,
     connectionTimeoutMs: limits.connectMs,
     queryTimeoutMs: limits.queryMs,
+    ...(limits.max ? { max: limits.max } : {}),
   });
   try {
     await fn(db);
@@ -163,6 +164,18 @@ describe(
         await silent.close();
       }
     });
+
+    it('a wait for a pooled connection past the connect limit is a 503 and leaves the pool queue', () =>
+      withDb(fresh.url, { connectMs: 300, queryMs: 10_000, max: 1 }, async (db) => {
+        const holder = db.rows(sql`SELECT pg_sleep(1.5)`);
+        await assert.rejects(
+          db.rows(sql`SELECT 1`),
+          (err: unknown) => err instanceof StoreUnavailableError && /trying to connect/.test(err.message),
+        );
+        assert.equal(db.poolStats.waiting, 0, 'no waiter left behind in the pool');
+        await holder;
+        assert.deepEqual(await db.rows(sql`SELECT 4 AS four`), [{ four: 4 }]);
+      }));
 
     it('a statement the server does not answer is still a 503 after the query limit', () =>
       withDb(fresh.url, { connectMs: 2000, queryMs: 300 }, async (db) => {

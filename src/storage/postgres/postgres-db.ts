@@ -229,21 +229,22 @@ export class PostgresDb implements Db {
   private connectWithin(): Promise<Client> {
     return new Promise<Client>((resolve, reject) => {
       let late = false;
+      const done = (err: Error | undefined, c: Client | undefined): void => {
+        clear();
+        if (c && late) c.release();
+        else if (c) resolve(c);
+        else reject(err ?? new Error('no connection'));
+      };
       const clear = freeTimeout(this.connectTimeoutMs, () => {
         late = true;
+        // Out of the pool's queue, as its own timeout does, so an outage leaves no waiters behind
+        // (a connection being opened for it is bounded by the client's connect limit instead).
+        const queue = (this.pool as unknown as { _pendingQueue?: { callback: unknown }[] })._pendingQueue;
+        const i = queue?.findIndex((p) => p.callback === done) ?? -1;
+        if (i >= 0) queue?.splice(i, 1);
         reject(new Error('timeout exceeded when trying to connect'));
       });
-      this.pool.connect().then(
-        (c) => {
-          clear();
-          if (late) c.release();
-          else resolve(c);
-        },
-        (err: unknown) => {
-          clear();
-          reject(err instanceof Error ? err : new Error(String(err)));
-        },
-      );
+      this.pool.connect(done);
     });
   }
 
