@@ -103,7 +103,7 @@ describe(
         const run = await runVia(file, t.signal);
         const failed = run.output
           .split('\n')
-          .filter((l) => /^\s*not ok |^\s+error: /.test(l))
+          .filter((l) => /^\s*not ok |^\s+error: |^# Error/.test(l))
           .join('\n');
         t.diagnostic(`${file}: pass ${count(run.output, 'pass')}, fail ${count(run.output, 'fail')}`);
         assert.equal(run.code, 0, `${file} through PgBouncer: exit ${run.code ?? run.signal}\n${failed}`);
