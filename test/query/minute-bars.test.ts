@@ -17,6 +17,7 @@ import {
   type Json,
 } from '../helpers/harness.js';
 import { batch, uniqueId } from '../helpers/batches.js';
+import { decodedBlocks } from '../../src/query/minute-query.js';
 import { endpointReads, expectParameterErrors, dayBars, sessionMinutes } from '../helpers/minute-bars.js';
 
 const MINUTE = '/api/v1/stock/minute';
@@ -273,6 +274,55 @@ for (const backend of await backends()) {
       const arrow = await get(h.app, `${MINUTE}?code=600000&format=arrow`);
       assert.equal(arrow.statusCode, 200);
       assert.ok(arrow.rawPayload.length > 1000);
+    });
+
+    it('a page in time order decodes only the days it covers, with the same rows and total', async () => {
+      const month: string[] = [];
+      for (let t = Date.parse('2024-04-01T00:00:00Z'); month.length < 21; t += 86_400_000) {
+        const d = new Date(t);
+        if (d.getUTCDay() !== 0 && d.getUTCDay() !== 6) month.push(d.toISOString().slice(0, 10));
+      }
+      await pushed(
+        batch(
+          'stock_minute',
+          month.flatMap((d) => dayBars('600050', d)),
+        ),
+      );
+      const decoded = async (query: string): Promise<{ body: Json; blocks: number }> => {
+        const before = decodedBlocks.count;
+        const body = await page(query);
+        return { body, blocks: decodedBlocks.count - before };
+      };
+      // Every bar in time order, through the export (which reads day by day, not by page).
+      const nd = await get(h.app, `${MINUTE}?code=600050&format=ndjson&sort=time&order=asc`);
+      const all = nd.body
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l) as Json);
+      assert.equal(all.length, 21 * 240);
+      for (const [query, blocks] of [
+        ['limit=10', 1],
+        ['limit=10&order=asc', 1],
+        ['limit=10&offset=235', 2],
+        ['limit=10&order=asc&offset=1000', 1],
+        ['limit=10&sort=date&order=asc&offset=479', 2],
+      ] as const) {
+        const got = await decoded(`code=600050&${query}`);
+        assert.equal(got.blocks, blocks, query);
+        assert.equal((got.body.meta as Json).total, 21 * 240, query);
+        const ordered = query.includes('order=asc') ? all : [...all].reverse();
+        const offset = Number(/offset=(\d+)/.exec(query)?.[1] ?? 0);
+        assert.deepEqual(
+          (got.body.data as Json[]).map((r) => r.time),
+          ordered.slice(offset, offset + 10).map((r) => r.time),
+          query,
+        );
+      }
+      // Past the last bar: an empty page, no block decoded.
+      const past = await decoded('code=600050&limit=10&offset=6000');
+      assert.deepEqual([past.blocks, (past.body.data as Json[]).length], [0, 0]);
+      // Resampled or time-bounded pages still decode every block they select.
+      assert.equal((await decoded('code=600050&limit=10&interval=5m')).blocks, 21);
     });
 
     it('bad input is a 400 / 4001 naming the parameter', async () => {
