@@ -36,10 +36,15 @@ function hex(n: number): string {
   return `f:${b.toString('hex')}`;
 }
 
-/** A JSON answer's value in the form the reader prints (doubles as their bits). */
+/**
+ * A JSON answer's value in the form the reader prints: doubles as their bits, timestamps as the
+ * UTC instant (the JSON answer keeps an exchange's offset, e.g. a minute bar's time at +08:00;
+ * the columnar column is the same instant in UTC: docs/columnar.md).
+ */
 function cell(f: Field, v: unknown): Cell {
   if (v === null || v === undefined) return null;
   if (f.type === 'number') return hex(v as number);
+  if (f.type === 'timestamp') return new Date(v as string).toISOString();
   return v as Cell;
 }
 
