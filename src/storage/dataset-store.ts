@@ -1,5 +1,5 @@
 import { BLOCK_COUNT, storesBlocks, type Catalog } from '../catalog/catalog.js';
-import type { DbRow, ReadDb } from './db.js';
+import { totalOfShortPage, type DbRow, type ReadDb, type ShortPage } from './db.js';
 import { TOTAL_COLUMN, ident, join, q, raw, renderSelect, sql, type Sql } from './sql.js';
 import { planCountSql, planSelectParts } from './bars-sql.js';
 import {
@@ -90,13 +90,14 @@ export class SqlDatasetStore implements DatasetStore {
       for (const r of rows) delete r[TOTAL_COLUMN];
       return { rows, total };
     }
+    const short: ShortPage = plan.after === undefined ? { limit: plan.limit, offset: plan.offset } : null;
+    if (withTotal && this.reads.pageAndCount) {
+      return this.reads.pageAndCount(renderSelect(parts), planCountSql(plan, dialect), short);
+    }
     const rows = await this.reads.rows(renderSelect(parts), { prepared: true });
     if (!withTotal) return { rows, total: -1 };
     // A short offset page ends the result: its total is known without counting.
-    if (plan.after === undefined && rows.length < plan.limit && (rows.length > 0 || plan.offset === 0)) {
-      return { rows, total: plan.offset + rows.length };
-    }
-    return { rows, total: await this.count(plan) };
+    return { rows, total: totalOfShortPage(rows.length, short) ?? (await this.count(plan)) };
   }
 
   private async count(plan: QueryPlan): Promise<number> {

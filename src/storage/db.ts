@@ -41,8 +41,26 @@ export interface Db {
   close(): Promise<void>;
 }
 
+/**
+ * When a page's rows already tell its total (an offset page shorter than its limit ends the
+ * result), so no count is run: `limit` and `offset` of an offset page, null for a keyset page.
+ */
+export type ShortPage = { limit: number; offset: number } | null;
+
+/** The total a short offset page tells (see ShortPage), or null when it must be counted. */
+export function totalOfShortPage(rows: number, short: ShortPage): number | null {
+  if (short === null || rows >= short.limit || (rows === 0 && short.offset > 0)) return null;
+  return short.offset + rows;
+}
+
 /** The read half of an executor: what the dataset store and key lookups read through. */
-export type ReadDb = Pick<Db, 'backend' | 'dialect' | 'rows' | 'arrays' | 'values'>;
+export type ReadDb = Pick<Db, 'backend' | 'dialect' | 'rows' | 'arrays' | 'values'> & {
+  /**
+   * A page and its total (`count`'s value unless the page tells it) in one request and one
+   * snapshot, where that saves a round trip (SQLite's reader processes: one IPC message, not two).
+   */
+  pageAndCount?(page: Sql, count: Sql, short: ShortPage): Promise<{ rows: DbRow[]; total: number }>;
+};
 
 /** What a step can do inside `Db.transaction`. */
 export interface Tx {

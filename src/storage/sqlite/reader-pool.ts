@@ -1,7 +1,7 @@
 import { fork, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { currentQueryContext, QueryAbortedError } from '../../request-context.js';
-import type { Db, DbRow } from '../db.js';
+import type { DbRow, ReadDb, ShortPage } from '../db.js';
 import { SQLITE, compile, type Sql } from '../sql.js';
 import { QueryTimeoutError, StoreUnavailableError } from '../store.js';
 
@@ -23,12 +23,17 @@ import { QueryTimeoutError, StoreUnavailableError } from '../store.js';
 
 export type ReadMode = 'rows' | 'arrays' | 'values';
 
-export interface ReadRequest {
-  id: number;
-  mode: ReadMode;
-  sql: string;
-  params: unknown[];
-}
+/** What a reader runs: one statement, or a page with its count (run unless the page tells its total). */
+export type ReadStatement =
+  | { mode: ReadMode; sql: string; params: unknown[] }
+  | {
+      mode: 'page';
+      sql: string;
+      params: unknown[];
+      count: { sql: string; params: unknown[]; short: ShortPage };
+    };
+
+export type ReadRequest = ReadStatement & { id: number };
 
 export type ReadReply =
   | { id: number; ok: true; value: unknown }
@@ -48,7 +53,7 @@ const ABORT_GRACE_MS = 1000;
 const RESPAWN_AFTER_CRASH_MS = 500;
 
 interface Job {
-  req: Omit<ReadRequest, 'id'>;
+  req: ReadStatement;
   owner: string;
   signal: AbortSignal | null;
   resolve: (v: unknown) => void;
@@ -141,13 +146,26 @@ export class ReaderPool {
 
   /** A statement on the next free reader, for the current request's owner (request-context.ts). */
   read(mode: ReadMode, s: Sql): Promise<unknown> {
-    const { sql, params } = compile(s, SQLITE);
+    return this.submit({ mode, ...compile(s, SQLITE) });
+  }
+
+  /**
+   * A page and its total in one message: a round trip costs more CPU than the statements of an
+   * ordinary page (bench/phases/query.ts), and both see one snapshot.
+   */
+  async page(page: Sql, count: Sql, short: ShortPage): Promise<{ rows: DbRow[]; total: number }> {
+    const c = compile(count, SQLITE);
+    const r = await this.submit({ mode: 'page', ...compile(page, SQLITE), count: { ...c, short } });
+    return r as { rows: DbRow[]; total: number };
+  }
+
+  private submit(req: ReadStatement): Promise<unknown> {
     const ctx = currentQueryContext();
     if (this.closing) return Promise.reject(new QueryAbortedError('shutdown'));
     if (ctx?.signal.aborted) return Promise.reject(abortReason(ctx.signal));
     return new Promise((resolve, reject) => {
       const job: Job = {
-        req: { mode, sql, params },
+        req,
         owner: ctx?.owner ?? '',
         signal: ctx?.signal ?? null,
         resolve,
@@ -247,7 +265,7 @@ function revive(e: { unavailable: boolean; condition: string; message: string })
 }
 
 /** The reads of a SQLite store's dataset rows, on the pool's readers (the `Db` read methods). */
-export class ThreadReads implements Pick<Db, 'backend' | 'dialect' | 'rows' | 'arrays' | 'values'> {
+export class ThreadReads implements ReadDb {
   readonly backend = 'sqlite' as const;
   readonly dialect = SQLITE;
 
@@ -263,5 +281,9 @@ export class ThreadReads implements Pick<Db, 'backend' | 'dialect' | 'rows' | 'a
 
   async values(s: Sql): Promise<unknown[]> {
     return (await this.pool.read('values', s)) as unknown[];
+  }
+
+  pageAndCount(page: Sql, count: Sql, short: ShortPage): Promise<{ rows: DbRow[]; total: number }> {
+    return this.pool.page(page, count, short);
   }
 }

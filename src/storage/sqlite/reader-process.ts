@@ -25,7 +25,9 @@ process.on('disconnect', () => process.exit(0));
 process.on('message', (req: ReadRequest) => {
   let reply: ReadReply;
   try {
-    reply = { id: req.id, ok: true, value: db.readCompiled(req.mode, req.sql, req.params) };
+    const value =
+      req.mode === 'page' ? db.pageCompiled(req, req.count) : db.readCompiled(req.mode, req.sql, req.params);
+    reply = { id: req.id, ok: true, value };
   } catch (err) {
     const unavailable = err instanceof StoreUnavailableError;
     reply = {

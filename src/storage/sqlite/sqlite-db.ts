@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import type { Dataset } from '../../catalog/catalog.js';
-import type { Db, DbRow, Tx } from '../db.js';
+import { totalOfShortPage, type Db, type DbRow, type ShortPage, type Tx } from '../db.js';
 import { ROW_JSON_COLUMN, rowJson } from '../../model/row-json.js';
 import { SQLITE, compile, q, upsertConflictClause, upsertWriteColumns, type Sql } from '../sql.js';
 import { revisionTableName } from '../revision-schema.js';
@@ -263,6 +263,25 @@ export class SqliteDb implements Db {
       const rows = r.stmt.all(...params) as Value[][];
       return mode === 'arrays' ? rows : rows.map(r.row);
     });
+  }
+
+  /**
+   * A page compiled elsewhere and its total, in one read transaction: the count sees the rows
+   * the page saw (reader-pool.ts sends both in one message).
+   */
+  pageCompiled(
+    page: { sql: string; params: unknown[] },
+    count: { sql: string; params: unknown[]; short: ShortPage },
+  ): { rows: DbRow[]; total: number } {
+    return this.guard(() =>
+      this.db.transaction(() => {
+        const rows = this.readCompiled('rows', page.sql, page.params) as DbRow[];
+        const total =
+          totalOfShortPage(rows.length, count.short) ??
+          Number((this.readCompiled('values', count.sql, count.params) as unknown[])[0] ?? 0);
+        return { rows, total };
+      })(),
+    );
   }
 
   async run(s: Sql): Promise<number> {
