@@ -206,12 +206,14 @@ for (const backend of await backends()) {
     test('bad arguments on minute datasets: tool errors with the endpoint’s own 4001 message', async () => {
       const stock = CATALOG.byName.get('stock_minute')!;
       const etf = CATALOG.byName.get('etf_daily')!;
+      const index = CATALOG.byName.get('index_minute')!;
       const cases: [Dataset, Json, string][] = [
         [stock, { interval: '1w' }, 'interval=1w'],
         [etf, { interval: '5m' }, 'interval=5m'],
         [stock, { time_from: '2024-03-01' }, 'time_from=2024-03-01'],
         [stock, { sort: 'price' }, 'sort=price'],
-        [stock, { adjust: 'qfq' }, 'adjust=qfq'],
+        // Minute stock and etf bars take adjust (test/query/minute-adjust.test.ts); indexes do not.
+        [index, { adjust: 'qfq' }, 'adjust=qfq'],
         [stock, { cursor: 'abc' }, 'cursor=abc'],
       ];
       for (const [d, args, qs] of cases) {
