@@ -2094,6 +2094,12 @@ export interface StockMinuteParams {
   date_from?: string;
   /** inclusive upper bound on date, YYYY-MM-DD or YYYYMMDD */
   date_to?: string;
+  /** adjusted prices (open, high, low, close): hfq = price × the adj_factor in force on the bar's date; qfq = that ÷ the anchor's factor; change recomputed, pct_chg and volume as stored, no rounding (docs/bars-and-quality.md) */
+  adjust?: 'none' | 'qfq' | 'hfq';
+  /** qfq only: divide by the factor in force on this date, or `end`: at each code's last bar in the answer's window (that bar equals its raw price); default: each code's latest factor. meta.adjust.factors names the anchor date used per code */
+  adjust_anchor?: string;
+  /** the factors' source for every bar (400 naming the sources there are when it has none); default: each bar's own source when it has factors for the code, else the code's only factor source */
+  adjust_source?: string;
   /** bars whose end minute is at or after this instant (ISO 8601 with an offset or Z) */
   time_from?: string | Date;
   /** bars whose end minute is at or before this instant (ISO 8601 with an offset or Z) */
@@ -2106,7 +2112,7 @@ export interface StockMinuteParams {
   limit?: number;
   /** rows to skip */
   offset?: number;
-  /** field to sort by; ties are broken by the unique key */
+  /** field to sort by; ties are broken by the unique key. Under adjust, a price field sorts by its adjusted value */
   sort?: keyof StockMinuteRow;
   /** sort direction */
   order?: 'asc' | 'desc';
@@ -2156,6 +2162,12 @@ export interface EtfMinuteParams {
   date_from?: string;
   /** inclusive upper bound on date, YYYY-MM-DD or YYYYMMDD */
   date_to?: string;
+  /** adjusted prices (open, high, low, close): hfq = price × the adj_factor in force on the bar's date; qfq = that ÷ the anchor's factor; change recomputed, pct_chg and volume as stored, no rounding (docs/bars-and-quality.md) */
+  adjust?: 'none' | 'qfq' | 'hfq';
+  /** qfq only: divide by the factor in force on this date, or `end`: at each code's last bar in the answer's window (that bar equals its raw price); default: each code's latest factor. meta.adjust.factors names the anchor date used per code */
+  adjust_anchor?: string;
+  /** the factors' source for every bar (400 naming the sources there are when it has none); default: each bar's own source when it has factors for the code, else the code's only factor source */
+  adjust_source?: string;
   /** bars whose end minute is at or after this instant (ISO 8601 with an offset or Z) */
   time_from?: string | Date;
   /** bars whose end minute is at or before this instant (ISO 8601 with an offset or Z) */
@@ -2168,7 +2180,7 @@ export interface EtfMinuteParams {
   limit?: number;
   /** rows to skip */
   offset?: number;
-  /** field to sort by; ties are broken by the unique key */
+  /** field to sort by; ties are broken by the unique key. Under adjust, a price field sorts by its adjusted value */
   sort?: keyof EtfMinuteRow;
   /** sort direction */
   order?: 'asc' | 'desc';
