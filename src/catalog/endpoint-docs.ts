@@ -30,19 +30,31 @@ function exactList(d: Dataset): string {
   return marked.join(', ') || '—';
 }
 
+/** A query parameter as docs list it: where it is taken and its words (query/query-params.ts). */
+export interface ParameterDoc {
+  name: string;
+  rows: string;
+  trail: string;
+  description: string;
+}
+
 /**
- * `exportFormats`: the names of export-formats.ts's table (given by the caller: the catalog sits
- * below the export code and does not import it).
+ * `exportFormats`: the names of export-formats.ts's table, `parameters` the query parameters'
+ * declarations (given by the caller: the catalog sits below the export and query code and does
+ * not import it).
  */
-export function endpointDocs(catalog: Catalog, exportFormats: readonly string[]): string {
+export function endpointDocs(
+  catalog: Catalog,
+  exportFormats: readonly string[],
+  parameters: readonly ParameterDoc[],
+): string {
   const out: string[] = [
     '# Query endpoints',
     '',
     '<!-- Generated from src/catalog by `npm run docs:endpoints`; do not edit by hand. -->',
     '',
-    'Every endpoint: `GET`, header `Q-API-KEY`, the envelope `{code, message, data, meta}`, and the',
-    'common parameters `limit` (1..1000, default 100; larger is clamped), `offset`, `sort` (any row',
-    'field), `order` (`asc` | `desc`), `fields` (comma-separated row fields), `format`',
+    'Every endpoint: `GET`, header `Q-API-KEY`, the envelope `{code, message, data, meta}`, its',
+    'filters and the parameters listed under [Parameters](#parameters); `format`',
     `(${['json', ...exportFormats].map((f) => `\`${f}\``).join(' | ')}; all but \`json\` stream the whole result, see`,
     '[columnar.md](columnar.md)). Ties in the sort are broken by the unique key, ascending.',
     '',
@@ -77,6 +89,19 @@ export function endpointDocs(catalog: Catalog, exportFormats: readonly string[])
     'Every date parameter (`date_from`, `date_to`, exact date filters such as `date=` or',
     "`trade_date=`, `adjust_anchor`, the quality report's range) takes `YYYY-MM-DD` or `YYYYMMDD`",
     '(`date_from=20240101`); rows always answer `YYYY-MM-DD`.',
+    '',
+    '## Parameters',
+    '',
+    'Besides the filters of each endpoint (below), from the declarations of',
+    '`src/query/query-params.ts` (`/openapi.json` gives each endpoint its own words and schema):',
+    '',
+    '| Parameter | Endpoints | Revision trails | Description |',
+    '|---|---|---|---|',
+    ...parameters.map(
+      (p) => `| \`${p.name}\` | ${p.rows} | ${p.trail} | ${p.description.replaceAll('|', '\\|')} |`,
+    ),
+    '',
+    '## Endpoints',
     '',
     '| Endpoint | Dataset | Exact filters | Like filters | Date range on | Default sort |',
     '|---|---|---|---|---|---|',

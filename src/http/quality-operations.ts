@@ -1,10 +1,9 @@
 import { Type } from '@sinclair/typebox';
 import type { Catalog } from '../catalog/catalog.js';
 import { QUALITY_SORT_ENUM, QualityAnswerSchema } from '../contract/quality.js';
-import { DEFAULT_LIMIT, MAX_LIMIT } from '../query/parse.js';
+import { DEFAULT_LIMIT, MAX_LIMIT, QUERY_DATE } from '../query/query-params.js';
 import { DEFAULT_JUMP_PCT } from '../model/quality-rules.js';
 import type { ApiOperation, ApiParameter } from './api-operations.js';
-import { QUERY_DATE } from './query-operations.js';
 
 /** The data-quality report as an operation (GET /api/v1/quality/{dataset}). */
 

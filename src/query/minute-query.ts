@@ -17,9 +17,9 @@ import { adjustMeta } from './adjust-meta.js';
 import type { BarKey, FactorState } from './factor-sources.js';
 import { minuteAdjuster } from './minute-adjust.js';
 
-/** `interval` of the intraday datasets: minutes of a session, or the whole day. */
-export const MINUTE_INTERVALS = ['1m', '5m', '15m', '30m', '60m', '1d'] as const;
-export type MinuteInterval = (typeof MINUTE_INTERVALS)[number];
+import { MINUTE_INTERVALS, type MinuteInterval } from './query-params.js';
+
+export { MINUTE_INTERVALS, type MinuteInterval };
 
 /** Most blocks (code-days) one answer reads: a whole market day (docs/minute-bars.md). */
 export const MAX_BLOCKS = 6000;

@@ -1,26 +1,35 @@
 import {
-  ADJUSTS,
-  adjustOf,
-  COMMON_QUERY_PARAMS,
-  INTERVALS,
-  RANGE_PARAMS,
+  MAX_FILTER_VALUES,
   type Adjust,
   type Dataset,
   type Field,
   type Interval,
-  MAX_FILTER_VALUES,
 } from '../catalog/catalog.js';
 import { invalid } from '../errors.js';
 import { isCleanText, isDate, normalizeTimestamp, type Value } from '../model/values.js';
 import { ANCHOR_END } from '../model/query-plan.js';
-import { EXPORT_FORMAT_NAMES, type ExportFormat } from '../export/export-formats.js';
 import { normalizeCode } from './codes.js';
+import {
+  endpointParamNames,
+  parseSourcePriority,
+  ranksSources,
+  readParam,
+  takesCommaList,
+  type FixedParam,
+  type Format,
+  type ParamValue,
+} from './query-params.js';
 
-export const DEFAULT_LIMIT = 100;
-export const MAX_LIMIT = 1000;
-/** `json` pages the envelope; the export formats stream the whole result (src/export). */
-export type Format = 'json' | ExportFormat;
-export const FORMATS: readonly Format[] = ['json', ...EXPORT_FORMAT_NAMES];
+export {
+  DEFAULT_LIMIT,
+  FORMATS,
+  MAX_LIMIT,
+  parseInstant,
+  parseSourcePriority,
+  ranksSources,
+  takesCommaList,
+  type Format,
+} from './query-params.js';
 
 export interface ParsedQuery {
   /** Each exact filter's values (distinct, in the order given): a row matches any of them. */
@@ -46,44 +55,12 @@ export interface ParsedQuery {
   sourcePriority: string[] | null;
 }
 
-export const SOURCE_PRIORITY_PARAM = 'source_priority';
-
-/** Whether a dataset has sources to rank: a source field that is part of its unique key. */
-export const ranksSources = (d: Dataset): boolean => d.sourceField !== null && d.key.includes(d.sourceField);
-
-export const ADJUST_PARAMS = ['adjust', 'adjust_anchor', 'adjust_source'] as const;
-
-export const INTERVAL_PARAM = 'interval';
-/** Intraday bars (catalog `blocks`): bounds on the bar's `time`, inclusive, with an offset or Z. */
-export const TIME_PARAMS = ['time_from', 'time_to'] as const;
-
-/** Names a dataset's endpoint accepts, in the order the docs list them. */
-export function allowedParams(d: Dataset): string[] {
-  return [
-    ...d.exact.map((f) => f.apiName),
-    ...d.like.map((f) => f.apiName),
-    ...(d.range ? RANGE_PARAMS : []),
-    ...(adjustOf(d) ? ADJUST_PARAMS : []),
-    ...(d.daily?.aggregate ? [INTERVAL_PARAM] : []),
-    ...(d.blocks ? [...TIME_PARAMS, INTERVAL_PARAM] : []),
-    ...(ranksSources(d) ? [SOURCE_PRIORITY_PARAM] : []),
-    ...COMMON_QUERY_PARAMS,
-  ];
-}
+/** Names a dataset's endpoint accepts, in the order the docs list them (query-params.ts). */
+export const allowedParams = (d: Dataset): string[] => endpointParamNames(d, 'rows');
 
 /** The row fields of an answer: a resampled one adds period_start and bar_count. */
 export function answerFields(d: Dataset, interval: Interval): readonly Field[] {
   return interval !== '1d' && d.daily ? d.daily.resampledFields : d.rowFields;
-}
-
-const INT_RE = /^\d+$/;
-
-function nonNegativeInt(name: string, raw: string, min: number): number {
-  const n = INT_RE.test(raw) ? Number(raw) : NaN;
-  if (!Number.isSafeInteger(n) || n < min) {
-    throw invalid(`${name} must be an integer ≥ ${min} (got "${raw}")`, { parameter: name });
-  }
-  return n;
 }
 
 /** An exact filter's text converted to the field's type, so comparisons are typed on every backend. */
@@ -135,14 +112,6 @@ export function dateParameter(name: string, v: string | undefined): string | nul
   if (date === null)
     throw invalid(`${name} must be a real date YYYY-MM-DD or YYYYMMDD (got "${v}")`, { parameter: name });
   return date;
-}
-
-/**
- * Whether an exact filter splits its value at commas: where no value can hold one (codes,
- * numbers, dates, timestamps, flags, enumerations). Any exact filter may be repeated.
- */
-export function takesCommaList(d: Dataset, f: Field): boolean {
-  return d.codes.has(f) || f.type !== 'string' || f.enum !== null;
 }
 
 /** An exact filter's raw values (repeated parameters, comma lists) → its typed, distinct values. */
@@ -225,38 +194,26 @@ export function parseQuery(d: Dataset, raw: Record<string, unknown>): ParsedQuer
     else get(name);
   }
 
-  const limitRaw = get('limit');
-  const limit =
-    limitRaw === undefined ? DEFAULT_LIMIT : Math.min(nonNegativeInt('limit', limitRaw, 1), MAX_LIMIT);
-  const offsetRaw = get('offset');
-  const offset = offsetRaw === undefined ? 0 : nonNegativeInt('offset', offsetRaw, 0);
-
-  const intervalRaw = get(INTERVAL_PARAM) ?? '1d';
-  if (!(INTERVALS as readonly string[]).includes(intervalRaw)) {
-    throw invalid(`interval must be one of: ${INTERVALS.join(', ')}`, {
-      parameter: INTERVAL_PARAM,
-      allowed: [...INTERVALS],
-    });
-  }
-  const interval = intervalRaw as Interval;
-  const adjust = parseAdjust(get);
+  const read = <N extends FixedParam>(name: N): ParamValue<N> => readParam(name, d, get);
+  const limit = read('limit');
+  const offset = read('offset');
+  const interval = read('interval');
+  const adjust = parseAdjust(d, get);
+  // Cross-field: which fields sort and fields= name depends on interval (resampled rows add some).
   const answer = answerFields(d, interval);
   const byApiName = new Map(answer.map((f) => [f.apiName, f]));
 
   const sortable = answer.map((f) => f.apiName);
-  const sortRaw = get('sort');
+  const sortRaw = read('sort');
   let sort = d.sort.field;
-  if (sortRaw !== undefined) {
+  if (sortRaw !== null) {
     const f = byApiName.get(sortRaw);
     if (!f)
       throw invalid(`sort must be one of: ${sortable.join(', ')}`, { parameter: 'sort', allowed: sortable });
     sort = f;
   }
-  const orderRaw = get('order');
-  if (orderRaw !== undefined && orderRaw !== 'asc' && orderRaw !== 'desc') {
-    throw invalid('order must be asc or desc', { parameter: 'order', allowed: ['asc', 'desc'] });
-  }
-  const order = orderRaw ?? (sortRaw === undefined || sort === d.sort.field ? d.sort.order : 'asc');
+  // Cross-field: another sort field than the default sorts ascending unless order says otherwise.
+  const order = read('order') ?? (sortRaw === null || sort === d.sort.field ? d.sort.order : 'asc');
 
   const exact: ParsedQuery['exact'] = [];
   for (const f of d.exact) {
@@ -274,8 +231,8 @@ export function parseQuery(d: Dataset, raw: Record<string, unknown>): ParsedQuer
   const dateTo = date('date_to');
 
   let fields: Field[] | null = null;
-  const fieldsRaw = get('fields');
-  if (fieldsRaw !== undefined) {
+  const fieldsRaw = read('fields');
+  if (fieldsRaw !== null) {
     const names = fieldsRaw.split(',').map((s) => s.trim());
     fields = names.map((n) => {
       const f = byApiName.get(n);
@@ -287,23 +244,10 @@ export function parseQuery(d: Dataset, raw: Record<string, unknown>): ParsedQuer
     });
     fields = [...new Set(fields)];
   }
-  const formatRaw = get('format') ?? 'json';
-  if (!(FORMATS as readonly string[]).includes(formatRaw)) {
-    throw invalid(`format must be one of: ${FORMATS.join(', ')}`, { parameter: 'format' });
-  }
-  const cursor = get('cursor') ?? null;
-  const asOfRaw = get('as_of');
-  let asOf: string | null = null;
-  if (asOfRaw !== undefined) {
-    asOf = parseInstant(asOfRaw);
-    if (asOf === null) {
-      throw invalid(`as_of must be an ISO 8601 timestamp with Z or an offset (got "${asOfRaw}")`, {
-        parameter: 'as_of',
-      });
-    }
-  }
-  const priorityRaw = get(SOURCE_PRIORITY_PARAM);
-  const sourcePriority = priorityRaw === undefined ? null : parseSourcePriority(priorityRaw);
+  const format = read('format');
+  const cursor = read('cursor');
+  const asOf = read('as_of');
+  const sourcePriority = read('source_priority');
   return {
     exact,
     like,
@@ -314,7 +258,7 @@ export function parseQuery(d: Dataset, raw: Record<string, unknown>): ParsedQuer
     sort,
     order,
     fields,
-    format: formatRaw as Format,
+    format,
     cursor,
     adjust,
     interval,
@@ -346,25 +290,9 @@ export function sourcePriorityDefaults(
   return out;
 }
 
-/** `a,b,…`: distinct, non-empty source names, in order. */
-export function parseSourcePriority(raw: string): string[] {
-  const names = raw.split(',').map((s) => s.trim());
-  if (names.some((n) => n === '') || new Set(names).size !== names.length) {
-    throw invalid(`source_priority must list distinct sources separated by commas (got "${raw}")`, {
-      parameter: SOURCE_PRIORITY_PARAM,
-    });
-  }
-  return names;
-}
-
-function parseAdjust(get: (name: string) => string | undefined): ParsedQuery['adjust'] {
-  const method = get('adjust') ?? 'none';
-  if (!(ADJUSTS as readonly string[]).includes(method)) {
-    throw invalid(`adjust must be one of: ${ADJUSTS.join(', ')}`, {
-      parameter: 'adjust',
-      allowed: [...ADJUSTS],
-    });
-  }
+/** adjust and what only it allows (adjust_anchor with qfq, adjust_source with either). */
+function parseAdjust(d: Dataset, get: (name: string) => string | undefined): ParsedQuery['adjust'] {
+  const method = readParam('adjust', d, get);
   const anchorRaw = get('adjust_anchor') ?? null;
   const anchor =
     anchorRaw === null || anchorRaw === ANCHOR_END ? anchorRaw : (queryDate(anchorRaw) ?? anchorRaw);
@@ -380,13 +308,4 @@ function parseAdjust(get: (name: string) => string | undefined): ParsedQuery['ad
     throw invalid('adjust_source needs adjust=qfq or adjust=hfq', { parameter: 'adjust_source' });
   if (source === '') throw invalid('adjust_source must not be empty', { parameter: 'adjust_source' });
   return method === 'none' ? null : { method: method as 'qfq' | 'hfq', anchor, source };
-}
-
-/**
- * An instant as stored revisions compare it: ISO UTC with milliseconds. Finer digits are cut
- * (never rounded up), since every stored valid_from has whole milliseconds.
- */
-export function parseInstant(raw: string): string | null {
-  const cut = raw.replace(/(\.\d{3})\d+/, '$1');
-  return normalizeTimestamp(cut);
 }

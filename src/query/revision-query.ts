@@ -1,10 +1,11 @@
-import { RANGE_PARAMS, type Dataset, type Field } from '../catalog/catalog.js';
+import type { Dataset, Field } from '../catalog/catalog.js';
 import { EXPORT_FORMATS, type ExportFormat } from '../export/export-formats.js';
 import { invalid } from '../errors.js';
 import { REVISION_FIELDS } from '../model/revisions.js';
 import type { QueryPlan } from '../model/query-plan.js';
 import type { Value } from '../model/values.js';
-import { parseInstant, parseQuery, type ParsedQuery } from './parse.js';
+import { parseQuery, type ParsedQuery } from './parse.js';
+import { endpointParamNames, readParam } from './query-params.js';
 import { planQuery } from './plan.js';
 
 /** The trail's path: the dataset's name, e.g. /api/v1/revisions/etf_daily. */
@@ -13,14 +14,12 @@ export const revisionsPath = (d: Dataset): string => `/api/v1/revisions/${d.name
 /**
  * GET /api/v1/revisions/{dataset}: the revision trail. The dataset endpoint's exact and
  * date-range filters (same names), `batch_id`, `since` / `until` (inclusive bounds on
- * valid_from), the paging parameters and `format`; always sorted by valid_from, then the key.
+ * valid_from), the paging parameters and `format` (query-params.ts, endpoint `trail`); always
+ * sorted by valid_from, then the key.
  */
 const OWN = ['batch_id', 'since', 'until'] as const;
-const PAGING = ['limit', 'offset', 'cursor', 'format'] as const;
 
-export function revisionParams(d: Dataset): string[] {
-  return [...d.exact.map((f) => f.apiName), ...(d.range ? RANGE_PARAMS : []), ...OWN, ...PAGING];
-}
+export const revisionParams = (d: Dataset): string[] => endpointParamNames(d, 'trail');
 
 export function parseRevisionQuery(
   d: Dataset,
@@ -43,21 +42,15 @@ export function parseRevisionQuery(
   const parsed = parseQuery(d, rest);
   const plan = planQuery(d, parsed);
   const where = [...plan.where];
-  if (own.batch_id !== undefined)
-    where.push({ field: REVISION_FIELDS.batchId, op: 'eq', value: own.batch_id });
+  const get = (name: string): string | undefined => own[name];
+  const batchId = readParam('batch_id', d, get);
+  if (batchId !== null) where.push({ field: REVISION_FIELDS.batchId, op: 'eq', value: batchId });
   for (const [name, op] of [
     ['since', 'gte'],
     ['until', 'lte'],
   ] as const) {
-    const raw = own[name];
-    if (raw === undefined) continue;
-    const at = parseInstant(raw);
-    if (at === null) {
-      throw invalid(`${name} must be an ISO 8601 timestamp with Z or an offset (got "${raw}")`, {
-        parameter: name,
-      });
-    }
-    where.push({ field: REVISION_FIELDS.validFrom, op, value: at });
+    const at = readParam(name, d, get);
+    if (at !== null) where.push({ field: REVISION_FIELDS.validFrom, op, value: at });
   }
   return {
     parsed,

@@ -5,13 +5,17 @@ import { readFileSync } from 'node:fs';
 import { CATALOG } from '../../src/catalog/catalog.js';
 import { endpointDocs } from '../../src/catalog/endpoint-docs.js';
 import { EXPORT_FORMAT_NAMES } from '../../src/export/export-formats.js';
+import { parameterRows } from '../../src/query/query-params.js';
 import { ERRORS, PARTIAL_CODE } from '../../src/errors.js';
 import { batchChecksum, sha256Hex } from '../../src/ingest/checksum.js';
 
 const read = (p: string): string => readFileSync(new URL(`../../${p}`, import.meta.url), 'utf8');
 
 it('docs/endpoints.md is the catalog (run `npm run docs:endpoints` after changing it)', () => {
-  assert.equal(read('docs/endpoints.md'), endpointDocs(CATALOG, EXPORT_FORMAT_NAMES));
+  assert.equal(
+    read('docs/endpoints.md'),
+    endpointDocs(CATALOG, EXPORT_FORMAT_NAMES, parameterRows(CATALOG.datasets)),
+  );
 });
 
 it('docs/errors.md lists exactly the codes of src/errors.ts', () => {
