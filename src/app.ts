@@ -13,7 +13,8 @@ import { queryPlugin } from './http/query-plugin.js';
 import { ingestPlugin } from './http/ingest-plugin.js';
 import { adminPlugin } from './http/admin-plugin.js';
 import { mcpPlugin } from './http/mcp-plugin.js';
-import { openApiDocument } from './http/openapi.js';
+import { OPENAPI_ROUTE, openApiDocument } from './http/openapi.js';
+import { registerRoutes } from './http/route-declaration.js';
 import { VERSION } from './version.js';
 
 export interface AppOptions {
@@ -84,7 +85,7 @@ export async function createApp(services: Services, opts: AppOptions = {}): Prom
   registerDashboardRoutes(app);
 
   const doc = openApiDocument(catalog, VERSION);
-  app.get('/openapi.json', { schema: { hide: true } }, async () => doc);
+  registerRoutes(app, [OPENAPI_ROUTE], doc);
   await app.register(swagger, { mode: 'static', specification: { document: doc as never } });
   await app.register(swaggerUi, { routePrefix: '/docs' });
   return app;

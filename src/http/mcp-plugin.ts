@@ -1,4 +1,4 @@
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { Counter, type Registry } from 'prom-client';
 import type { Services } from '../services.js';
 import { McpEndpoint } from '../mcp/mcp-server.js';
@@ -6,6 +6,9 @@ import { TOOL_NAMES } from '../mcp/tool-schemas.js';
 import { KEY_HEADERS, applyLimit, authHook } from './auth-hook.js';
 import { queryContextHook } from './query-plugin.js';
 import { readSessionHook } from './read-needs.js';
+import { McpAnswerSchema, McpRequestSchema } from '../contract/mcp.js';
+import { json, type ApiResponse } from './api-operations.js';
+import { registerRoutes, route, type Route } from './route-declaration.js';
 
 /** MCP messages are small; a larger body is refused before it is read (413). */
 const MCP_BODY_LIMIT = 1024 * 1024;
@@ -37,6 +40,77 @@ function transportHeaders(req: FastifyRequest): Headers {
   return h;
 }
 
+interface McpContext {
+  limiter: Services['limiter'];
+  endpoint: McpEndpoint;
+}
+
+const rpc = (description: string): ApiResponse => ({ description, content: json(McpAnswerSchema) });
+
+/** GET and DELETE: no server-sent stream and no session to end. */
+const notAllowed = (method: 'get' | 'delete'): Route<McpContext> =>
+  route<'/mcp', McpContext>({
+    method,
+    url: '/mcp',
+    operationId: `mcp_${method}`,
+    tags: ['mcp'],
+    summary: 'Not allowed: the MCP endpoint is stateless',
+    description: 'No server-sent stream and no session: 405 with Allow: POST, as the protocol expects.',
+    auth: 'query',
+    responses: { 405: rpc('a JSON-RPC error; Allow: POST') },
+    handle: () => async (_req, reply) =>
+      reply
+        .code(405)
+        .header('Allow', 'POST')
+        .send({
+          jsonrpc: '2.0',
+          error: { code: -32000, message: 'Method not allowed: this MCP endpoint is stateless; POST only' },
+          id: null,
+        }),
+  });
+
+/** POST /mcp, and the 405 of GET and DELETE (docs/mcp.md); absent when MDS_MCP=off. */
+export const MCP_ROUTES: readonly Route<McpContext>[] = [
+  route<'/mcp', McpContext>({
+    method: 'post',
+    url: '/mcp',
+    operationId: 'mcp',
+    tags: ['mcp'],
+    summary: 'Model Context Protocol (stateless Streamable HTTP)',
+    description:
+      'JSON-RPC messages of MCP for AI assistants: tools list_datasets, query, quality_report, ' +
+      'revision_trail and trading_days (docs/mcp.md). The query key as Q-API-KEY or ' +
+      '`Authorization: Bearer <key>`; each tools/call counts as one query against its limits. ' +
+      'Accept must list application/json and text/event-stream; answers are JSON. ' +
+      'Absent (404) when MDS_MCP=off.',
+    auth: 'query',
+    body: McpRequestSchema,
+    bodyLimit: MCP_BODY_LIMIT,
+    responses: {
+      200: rpc('the JSON-RPC answer(s); tool errors are results with isError'),
+      202: { description: 'only notifications or responses were sent: no answer' },
+      400: rpc('not a JSON-RPC message (JSON-RPC error)'),
+      406: rpc('Accept does not list application/json and text/event-stream (JSON-RPC error)'),
+    },
+    errors: [4130, 4150],
+    handle:
+      ({ limiter, endpoint }) =>
+      async (req, reply) => {
+        // After the body is read: only tool calls are counted, not the protocol's own messages.
+        const principal = req.principal;
+        if (principal)
+          for (let i = toolCalls(req.body); i > 0; i--) applyLimit(reply, await limiter.consume(principal));
+        const res = await endpoint.handle(transportHeaders(req), req.body);
+        reply.code(res.status);
+        res.headers.forEach((v, k) => void reply.header(k, v));
+        const body = await res.text();
+        return reply.send(body === '' ? undefined : body);
+      },
+  }),
+  notAllowed('get'),
+  notAllowed('delete'),
+];
+
 /**
  * POST /mcp: the Model Context Protocol, stateless Streamable HTTP (docs/mcp.md). The query key
  * authenticates every request; each `tools/call` counts against its rate limit and quota, and
@@ -65,26 +139,5 @@ export async function mcpPlugin(
   app.addHook('onRequest', readSessionHook((services.store.databaseStats?.().replicas.length ?? 0) > 0));
   app.addHook('onRequest', authHook('query', { keyring, guard, limiter: null, credential: mcpCredential }));
   app.addHook('preHandler', queryContextHook(services));
-  app.post('/mcp', { bodyLimit: MCP_BODY_LIMIT }, async (req, reply) => {
-    // After the body is read: only tool calls are counted, not the protocol's own messages.
-    const principal = req.principal;
-    if (principal)
-      for (let i = toolCalls(req.body); i > 0; i--) applyLimit(reply, await limiter.consume(principal));
-    const res = await endpoint.handle(transportHeaders(req), req.body);
-    reply.code(res.status);
-    res.headers.forEach((v, k) => void reply.header(k, v));
-    const body = await res.text();
-    return reply.send(body === '' ? undefined : body);
-  });
-  const notAllowed = async (_req: FastifyRequest, reply: FastifyReply) =>
-    reply
-      .code(405)
-      .header('Allow', 'POST')
-      .send({
-        jsonrpc: '2.0',
-        error: { code: -32000, message: 'Method not allowed: this MCP endpoint is stateless; POST only' },
-        id: null,
-      });
-  app.get('/mcp', notAllowed);
-  app.delete('/mcp', notAllowed);
+  registerRoutes(app, MCP_ROUTES, { limiter, endpoint });
 }

@@ -3,6 +3,8 @@ import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom
 import { AppError } from '../errors.js';
 import { PRIMARY_TIMEOUT_MS, primaryLink } from '../cluster/primary-link.js';
 import { METRICS_WAIT_MS } from '../cluster/messages.js';
+import { Type } from '@sinclair/typebox';
+import { registerRoutes, route } from './route-declaration.js';
 
 /** Refusals counted by mds_rate_limit_refusals_total: limits and budgets. */
 const REFUSALS: ReadonlySet<number> = new Set([4030, 4031, 4290, 4291, 5031, 5032]);
@@ -108,6 +110,22 @@ function processMetrics(): Registry {
   }
   return processRegistry;
 }
+
+/** GET /metrics: the exposition text, from the registry (or the cluster primary's sum). */
+export const METRICS_ROUTE = route<'/metrics', { text: () => Promise<string>; contentType: string }>({
+  method: 'get',
+  url: '/metrics',
+  operationId: 'metrics',
+  tags: ['operations'],
+  summary: 'Prometheus metrics (text exposition format)',
+  description: 'Request counts and latency by route, ingest counts by dataset, process metrics.',
+  auth: 'none',
+  responses: { 200: { description: 'metrics', content: { 'text/plain': Type.String() } } },
+  handle:
+    ({ text, contentType }) =>
+    async (_req, reply) =>
+      reply.type(contentType).send(await text()),
+});
 
 export function registerMetricsRoutes(
   app: FastifyInstance,
@@ -263,16 +281,15 @@ export function registerMetricsRoutes(
     ...(await processMetrics().getMetricsAsJSON()),
   ]);
   const own = async (): Promise<string> => (await registry.metrics()) + (await processMetrics().metrics());
-  app.get('/metrics', { schema: { hide: true } }, async (_req, reply) => {
-    // A primary that does not answer (stopped, gone) must not hold the scrape: this worker's own.
-    const text = link
+  // A primary that does not answer (stopped, gone) must not hold the scrape: this worker's own.
+  const text = async (): Promise<string> =>
+    link
       ? await link
           .ask<string>({ mds: 'metrics' }, METRICS_WAIT_MS + PRIMARY_TIMEOUT_MS)
           .catch(
             async () => '# the cluster primary did not answer: this worker process only\n' + (await own()),
           )
       : await own();
-    return reply.type(registry.contentType).send(text);
-  });
+  registerRoutes(app, [METRICS_ROUTE], { text, contentType: registry.contentType });
   return { registry, sseClients };
 }

@@ -1,7 +1,13 @@
 import type { Catalog } from '../catalog/catalog.js';
 import { ERRORS, type ErrorCode } from '../errors.js';
 import { ErrorSchema, QueryErrorSchema } from '../contract/envelope.js';
-import { serviceOperations, type ApiOperation, type ApiResponse, type Auth } from './api-operations.js';
+import { Type } from '@sinclair/typebox';
+import { json, type ApiOperation, type ApiResponse, type Auth } from './api-operations.js';
+import { eventsRoute } from './events-routes.js';
+import { HEALTH_ROUTE } from './health-route.js';
+import { METRICS_ROUTE } from './metrics-routes.js';
+import { MCP_ROUTES } from './mcp-plugin.js';
+import { route } from './route-declaration.js';
 import { queryOperations } from './query-operations.js';
 import { qualityOperations } from './quality-operations.js';
 import { ingestRoutes } from './ingest-routes.js';
@@ -130,6 +136,20 @@ function responses(op: ApiOperation, emit: (v: unknown) => unknown): Obj {
   return out;
 }
 
+/** GET /openapi.json: the document, built once at start (its context). */
+export const OPENAPI_ROUTE = route<'/openapi.json', Obj>({
+  method: 'get',
+  url: '/openapi.json',
+  operationId: 'openapi',
+  tags: ['operations'],
+  summary: 'This document',
+  description:
+    'The OpenAPI 3.1 document, generated from the catalog, the contract schemas and the error table.',
+  auth: 'none',
+  responses: { 200: { description: 'the OpenAPI document', content: json(Type.Object({})) } },
+  handle: (doc) => async () => doc,
+});
+
 /** The OpenAPI 3.1 document, generated from the catalog, the contract schemas and the error table. */
 export function openApiDocument(catalog: Catalog, version: string): Obj {
   const components: Obj = {};
@@ -138,8 +158,8 @@ export function openApiDocument(catalog: Catalog, version: string): Obj {
   const ops = [
     ...queryOperations(catalog),
     ...qualityOperations(catalog),
-    ...ingestRoutes(catalog).map((r) => r.operation),
-    ...serviceOperations(catalog),
+    ...[...ingestRoutes(catalog), eventsRoute(catalog)].map((r) => r.operation),
+    ...[HEALTH_ROUTE, METRICS_ROUTE, OPENAPI_ROUTE, ...MCP_ROUTES].map((r) => r.operation),
     ...ADMIN_ROUTES.flatMap((routes) => routes(catalog)).map((r) => r.operation),
   ];
   for (const op of ops) {

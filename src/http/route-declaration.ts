@@ -35,6 +35,8 @@ export interface PathParamDoc {
 type RouteCore<U extends string, Q extends TObject, C> = {
   url: U;
   querystring?: Q;
+  /** Bytes of body read before a 413, where the server's default does not fit. */
+  bodyLimit?: number;
   handle: (ctx: C) => Handler<U, Q>;
 } & ([PathParams<U>] extends [never]
   ? { params?: undefined }
@@ -60,6 +62,7 @@ export interface Route<C> {
   operation: ApiOperation;
   url: string;
   querystring: TObject | undefined;
+  bodyLimit: number | undefined;
   handle: (ctx: C) => (req: FastifyRequest, reply: FastifyReply) => Promise<unknown>;
 }
 
@@ -88,7 +91,7 @@ export const openApiPath = (url: string): string => url.replace(/:([A-Za-z_][A-Z
 export function route<U extends string, C, Q extends TObject = TObject>(
   decl: RouteDeclaration<U, Q, C>,
 ): Route<C> {
-  const { url, querystring, handle, params, ...doc } = decl;
+  const { url, querystring, bodyLimit, handle, params, ...doc } = decl;
   const pathParams: ApiParameter[] = Object.entries((params ?? {}) as Record<string, PathParamDoc>).map(
     ([name, p]) => ({
       name,
@@ -108,6 +111,7 @@ export function route<U extends string, C, Q extends TObject = TObject>(
     operation: { ...doc, path: openApiPath(url), ...(parameters.length ? { parameters } : {}) },
     url,
     querystring,
+    bodyLimit,
     handle: handle as unknown as Route<C>['handle'],
   };
 }
@@ -157,6 +161,7 @@ export function registerRoutes<C>(app: FastifyInstance, routes: readonly Route<C
     app.route({
       method: r.operation.method.toUpperCase() as 'GET',
       url: r.url,
+      ...(r.bodyLimit === undefined ? {} : { bodyLimit: r.bodyLimit }),
       handler: schema
         ? async (req, reply) => {
             req.query = checkedQuery(schema, req.query as Record<string, unknown>);

@@ -22,7 +22,9 @@ import { EXPORT_FORMAT_NAMES, type ExportFormat } from '../export/export-formats
  * (`endpointParameters`: the OpenAPI parameters of http/query-operations.ts, the MCP tools'
  * lists) and docs/endpoints.md (`parameterRows`) derive from this table; what
  * depends on several parameters (sort under interval, adjust_anchor under adjust) stays in
- * parse.ts. Filters are named after the catalog's fields (`filterParameters`).
+ * parse.ts. Filters are named after the catalog's fields (`filterParameters`). Read by this
+ * parser rather than as a TypeBox object through route-declaration.ts's `checkedQuery`: exact
+ * filters repeat and take comma lists and code spellings, and a 4001 names what is allowed.
  */
 
 export const DEFAULT_LIMIT = 100;
