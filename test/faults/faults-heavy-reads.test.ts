@@ -219,7 +219,7 @@ for (const backend of await backends()) {
       for (const r of await Promise.all(inFlight)) if (r) assert.notEqual(r.status, 200);
     });
 
-    // SQLite only: PostgreSQL runs up to MDS_PG_POOL_SIZE − 1 of a key's statements side by side; its
+    // SQLite only: PostgreSQL runs 2 of a key's statements at once per process; its
     // cancellation of a departed client's statement is watched on the server itself
     // (postgres-query-bounds.test.ts).
     if (backend === 'sqlite')

@@ -1,6 +1,6 @@
 /**
  * One owner's (a query key's) share of the pool's connections: at most `limit` of its statements
- * hold a connection at once; the rest wait in order. With `limit` one less than the pool, another
+ * hold a connection at once; the rest wait in order. With `limit` below the pool's size, another
  * key's page (and the batch that ingest sends) always finds a connection within one statement's
  * time, as the SQLite reader pool keeps one reader free of any one key.
  */
