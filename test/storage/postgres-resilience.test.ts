@@ -299,7 +299,16 @@ describe('PostgreSQL resilience', { skip: !pgUp && 'PostgreSQL unreachable' }, (
       await admin.query('BEGIN');
       await admin.query('LOCK TABLE etf_daily IN ACCESS EXCLUSIVE MODE');
       const waiting = settle(Array.from({ length: 20 }, () => store.datasets.query(plan(), true)));
-      await sleep(100);
+      // Terminated only once statements wait on the lock (pg_locks is live, unlike
+      // pg_stat_activity inside a transaction): a fixed pause raced the pool's reconnections.
+      for (let i = 0; ; i++) {
+        const r = await admin.query(
+          `SELECT count(*)::int AS n FROM pg_locks WHERE NOT granted AND relation = 'etf_daily'::regclass`,
+        );
+        if ((r.rows[0] as { n: number }).n > 0) break;
+        assert.ok(i < 600, 'no statement came to wait on the lock');
+        await sleep(50);
+      }
       await terminateSessions(databaseName(db.url)).catch(() => 0);
       const terminated = await waiting;
       // The lock holder is terminated too, so statements still queued for a connection succeed.
