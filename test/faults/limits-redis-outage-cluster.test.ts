@@ -103,9 +103,9 @@ describe(
       const served = [...up, ...down, ...back].filter((s) => s === 200).length;
       // Known defect (docs/keys-and-limits.md): a worker raising Redis to the supervisor's count
       // while another, not yet reconnected, counts there can lose one of the two requests: 71
-      // served in some runs. Bounded by one per worker; never more (before: 86 and 90).
+      // or 72 served in some runs. Bounded by one per worker (2 here); before: 86 and 90.
       assert.ok(
-        served >= QUOTA && served <= QUOTA + 1,
+        served >= QUOTA && served <= QUOTA + 2,
         `served ${served} of a quota of ${QUOTA}; after Redis returned: ${back.join(',')}`,
       );
       assert.ok(back.slice(-10).every((s) => s === 403));
