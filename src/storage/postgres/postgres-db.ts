@@ -131,6 +131,10 @@ const storedOfStaged = (d: Dataset): Sql =>
  * sorts at 9 a process (18 on the server) kept /health's fresh-connection ping waiting 4.8 s
  * (median); SQLite's default is one reader per key and process.
  */
+/** A server that did not answer a check in time (a statement's watch, /health's ping). */
+const notAnswering = (): StoreUnavailableError =>
+  new StoreUnavailableError('database did not answer in time', { condition: 'query_timeout' });
+
 const STATEMENTS_PER_KEY = 2;
 
 export class PostgresDb implements Db {
@@ -338,10 +342,7 @@ export class PostgresDb implements Db {
         void this.answers().then((ok) => {
           if (settled) return;
           if (ok) watchServer();
-          else
-            stop(
-              new StoreUnavailableError('database did not answer in time', { condition: 'query_timeout' }),
-            );
+          else stop(notAnswering());
         });
       }, this.queryTimeoutMs);
     };
@@ -659,7 +660,7 @@ export class PostgresDb implements Db {
     // connection of its own rather than wait behind them.
     if (this.pool.idleCount === 0 && this.pool.totalCount >= this.poolMax) {
       if (await this.answers()) return;
-      throw new StoreUnavailableError('database did not answer in time', { condition: 'query_timeout' });
+      throw notAnswering();
     }
     await this.query({ chunks: ['SELECT 1'] }, false, this.pingTimeoutMs);
   }
