@@ -3,7 +3,6 @@ import type { BarBlocks } from '../catalog/catalog.js';
 import { BLOCK_BARS, BLOCK_COUNT } from '../catalog/catalog.js';
 import type { Dataset, Field } from '../catalog/catalog.js';
 import { invalid } from '../errors.js';
-import { normalizeTimestamp } from '../model/values.js';
 import { exchangeMinute, hhmm } from '../ingest/minute-bars.js';
 import { decodeBars } from '../model/bar-codec.js';
 import type { Store } from '../storage/store.js';
@@ -17,7 +16,7 @@ import { adjustMeta } from './adjust-meta.js';
 import type { BarKey, FactorState } from './factor-sources.js';
 import { minuteAdjuster } from './minute-adjust.js';
 
-import { MINUTE_INTERVALS, type MinuteInterval } from './query-params.js';
+import { MINUTE_INTERVALS, readMinuteInterval, readParam, type MinuteInterval } from './query-params.js';
 
 export { MINUTE_INTERVALS, type MinuteInterval };
 
@@ -56,28 +55,13 @@ export class MinuteQueryService {
       if (typeof v !== 'string') throw invalid(`parameter ${name} must be given once`, { parameter: name });
       return v;
     };
-    const intervalRaw = once('interval') ?? '1m';
-    if (!(MINUTE_INTERVALS as readonly string[]).includes(intervalRaw)) {
-      throw invalid(`interval must be one of: ${MINUTE_INTERVALS.join(', ')}`, {
-        parameter: 'interval',
-        allowed: [...MINUTE_INTERVALS],
-      });
-    }
-    const instant = (name: string): number | null => {
-      const v = once(name);
-      if (v === undefined) return null;
-      const ts = normalizeTimestamp(v);
-      if (ts === null)
-        throw invalid(`${name} must be an ISO 8601 timestamp with an offset or Z (got "${v}")`, {
-          parameter: name,
-        });
-      return Date.parse(ts);
-    };
-    const timeFrom = instant('time_from');
-    const timeTo = instant('time_to');
+    // Read here, before the common parser, by their declarations (query-params.ts).
+    const interval = readMinuteInterval(once('interval'));
+    const timeFrom = readParam('time_from', d, once);
+    const timeTo = readParam('time_to', d, once);
     const cursor = once('cursor');
     const { parsed, plan } = this.query.parse(d, rest);
-    const req: MinuteRequest = { interval: intervalRaw as MinuteInterval, timeFrom, timeTo };
+    const req: MinuteRequest = { interval, timeFrom, timeTo };
     // The time bounds' trading dates bound the blocks read, and the window of adjust_anchor=end.
     const b = blocksOf(d);
     const dayOf = (ms: number): string => exchangeMinute(b, new Date(ms).toISOString()).date;

@@ -37,6 +37,14 @@ export const FORMATS: readonly Format[] = ['json', ...EXPORT_FORMAT_NAMES];
 export const MINUTE_INTERVALS = ['1m', '5m', '15m', '30m', '60m', '1d'] as const;
 export type MinuteInterval = (typeof MINUTE_INTERVALS)[number];
 
+/**
+ * `interval` of an intraday dataset (default 1m). Its declaration below (`interval`) documents
+ * both kinds; its `read` is the daily periods', since a minute query reads this one before the
+ * common parser (query/minute-query.ts) and the two kinds' values differ in type.
+ */
+export const readMinuteInterval = (raw: string | undefined): MinuteInterval =>
+  oneOf('interval', raw ?? '1m', MINUTE_INTERVALS);
+
 /** A dataset's row endpoint, or its revision trail (docs/point-in-time.md). */
 export type QueryEndpoint = 'rows' | 'trail';
 
@@ -137,14 +145,17 @@ const trail = (_d: Dataset, e: QueryEndpoint): boolean => e === 'trail';
 const adjustable = (d: Dataset, e: QueryEndpoint): boolean => e === 'rows' && adjustOf(d) !== null;
 
 /** `time_from` / `time_to` of the intraday datasets: inclusive bounds on the bar's end minute. */
-const timeBound = (side: 'after' | 'before'): QueryParameter<string | null> => ({
+const timeBound = (name: string, side: 'after' | 'before'): QueryParameter<number | null> => ({
   takes: (d, e) => e === 'rows' && Boolean(d.blocks),
   doc: () => ({
     description: `bars whose end minute is at or ${side} this instant (ISO 8601 with an offset or Z)`,
     schema: Type.String({ format: 'date-time' }),
   }),
-  // Read by query/minute-query.ts, which bounds the bars by it.
-  read: text,
+  // Epoch ms, as query/minute-query.ts compares each bar's end minute to it.
+  read: (raw): number | null => {
+    const at = instant(name)(raw);
+    return at === null ? null : Date.parse(at);
+  },
 });
 
 /** `since` / `until` of the revision trail: inclusive bounds on valid_from. */
@@ -202,8 +213,8 @@ export const QUERY_PARAMETERS = {
     }),
     read: text,
   },
-  time_from: timeBound('after'),
-  time_to: timeBound('before'),
+  time_from: timeBound('time_from', 'after'),
+  time_to: timeBound('time_to', 'before'),
   interval: {
     takes: (d, e) => e === 'rows' && (Boolean(d.daily?.aggregate) || Boolean(d.blocks)),
     doc: (d) =>
@@ -223,7 +234,7 @@ export const QUERY_PARAMETERS = {
               'rows add period_start and bar_count',
             schema: Type.String({ enum: [...INTERVALS], default: '1d' }),
           },
-    // The daily periods; the intraday ones are read by query/minute-query.ts before this parser.
+    // The daily periods; an intraday dataset's are read by readMinuteInterval (above).
     read: (raw): Interval => oneOf('interval', raw ?? '1d', INTERVALS),
   },
   source_priority: {
