@@ -12,7 +12,7 @@ import { JOIN_WHEN_READY } from './cluster/primary-link.js';
  * SIGTERM/SIGINT on. Workers are stateless; what they share without Redis (rate-limit counters,
  * batch events, metrics) goes through this process (cluster/worker-hub.ts).
  */
-function primary(workers: number): void {
+function primary(workers: number, redisUrl: string | undefined): void {
   // Workers accept connections themselves on the shared socket, not through this process
   // (Node's round-robin default on Linux): a stopped or busy primary then delays no new
   // connection. The kernel spreads them less evenly; NODE_CLUSTER_SCHED_POLICY=rr restores
@@ -27,6 +27,8 @@ function primary(workers: number): void {
   // serves, the others join, each listening only when its own database is ready.
   let forkedAll = false;
   const hub = serveWorkers({
+    // Under Redis the supervisor decides limits for the instance while Redis is unreachable.
+    ...(redisUrl ? { redisUrl } : {}),
     onReady: () => {
       if (forkedAll) return;
       forkedAll = true;
@@ -66,10 +68,11 @@ function primary(workers: number): void {
   fork();
 }
 
-const requested = cluster.isPrimary ? loadConfig().MDS_WORKERS : 1;
+const config = cluster.isPrimary ? loadConfig() : null;
+const requested = config ? config.MDS_WORKERS : 1;
 const workers = requested === 0 ? os.availableParallelism() : requested;
-if (cluster.isPrimary && workers > 1) {
-  primary(workers);
+if (config && workers > 1) {
+  primary(workers, config.REDIS_URL || undefined);
 } else {
   // Imported here, not above: a cluster primary never loads the service (about 50 MB less).
   import('./serve.js')

@@ -30,7 +30,8 @@ interface Unreported {
  * A cluster worker's limiter: the counting is done by the primary (cluster/worker-hub.ts), one
  * set of counters for every worker of the instance, so limits are exact as in one process. The
  * requests of one event-loop turn travel in one message. Used alone without Redis, and by
- * RedisLimiter while Redis is unreachable (so an instance's workers share one count then too).
+ * RedisLimiter while Redis is unreachable (the supervisor then decides for the whole instance
+ * until it has handed its count over to Redis: cluster/instance-limits.ts).
  *
  * The primary is asked with a bound (PRIMARY_TIMEOUT_MS, as for Redis): should it not answer
  * (stopped, busy, gone) the worker decides alone on `local`, which holds the instance's count
@@ -44,13 +45,26 @@ export class ClusterLimiter implements Limiter {
   private readonly now: () => number;
   private queue: Waiting[] = [];
   private readonly unreported = new Map<string, Unreported>();
+  private readonly floors: (id: string) => [day: number, minute: number];
 
+  /**
+   * `floors`: the counts sent for the primary to raise its own to, this worker's copy of the
+   * instance's count unless given (under Redis: what Redis is known to have counted, which the
+   * supervisor keeps apart from what it counted itself, see cluster/instance-limits.ts).
+   */
   constructor(
     private readonly link: PrimaryLink,
-    opts: { seed?: DaySeed; now?: () => number; local?: MemoryLimiter } = {},
+    opts: {
+      seed?: DaySeed;
+      now?: () => number;
+      local?: MemoryLimiter;
+      floors?: (id: string) => [day: number, minute: number];
+    } = {},
   ) {
     this.now = opts.now ?? Date.now;
-    this.local = opts.local ?? new MemoryLimiter(opts);
+    const local = opts.local ?? new MemoryLimiter(opts);
+    this.local = local;
+    this.floors = opts.floors ?? ((id) => local.known(id));
   }
 
   consume(p: Principal): LimitDecision | Promise<LimitDecision> {
@@ -70,20 +84,11 @@ export class ClusterLimiter implements Limiter {
   }
 
   /**
-   * Raises the primary's counts of a key to what this worker knows (`local`, e.g. Redis's last
-   * answer) and this worker's to the primary's: for RedisLimiter when Redis is back, so the
-   * shared counter is raised to the instance's whole count, not this worker's view of it.
+   * Whether the supervisor decides for the whole instance (Redis unreachable, or its outage count
+   * not yet handed over to Redis): then RedisLimiter asks it rather than Redis.
    */
-  async sync(p: Principal): Promise<void> {
-    const w = windowsAt(this.now());
-    const items = [this.item(p, w)];
-    try {
-      const counts = await this.link.ask<[number, number][]>({ mds: 'observe', items });
-      const [m, d] = counts[0] as [number, number];
-      this.local.observe(p.id, m, d);
-    } catch {
-      this.restore(items, w);
-    }
+  get instanceCounting(): boolean {
+    return this.link.limitsMode === 'instance';
   }
 
   private readonly flush = (): void => {
@@ -112,7 +117,7 @@ export class ClusterLimiter implements Limiter {
 
   /** One key's item: its limits, this worker's counts as floors, and what it served alone (taken). */
   private item(p: Principal, w: Windows): LimitItem {
-    const [day, minute] = this.local.known(p.id);
+    const [day, minute] = this.floors(p.id);
     const u = this.unreported.get(p.id);
     this.unreported.delete(p.id);
     const dayUnreported = u?.day === w.day ? u.dayCount : 0;

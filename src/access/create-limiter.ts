@@ -28,9 +28,20 @@ export async function createLimiter(
     : {};
   const link = primaryLink();
   if (!config.REDIS_URL) return link ? new ClusterLimiter(link, seed) : new MemoryLimiter(seed);
-  // In a cluster worker, the primary's count is the instance's while Redis is unreachable.
+  // In a cluster worker, the supervisor decides for the instance while Redis is unreachable;
+  // the floors it is sent are what Redis is known to have counted (`seen`), never its own
+  // answers, which it keeps apart (cluster/instance-limits.ts).
   const local = new MemoryLimiter(seed);
-  const instance = link ? { instance: { local, cluster: new ClusterLimiter(link, { local }) } } : {};
+  const seen = new MemoryLimiter(seed);
+  const instance = link
+    ? {
+        instance: {
+          local,
+          seen,
+          cluster: new ClusterLimiter(link, { local, floors: (id: string) => seen.known(id) }),
+        },
+      }
+    : {};
   const limiter = new RedisLimiter({ url: config.REDIS_URL, log, ...seed, ...instance });
   try {
     await limiter.ready(2000);

@@ -39,7 +39,6 @@ export interface RelayedEvent {
  */
 export type ToPrimary =
   | { mds: 'limit'; id: number; at: number; items: LimitItem[] }
-  | { mds: 'observe'; id: number; at: number; items: LimitItem[] }
   | { mds: 'peek'; id: number; at: number; ids: string[] }
   | { mds: 'metrics'; id: number; at: number }
   | { mds: 'ping'; id: number; at: number }
@@ -47,9 +46,20 @@ export type ToPrimary =
   | ({ mds: 'event' } & RelayedEvent)
   | { mds: 'ready' };
 
-/** Primary → worker: answers, events from any worker (its own included), a call for its metrics. */
+/**
+ * Who decides rate limits for the instance's workers under Redis: Redis (`shared`), or the
+ * supervisor (`instance`: Redis unreachable, or the supervisor's outage count not yet handed
+ * over to it). See cluster/instance-limits.ts.
+ */
+export type LimitsMode = 'shared' | 'instance';
+
+/**
+ * Primary → worker: answers, events from any worker (its own included), a call for its metrics,
+ * who decides limits (sent to every worker when it changes, and to a worker when it serves).
+ */
 export type ToWorker =
   | { mds: 'reply'; id: number; body?: unknown; error?: string }
+  | { mds: 'limits-mode'; mode: LimitsMode }
   | ({ mds: 'event' } & RelayedEvent)
   | { mds: 'metrics-collect'; id: number };
 

@@ -1,6 +1,6 @@
 import cluster from 'node:cluster';
 import { EventEmitter } from 'node:events';
-import { isMdsMessage, type ToPrimary, type ToWorker } from './messages.js';
+import { isMdsMessage, type LimitsMode, type ToPrimary, type ToWorker } from './messages.js';
 
 type Question = Extract<ToPrimary, { id: number }>;
 /** A question without its id and time (the link adds them); distributed over the union's members. */
@@ -34,6 +34,8 @@ export class PrimaryLink {
    */
   private unresponsive = false;
   private probing = false;
+  /** Who decides limits under Redis, as the primary last said (messages.ts). */
+  private mode: LimitsMode = 'shared';
 
   constructor(
     private readonly proc: NodeJS.Process = process,
@@ -50,14 +52,22 @@ export class PrimaryLink {
         this.pending.delete(m.id);
         if (m.error !== undefined) p.reject(new Error(m.error));
         else p.resolve(m.body);
-      } else if (m.mds === 'event') this.events.emit(m.kind, m.payload);
+      } else if (m.mds === 'limits-mode') this.mode = m.mode;
+      else if (m.mds === 'event') this.events.emit(m.kind, m.payload);
       else if (m.mds === 'metrics-collect') void this.answerMetrics(m.id);
     });
     // Without a primary nothing is answered any more: fail what waits (callers fall back).
     proc.on('disconnect', () => {
+      // No supervisor to decide for the instance: Redis again, or this worker alone.
+      this.mode = 'shared';
       for (const p of this.pending.values()) p.reject(new PrimaryUnavailableError('cluster primary gone'));
       this.pending.clear();
     });
+  }
+
+  /** Who decides limits under Redis: Redis, or the primary for the whole instance. */
+  get limitsMode(): LimitsMode {
+    return this.mode;
   }
 
   /** Whether questions are being answered (false after a timeout, until the primary answers again). */

@@ -10,6 +10,7 @@ import {
   type ToWorker,
 } from './messages.js';
 import { PRIMARY_TIMEOUT_MS } from './primary-link.js';
+import { InstanceLimits } from './instance-limits.js';
 
 /**
  * A limit question older than this, by the time it is read, is not acted on: its worker gives up
@@ -25,9 +26,27 @@ type Metrics = MetricObjectWithValues<MetricValue<string>>[];
  * counters (so a key's budget is the instance's, not each worker's), batch events passed to
  * every worker (an event stream on any worker sees batches processed on all), and `/metrics`
  * summed over the workers. Also which workers serve: `onReady` when one says so. JavaScript runs one message at a time, so check-and-count stays atomic.
+ * With `redisUrl`, the counters are Redis's and the supervisor decides only while Redis is
+ * unreachable, for the whole instance, and hands that count over when it is back
+ * (instance-limits.ts).
  */
-export function serveWorkers(opts: { onReady?: () => void } = {}): { serving(): number } {
+export function serveWorkers(opts: { onReady?: () => void; redisUrl?: string } = {}): {
+  serving(): number;
+} {
   const counters = new MemoryLimiter();
+  const limits = opts.redisUrl
+    ? new InstanceLimits({
+        url: opts.redisUrl,
+        onMode: (mode) => {
+          console.error(
+            mode === 'instance'
+              ? 'rate-limit counters: Redis unreachable; the supervisor decides for every worker until it is back'
+              : "rate-limit counters: the supervisor's count handed over to Redis; workers use Redis again",
+          );
+          for (const w of workers()) send(w, { mds: 'limits-mode', mode });
+        },
+      })
+    : null;
   /** Workers that said they serve (database ready, listening), by cluster id. */
   const serving = new Set<number>();
   cluster.on('exit', (w: Worker) => serving.delete(w.id));
@@ -82,6 +101,10 @@ export function serveWorkers(opts: { onReady?: () => void } = {}): { serving(): 
           send(worker, { mds: 'reply', id: m.id, error: 'stale' });
           break;
         }
+        if (limits) {
+          void limits.limit(m.items).then((body) => send(worker, { mds: 'reply', id: m.id, body }));
+          break;
+        }
         const body: LimitTally[] = m.items.map((item) => {
           merge(item);
           const [id, ratePerMinute, dailyQuota] = item;
@@ -90,23 +113,14 @@ export function serveWorkers(opts: { onReady?: () => void } = {}): { serving(): 
         send(worker, { mds: 'reply', id: m.id, body });
         break;
       }
-      case 'observe': {
-        if (Date.now() - m.at > STALE_MS) {
-          send(worker, { mds: 'reply', id: m.id, error: 'stale' });
-          break;
-        }
-        const body = m.items.map((item) => {
-          merge(item);
-          const [day, minute] = counters.known(item[0]);
-          return [minute, day];
-        });
-        send(worker, { mds: 'reply', id: m.id, body });
-        break;
-      }
       case 'ping':
         send(worker, { mds: 'reply', id: m.id });
         break;
       case 'peek':
+        if (limits) {
+          send(worker, { mds: 'reply', id: m.id, body: [...limits.peek(m.ids)] });
+          break;
+        }
         void counters
           .peek(m.ids)
           .then((counts) => send(worker, { mds: 'reply', id: m.id, body: [...counts] }));
@@ -121,6 +135,8 @@ export function serveWorkers(opts: { onReady?: () => void } = {}): { serving(): 
         );
         break;
       case 'ready':
+        // A worker forked during an outage learns who decides before its first request.
+        if (limits) send(worker, { mds: 'limits-mode', mode: limits.current });
         serving.add(worker.id);
         opts.onReady?.();
         break;
