@@ -18,7 +18,7 @@ import { recordValidator, type RecordContext, type RecordResult } from './record
 import { revertBatchId } from '../model/revisions.js';
 import { StepClock } from '../model/batch-steps.js';
 import { isCleanText, isPlainObject, type Row } from '../model/values.js';
-import { barRuleError, blockWrite } from './minute-bars.js';
+import { barMinute, blockWrite } from './minute-bars.js';
 
 export type { IngestOutcome } from '../model/batch-registry.js';
 
@@ -136,6 +136,7 @@ export class IngestService implements BatchIngest {
     const errors: RecordError[] = [];
     const rows: Row[] = [];
     const given: number[] = [];
+    const minutes: number[] = [];
     const seen = new Map<string, number>();
     let repeated = 0;
     for (let i = 0; i < records.length; i++) {
@@ -149,13 +150,13 @@ export class IngestService implements BatchIngest {
         errors.push(r.error);
         continue;
       }
-      const barError = dataset.blocks ? barRuleError(dataset.blocks, r.row) : null;
-      if (barError !== null) {
+      const minute = dataset.blocks ? barMinute(dataset.blocks, r.row) : 0;
+      if (typeof minute !== 'number') {
         errors.push({
           index: i,
           idempotency_key: r.idempotencyKey,
-          field: barError.field,
-          reason: barError.reason,
+          field: minute.field,
+          reason: minute.reason,
         });
         continue;
       }
@@ -177,6 +178,7 @@ export class IngestService implements BatchIngest {
       seen.set(key, rows.length);
       rows.push(r.row);
       given.push(r.updatedAtGiven ? 1 : 0);
+      if (dataset.blocks) minutes.push(minute);
     }
 
     const rejected = errors.length;
@@ -209,7 +211,7 @@ export class IngestService implements BatchIngest {
       {
         batchId: meta.batch_id,
         ...(dataset.blocks
-          ? blockWrite(dataset.blocks, rows, given, !full)
+          ? blockWrite(dataset.blocks, rows, given, minutes, !full)
           : { dataset, rows, updatedAtGiven: Uint8Array.from(given) }),
         prune:
           full && !skipPrune

@@ -15,11 +15,14 @@ const DAY_MS = 86_400_000;
 export function exchangeMinute(b: BarBlocks, time: string): { date: string; minute: number; whole: boolean } {
   const local = Date.parse(time) + b.offsetMinutes * 60_000;
   const ms = ((local % DAY_MS) + DAY_MS) % DAY_MS;
-  return {
-    date: new Date(local - ms).toISOString().slice(0, 10),
-    minute: Math.floor(ms / 60_000),
-    whole: ms % 60_000 === 0,
-  };
+  return { date: dayText(local - ms), minute: Math.floor(ms / 60_000), whole: ms % 60_000 === 0 };
+}
+
+// A batch's bars fall on a handful of days: the last day's text is kept, not built per bar.
+let lastDay = { ms: NaN, text: '' };
+function dayText(ms: number): string {
+  if (ms !== lastDay.ms) lastDay = { ms, text: new Date(ms).toISOString().slice(0, 10) };
+  return lastDay.text;
 }
 
 export const hhmm = (minute: number): string =>
@@ -30,15 +33,19 @@ export function sessionWords(b: BarBlocks): string {
   return `${b.sessions.map(([from, to]) => `${hhmm(from + 1)}–${hhmm(to)}`).join(', ')} (${b.utcOffset})`;
 }
 
-/** Why a validated bar cannot be stored (its time against the date and sessions); null: it can. */
-export function barRuleError(b: BarBlocks, row: Row): { field: string; reason: string } | null {
-  const reason = barTimeError(b, row);
-  return reason === null ? null : { field: b.time.name, reason };
-}
-
-function barTimeError(b: BarBlocks, row: Row): string | null {
+/**
+ * A validated bar's end minute in the exchange's day, or why it cannot be stored (its time
+ * against the date and sessions). The minute is kept for blockWrite, which would otherwise
+ * parse the time again.
+ */
+export function barMinute(b: BarBlocks, row: Row): number | { field: string; reason: string } {
   const time = row[b.time.name] as string;
   const at = exchangeMinute(b, time);
+  const reason = barTimeError(b, row, at);
+  return reason === null ? at.minute : { field: b.time.name, reason };
+}
+
+function barTimeError(b: BarBlocks, row: Row, at: ReturnType<typeof exchangeMinute>): string | null {
   if (!at.whole) return `${b.time.apiName} must be a whole minute (the bar's end minute)`;
   if (at.date !== row[b.date.name])
     return `${b.time.apiName} falls on ${at.date} at ${b.utcOffset}, not on the bar's ${b.date.apiName} ${String(row[b.date.name])}`;
@@ -50,11 +57,15 @@ function barTimeError(b: BarBlocks, row: Row): string | null {
   return null;
 }
 
-/** The batch's valid bars as block rows (one per code, date and source), for `applyBatch`. */
+/**
+ * The batch's valid bars as block rows (one per code, date and source), for `applyBatch`;
+ * `minutes[i]`: bar i's end minute (barMinute).
+ */
 export function blockWrite(
   b: BarBlocks,
   bars: readonly Row[],
   given: readonly number[],
+  minutes: readonly number[],
   merge: boolean,
 ): Pick<WriteBatch, 'dataset' | 'rows' | 'updatedAtGiven' | 'blocks'> {
   const groups = new Map<string, { row: Row; bars: { minute: number; values: (number | null)[] }[] }>();
@@ -81,7 +92,7 @@ export function blockWrite(
     if (u !== null && (g.row[updated] === null || (g.row[updated] as string) < u)) g.row[updated] = u;
     if (given[i] === 1) givenOf.set(g.row, 1);
     g.bars.push({
-      minute: exchangeMinute(b, bar[b.time.name] as string).minute,
+      minute: minutes[i] as number,
       values: b.values.map((f) => (bar[f.name] as number | null) ?? null),
     });
   });

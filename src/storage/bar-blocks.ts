@@ -37,12 +37,13 @@ export function* mergeBlocks(tx: Tx, batch: WriteBatch, merge: boolean): Step<Ba
   }
   const counts: BarCounts = { accepted: 0, unchanged: 0 };
   for (const row of batch.rows) {
-    const given = decodeBars(row[BLOCK_BARS] as string);
     const text = stored.get(keyString([row[code] ?? null, row[date] ?? null, row[source] ?? null]));
     if (text === undefined) {
-      counts.accepted += given.minutes.length;
+      // A new block: all its bars are accepted, counted without decoding what was just encoded.
+      counts.accepted += row[BLOCK_COUNT] as number;
       continue;
     }
+    const given = decodeBars(row[BLOCK_BARS] as string);
     const before = decodeBars(text);
     const same = sameBars(given, before);
     counts.unchanged += same;

@@ -35,3 +35,16 @@ it('matches either the JCS or the compact form and nothing else', () => {
   assert.equal(matchChecksum([{ n: Infinity }], sha256Hex('[{"n":null}]')), 'compact');
   assert.equal(canonicalJson([{ n: Infinity }]), null);
 });
+
+it('the compact form is still tried when only integer-like keys put it out of canonical order', () => {
+  // Object.keys lists integer-like keys first, in numeric order ("9" before "10"), while JCS
+  // sorts by code unit ("10" before "9"): the compact text differs although the keys were
+  // listed in ascending order, so the JCS text cannot stand for it.
+  const records = JSON.parse('[{"10":1,"9":2,"a":{"a":1,"b":0}}]') as unknown;
+  assert.equal(matchChecksum(records, sha256Hex('[{"9":2,"10":1,"a":{"a":1,"b":0}}]')), 'compact');
+  assert.equal(matchChecksum(records, sha256Hex('[{"10":1,"9":2,"a":{"a":1,"b":0}}]')), 'jcs');
+  // Keys in canonical order everywhere: one form, matched as JCS.
+  const sorted = JSON.parse('[{"a":[{"c":1,"d":"x"}],"b":2}]') as unknown;
+  assert.equal(matchChecksum(sorted, sha256Hex('[{"a":[{"c":1,"d":"x"}],"b":2}]')), 'jcs');
+  assert.equal(matchChecksum(sorted, sha256Hex('[{"b":2}]')), null);
+});
