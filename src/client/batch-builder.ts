@@ -28,14 +28,26 @@ export interface BuildOptions {
   sendTime?: Date;
 }
 
-/** The recommended record of decisions.md: idempotency_key = dataset and key values joined by ":". */
+/**
+ * The recommended record of decisions.md: idempotency_key = dataset and key values joined by ":".
+ * Every object's keys in JCS order (RFC 8785: code-unit order; field names are never
+ * integer-like, which JSON.stringify would list first; if one were, the service still matches the
+ * checksum, by building the JCS text), so the records as serialised are their
+ * own canonical form: the service matches the JCS checksum by hashing the bytes it received,
+ * without serialising the records again (a 100,000-bar batch: about 1 s of its ingest thread).
+ */
 export function toRecord(d: Dataset, data: RowData): IngestRecord {
   const unique: Record<string, string | number | null> = {};
-  for (const k of d.key) unique[k.name] = data[k.name] ?? null;
+  for (const k of d.key.map((f) => f.name).sort()) unique[k] = data[k] ?? null;
+  const sorted: RowData = {};
+  for (const k of Object.keys(data).sort()) {
+    const v = data[k];
+    if (v !== undefined) sorted[k] = v;
+  }
   return {
+    data: sorted,
     idempotency_key: [d.name, ...d.key.map((k) => String(data[k.name] ?? ''))].join(':'),
     unique_key: unique,
-    data,
   };
 }
 

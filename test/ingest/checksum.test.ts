@@ -4,6 +4,8 @@ import assert from 'node:assert/strict';
 import { createRequire } from 'node:module';
 import fc from 'fast-check';
 import { canonicalJson, matchChecksum, sha256Hex } from '../../src/ingest/checksum.js';
+import { CATALOG } from '../../src/catalog/catalog.js';
+import { buildBatch, toRecord } from '../../src/client/batch-builder.js';
 
 const canonicalize = createRequire(import.meta.url)('canonicalize') as (v: unknown) => string | undefined;
 
@@ -47,4 +49,29 @@ it('the compact form is still tried when only integer-like keys put it out of ca
   const sorted = JSON.parse('[{"a":[{"c":1,"d":"x"}],"b":2}]') as unknown;
   assert.equal(matchChecksum(sorted, sha256Hex('[{"a":[{"c":1,"d":"x"}],"b":2}]')), 'jcs');
   assert.equal(matchChecksum(sorted, sha256Hex('[{"b":2}]')), null);
+});
+
+it('the push client sends records as their own JCS text: matched from the bytes received', () => {
+  const d = CATALOG.byName.get('stock_minute') ?? assert.fail('no stock_minute');
+  const row = {
+    symbol: '600000',
+    date: '2024-03-01',
+    time: '2024-03-01T09:31:00+08:00',
+    open: 10.5,
+    high: 10.6,
+    low: 10.4,
+    close: 10.55,
+    volume: 1200,
+    amount: 12660.5,
+    source: 'eastmoney',
+  };
+  const batch = buildBatch(d, [toRecord(d, row)], {
+    source: 'eastmoney',
+    businessDate: '2024-03-01',
+    snapshotType: 'incremental',
+    runId: 'r',
+  });
+  const text = JSON.stringify(batch.records);
+  assert.equal(text, canonicalJson(JSON.parse(text)));
+  assert.equal(matchChecksum(JSON.parse(text), batch.checksum.sha256, Buffer.from(text)), 'sent');
 });
