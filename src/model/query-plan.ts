@@ -82,4 +82,9 @@ export interface QueryPlan {
   asOf?: string;
   /** The revision trail: every kept revision; `where`/`orderBy`/`select` may use REVISION_FIELDS. */
   trail?: boolean;
+  /**
+   * A chunk of an export: never read on the request thread even when bounded
+   * (storage/bounded-read.ts), so an export's reads keep a reader's deadline and stop.
+   */
+  bulk?: boolean;
 }

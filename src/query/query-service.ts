@@ -231,7 +231,7 @@ export class QueryService {
     const select = extra.length > 0 ? [...plan.select, ...extra] : plan.select;
     const keyOf = (r: Record<string, Value>): Value[] => plan.orderBy.map((o) => r[o.field.apiName] ?? null);
     const read = async (p: QueryPlan): Promise<Record<string, Value>[]> =>
-      (await this.store.datasets.query({ ...p, select }, false)).rows;
+      (await this.store.datasets.query({ ...p, select, bulk: true }, false)).rows;
     for await (const rows of exportChunks(plan, read, keyOf, () => this.versionOf(plan))) {
       if (extra.length > 0) for (const r of rows) for (const f of extra) delete r[f.apiName];
       yield rows;

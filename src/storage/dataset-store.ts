@@ -14,6 +14,7 @@ import {
 import { QUALITY_RULE, qualityVerdicts, verdictFromRow } from './quality-summary.js';
 import { runAsync, wait } from './step.js';
 import { KnownTimes } from './known-times.js';
+import { boundedRead } from './bounded-read.js';
 import {
   PRE_CLOSE_TOLERANCE,
   staleBefore,
@@ -71,37 +72,43 @@ export class SqlDatasetStore implements DatasetStore {
     return { rows: await this.known.json(plan.dataset.name, json), total };
   }
 
-  /** A page and, when wanted, its total (-1 when not). */
+  /**
+   * A page and, when wanted, its total (-1 when not). A bounded page (bounded-read.ts), with its
+   * count when it must be counted and is bounded too, is read on `db` (SQLite: the request
+   * thread's connection): a reader's round trip costs more than the statement. Any other on `reads`.
+   */
   private async page(
     plan: QueryPlan,
     withTotal: boolean,
     json: boolean,
   ): Promise<{ rows: DbRow[]; total: number }> {
-    const dialect = this.reads.dialect;
+    const bounded = this.reads === this.db ? null : boundedRead(plan);
+    const reads = bounded?.page && (!withTotal || bounded.count) ? this.db : this.reads;
+    const dialect = reads.dialect;
     const parts = planSelectParts(plan, dialect, true, json);
     if (withTotal && dialect.pageWithTotal) {
-      const rows = await this.reads.rows(dialect.pageWithTotal(parts, planCountSql(plan, dialect)), {
+      const rows = await reads.rows(dialect.pageWithTotal(parts, planCountSql(plan, dialect)), {
         prepared: true,
       });
       const first = rows[0];
       // Past the last row: the page is empty, so only the total is left to read.
-      if (!first) return { rows, total: await this.count(plan) };
+      if (!first) return { rows, total: await this.count(reads, plan) };
       const total = Number(first[TOTAL_COLUMN]);
       for (const r of rows) delete r[TOTAL_COLUMN];
       return { rows, total };
     }
     const short: ShortPage = plan.after === undefined ? { limit: plan.limit, offset: plan.offset } : null;
-    if (withTotal && this.reads.pageAndCount) {
-      return this.reads.pageAndCount(renderSelect(parts), planCountSql(plan, dialect), short);
+    if (withTotal && reads.pageAndCount) {
+      return reads.pageAndCount(renderSelect(parts), planCountSql(plan, dialect), short);
     }
-    const rows = await this.reads.rows(renderSelect(parts), { prepared: true });
+    const rows = await reads.rows(renderSelect(parts), { prepared: true });
     if (!withTotal) return { rows, total: -1 };
     // A short offset page ends the result: its total is known without counting.
-    return { rows, total: totalOfShortPage(rows.length, short) ?? (await this.count(plan)) };
+    return { rows, total: totalOfShortPage(rows.length, short) ?? (await this.count(reads, plan)) };
   }
 
-  private async count(plan: QueryPlan): Promise<number> {
-    const [n] = await this.reads.values(planCountSql(plan, this.reads.dialect), { prepared: true });
+  private async count(reads: ReadDb, plan: QueryPlan): Promise<number> {
+    const [n] = await reads.values(planCountSql(plan, reads.dialect), { prepared: true });
     return Number(n ?? 0);
   }
 

@@ -284,6 +284,11 @@ export class SqliteDb implements Db {
     );
   }
 
+  /** A page and its total in one read transaction on this connection (bounded reads: dataset-store.ts). */
+  async pageAndCount(page: Sql, count: Sql, short: ShortPage): Promise<{ rows: DbRow[]; total: number }> {
+    return this.pageCompiled(compile(page, SQLITE), { ...compile(count, SQLITE), short });
+  }
+
   async run(s: Sql): Promise<number> {
     return this.busyRetry(() => this.runNow(s));
   }
