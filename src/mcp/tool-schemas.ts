@@ -1,16 +1,22 @@
-import { ADJUSTS, INTERVALS, type Catalog, type Dataset } from '../catalog/catalog.js';
-import { allowedParams } from '../query/parse.js';
+import type { Catalog, Dataset } from '../catalog/catalog.js';
 import { QUALITY_PARAMS } from '../query/quality-service.js';
 import { QUALITY_SORTS } from '../model/quality-rules.js';
-import { revisionParams } from '../query/revision-query.js';
-import { MINUTE_INTERVALS } from '../query/minute-query.js';
+import {
+  endpointParameters,
+  endpointParamNames,
+  QUERY_PARAMETERS,
+  RANGE_SUMMARIES,
+  type EndpointParam,
+  type QueryEndpoint,
+  type QueryParameter,
+} from '../query/query-params.js';
 
 /**
  * The tools' input and output schemas (JSON Schema), derived from the catalog and from the
- * parameter lists the HTTP routes accept (allowedParams, revisionParams, QUALITY_PARAMS): a
- * parameter added there appears here without a change. Rules the schema cannot say per dataset
- * (which filters, which sort fields, real dates) are left to query/parse.ts, whose 4001 messages
- * come back as tool errors naming what is allowed.
+ * parameters the HTTP endpoints declare (query/query-params.ts: which endpoint takes each, its
+ * words and schema; QUALITY_PARAMS): a parameter added there appears here without a change.
+ * Rules the schema cannot say per dataset (which filters, which sort fields, real dates) are left
+ * to query/parse.ts, whose 4001 messages come back as tool errors naming what is allowed.
  */
 
 export type JsonSchema = { [k: string]: unknown };
@@ -48,6 +54,8 @@ const str = (description: string): JsonSchema => ({ type: 'string', description 
 const nullableStr = { type: ['string', 'null'] };
 const ROWS = { type: 'array', items: { type: 'object' } };
 
+const CURSOR = str('next_cursor of the previous answer, with otherwise the same arguments');
+
 const limit = (max: number, dflt: number): JsonSchema => ({
   type: 'integer',
   minimum: 1,
@@ -55,70 +63,72 @@ const limit = (max: number, dflt: number): JsonSchema => ({
   description: `rows in this answer, 1..${max} (default ${dflt}); an answer also stops at ${MAX_ROW_BYTES / 1024} KiB of rows and gives next_cursor`,
 });
 
-/** Datasets whose declaration allows a parameter, for its description. */
-const withParam = (datasets: readonly Dataset[], name: string): string =>
-  datasets
-    .filter((d) => allowedParams(d).includes(name))
-    .map((d) => d.name)
-    .join(', ');
+/** Schema keys a tool keeps from a declared parameter: parse.ts checks the rest (patterns,
+ * formats) with its 4001 naming what is allowed, and a tool's defaults are its own (limit). */
+const KEPT_KEYS = ['type', 'enum', 'minimum', 'maximum'] as const;
+/** An enum that differs by dataset is listed whole up to this many values (interval's two kinds);
+ * a longer one (a dataset's field names) is left to the description and the 4001. */
+const MAX_UNION_ENUM = 16;
 
-const withDaily = (datasets: readonly Dataset[]): string =>
-  datasets
-    .filter((d) => d.daily?.aggregate)
-    .map((d) => d.name)
-    .join(', ');
-const withBlocks = (datasets: readonly Dataset[]): string =>
-  datasets
-    .filter((d) => d.blocks)
-    .map((d) => d.name)
-    .join(', ');
+/**
+ * A query parameter as one schema for all `datasets` whose `endpoint` takes it, from its
+ * declaration (query/query-params.ts): its words when every dataset has the same, else its
+ * summary; its type, enum and bounds where the datasets agree. Undefined: none takes it.
+ */
+function declaredParam(
+  datasets: readonly Dataset[],
+  endpoint: QueryEndpoint,
+  name: string,
+): JsonSchema | undefined {
+  const taking: { dataset: string; doc: EndpointParam }[] = datasets.flatMap((d) =>
+    endpointParameters(d, endpoint)
+      .filter((p) => p.name === name)
+      .map((doc) => ({ dataset: d.name, doc })),
+  );
+  const docs = taking.map((t) => t.doc);
+  const [first] = docs;
+  if (!first) return undefined;
+  const words = [...new Set(docs.map((p) => p.description))];
+  const declared = (QUERY_PARAMETERS as Record<string, QueryParameter<unknown>>)[name];
+  const summary = name === 'date_from' || name === 'date_to' ? RANGE_SUMMARIES[name] : declared?.summary;
+  const schema: JsonSchema = {};
+  for (const key of KEPT_KEYS) {
+    const values = docs.map((p) => (p.schema as Record<string, unknown>)[key]);
+    if (values.every((v) => v === undefined)) continue;
+    if (key === 'enum') {
+      const union = [...new Set(values.flatMap((v) => (Array.isArray(v) ? (v as unknown[]) : [])))];
+      const same = values.every((v) => JSON.stringify(v) === JSON.stringify(values[0]));
+      if (same || union.length <= MAX_UNION_ENUM) schema.enum = union;
+    } else if (values.every((v) => JSON.stringify(v) === JSON.stringify(values[0]))) {
+      schema[key] = values[0];
+    }
+  }
+  const description = words.length === 1 ? first.description : (summary ?? words.join(' / '));
+  // Which datasets take it, when few do: a tool has one schema for them all.
+  const few = taking.length * 2 < datasets.length;
+  const names = taking.map((t) => t.dataset).join(', ');
+  return { ...schema, description: few ? `${description}. Datasets: ${names}` : description };
+}
 
-/** What is known about a parameter's type; any other parameter of the routes is a string. */
-function knownParams(datasets: readonly Dataset[], max: number, dflt: number): Record<string, JsonSchema> {
-  return {
-    date_from: str(
-      'first date, inclusive, YYYY-MM-DD, on the dataset’s date field (list_datasets: date_field)',
-    ),
-    date_to: str('last date, inclusive, YYYY-MM-DD'),
-    limit: limit(max, dflt),
-    offset: { type: 'integer', minimum: 0, description: 'rows to skip (prefer cursor for the next page)' },
-    cursor: str('next_cursor of the previous answer, with otherwise the same arguments'),
-    sort: str('a row field to sort by (default: the dataset’s sort); ties broken by the unique key'),
-    order: { type: 'string', enum: ['asc', 'desc'] },
-    fields: {
-      type: 'array',
-      items: { type: 'string' },
-      minItems: 1,
-      description: 'row fields to return (default: every field)',
-    },
-    as_of: str(
-      'point in time: the data as it stood at this instant (ISO 8601 with Z or an offset, e.g. 2024-06-30T00:00:00Z)',
-    ),
-    adjust: {
-      type: 'string',
-      enum: [...ADJUSTS],
-      description: `price adjustment of daily bars: qfq (forward), hfq (backward), none; datasets: ${withParam(datasets, 'adjust')}`,
-    },
-    adjust_anchor: str(
-      'with adjust=qfq: the date whose prices stay as traded (default: each code’s latest factor)',
-    ),
-    adjust_source: str('the source of the adjustment factors, when several are stored'),
-    interval: {
-      type: 'string',
-      // One enum for both kinds: the dataset's parse refuses the other kind's values (4001).
-      enum: [...new Set([...INTERVALS, ...MINUTE_INTERVALS])],
-      description:
-        `bar period. Daily datasets (${withDaily(datasets)}): 1d as stored, 1w, 1M, 1Q, 1Y. ` +
-        `Minute datasets (${withBlocks(datasets)}): 1m as stored, 5m, 15m, 30m, 60m by session (never across the lunch break), 1d the day`,
-    },
-    time_from: str(
-      'minute datasets: bars whose end minute is at or after this instant (ISO 8601 with an offset or Z, e.g. 2024-03-01T10:00:00+08:00)',
-    ),
-    time_to: str('minute datasets: bars whose end minute is at or before this instant (ISO 8601)'),
-    batch_id: str('only the changes made by this batch'),
-    since: str('only revisions that took effect at or after this instant (ISO 8601)'),
-    until: str('only revisions that took effect at or before this instant (ISO 8601)'),
-  };
+/**
+ * A tool's argument for a query parameter: the declared one, except where the tool's argument
+ * differs from the HTTP parameter's form — a tool's page size and cursor are its own answer's,
+ * and `fields` is a list rather than comma-separated text.
+ */
+function toolParam(
+  datasets: readonly Dataset[],
+  endpoint: QueryEndpoint,
+  max: number,
+  dflt: number,
+  name: string,
+): JsonSchema | undefined {
+  const declared = declaredParam(datasets, endpoint, name);
+  if (!declared) return undefined;
+  if (name === 'limit') return limit(max, dflt);
+  if (name === 'cursor') return CURSOR;
+  if (name === 'fields')
+    return { type: 'array', items: { type: 'string' }, minItems: 1, description: declared.description };
+  return declared;
 }
 
 /** The HTTP parameters a tool leaves out: JSON answers only. */
@@ -127,14 +137,18 @@ const NOT_OFFERED = new Set(['format']);
 /** Exact and like filters of a dataset: they go in `filters`, the rest are the tool's own arguments. */
 export const filterNames = (d: Dataset): string[] => [...d.exact, ...d.like].map((f) => f.apiName);
 
-/** `dataset`, `filters`, then every other parameter any dataset's route accepts. */
+/**
+ * `dataset`, `filters`, then every other parameter any dataset's `endpoint` accepts, as declared
+ * for the dataset `read` reads (a minute dataset's trail is its stored blocks').
+ */
 function datasetTool(
   datasets: readonly Dataset[],
-  paramsOf: (d: Dataset) => string[],
+  endpoint: QueryEndpoint,
+  read: (d: Dataset) => Dataset,
   filtersOf: (d: Dataset) => string[],
   filtersDescription: string,
 ): JsonSchema & { type: 'object' } {
-  const known = knownParams(datasets, MAX_ROWS, DEFAULT_ROWS);
+  const read_ = datasets.map(read);
   const filters = new Set(datasets.flatMap(filtersOf));
   const properties: Record<string, JsonSchema> = {
     dataset: {
@@ -153,10 +167,11 @@ function datasetTool(
       description: filtersDescription,
     },
   };
-  for (const d of datasets) {
-    for (const p of paramsOf(d)) {
+  for (const d of read_) {
+    for (const p of endpointParamNames(d, endpoint)) {
       if (filters.has(p) || NOT_OFFERED.has(p) || properties[p]) continue;
-      properties[p] = known[p] ?? str(`the ${p} parameter of the HTTP endpoint (docs/endpoints.md)`);
+      const schema = toolParam(read_, endpoint, MAX_ROWS, DEFAULT_ROWS, p);
+      if (schema) properties[p] = schema;
     }
   }
   return { type: 'object', properties, required: ['dataset'], additionalProperties: false };
@@ -217,7 +232,8 @@ export function toolDefinitions(catalog: Catalog): ToolDefinition[] {
         'interval and time_from/time_to 5- to 60-minute or daily bars of minute datasets.',
       inputSchema: datasetTool(
         all,
-        allowedParams,
+        'rows',
+        (d) => d,
         filterNames,
         'exact filters (equal; a list matches any of its values) and text filters (contains, case-insensitive) by row field name, e.g. {"code": ["510300", "510500"]}; list_datasets names each dataset’s filters',
       ),
@@ -247,7 +263,6 @@ export function toolDefinitions(catalog: Catalog): ToolDefinition[] {
           },
           ...Object.fromEntries(
             QUALITY_PARAMS.map((p): [string, JsonSchema] => {
-              const known = knownParams(daily, MAX_ROWS, DEFAULT_ROWS);
               if (p === 'sort') return [p, { type: 'string', enum: [...QUALITY_SORTS] }];
               if (p === 'code') return [p, str('one code only')];
               if (p === 'exchange') return [p, str('the calendar to judge by (default: the dataset’s own)')];
@@ -261,7 +276,7 @@ export function toolDefinitions(catalog: Catalog): ToolDefinition[] {
                     description: 'jump threshold, % (default 20)',
                   },
                 ];
-              return [p, known[p] ?? str(p)];
+              return [p, toolParam(daily, 'rows', MAX_ROWS, DEFAULT_ROWS, p) ?? str(p)];
             }),
           ),
         },
@@ -299,8 +314,9 @@ export function toolDefinitions(catalog: Catalog): ToolDefinition[] {
         'and when it was in force (valid_from, valid_to). Filter by the key fields to see one row’s history.',
       inputSchema: datasetTool(
         all,
+        'trail',
         // A minute dataset's trail is its stored blocks' (one per code, day and source).
-        (d) => revisionParams(d.blocks?.stored ?? d),
+        (d) => d.blocks?.stored ?? d,
         (d) => (d.blocks?.stored ?? d).exact.map((f) => f.apiName),
         'exact filters by row field name (a list matches any of its values), e.g. {"code": "510300", "date": "2024-03-01"}',
       ),
@@ -317,15 +333,15 @@ export function toolDefinitions(catalog: Catalog): ToolDefinition[] {
         type: 'object',
         properties: {
           [cal.exchange.apiName]: str(`the exchange: ${cal.exchange.description ?? 'its code'}`),
-          date_from: knownParams(all, MAX_DAYS, DEFAULT_DAYS).date_from,
-          date_to: knownParams(all, MAX_DAYS, DEFAULT_DAYS).date_to,
+          date_from: toolParam([catalog.calendar], 'rows', MAX_DAYS, DEFAULT_DAYS, 'date_from'),
+          date_to: toolParam([catalog.calendar], 'rows', MAX_DAYS, DEFAULT_DAYS, 'date_to'),
           open_only: {
             type: 'boolean',
             description: 'only trading days (default true); false: closed days too',
           },
           source: str('one source’s calendar, when several are stored'),
           limit: limit(MAX_DAYS, DEFAULT_DAYS),
-          cursor: str('next_cursor of the previous answer, with otherwise the same arguments'),
+          cursor: CURSOR,
         },
         required: [cal.exchange.apiName],
         additionalProperties: false,

@@ -64,6 +64,11 @@ export interface QueryParameter<T> {
   /** Whether this endpoint of the dataset takes it. */
   takes: (d: Dataset, endpoint: QueryEndpoint) => boolean;
   doc: (d: Dataset) => ParamDoc;
+  /**
+   * Its words for every dataset at once, where doc(d)'s differ by dataset: what one schema for all
+   * datasets says (the MCP tools, mcp/tool-schemas.ts).
+   */
+  summary?: string;
   /** Its text as its value, or its default when absent; 400 / 4001 naming it when not one. */
   read: (raw: string | undefined, d: Dataset) => T;
 }
@@ -184,6 +189,9 @@ export const QUERY_PARAMETERS = {
         'recomputed, pct_chg and volume as stored, no rounding (docs/bars-and-quality.md)',
       schema: Type.String({ enum: [...ADJUSTS], default: 'none' }),
     }),
+    summary:
+      "adjusted prices: hfq = price × the adjustment factor in force on the bar's date; qfq = that ÷ the " +
+      "anchor's factor; none as stored (default)",
     read: (raw): Adjust => oneOf('adjust', raw ?? 'none', ADJUSTS),
   },
   adjust_anchor: {
@@ -234,6 +242,9 @@ export const QUERY_PARAMETERS = {
               'rows add period_start and bar_count',
             schema: Type.String({ enum: [...INTERVALS], default: '1d' }),
           },
+    summary:
+      'bar period. Daily bars: 1d as stored (default), 1w, 1M, 1Q, 1Y, adjusted first. Minute bars: 1m as ' +
+      'stored (default), 5m, 15m, 30m, 60m by session (never across the lunch break), 1d the day',
     // The daily periods; an intraday dataset's are read by readMinuteInterval (above).
     read: (raw): Interval => oneOf('interval', raw ?? '1d', INTERVALS),
   },
@@ -280,6 +291,7 @@ export const QUERY_PARAMETERS = {
         (adjustOf(d) ? '. Under adjust, a price field sorts by its adjusted value' : ''),
       schema: Type.String({ enum: answerNames(d), default: d.sort.field.apiName }),
     }),
+    summary: "a row field to sort by (default: the dataset's sort); ties are broken by the unique key",
     // Which fields there are depends on interval (parse.ts).
     read: text,
   },
@@ -303,6 +315,7 @@ export const QUERY_PARAMETERS = {
         'Rows then hold only these fields (the row schema describes whole rows).',
       schema: Type.String(),
     }),
+    summary: 'row fields to return (default: every field)',
     // Which fields there are depends on interval (parse.ts).
     read: text,
   },
@@ -385,6 +398,16 @@ export interface EndpointParam extends ParamDoc {
   name: string;
 }
 
+/** A date range parameter's words, on the field named `on`. */
+const rangeWords = (name: (typeof RANGE_PARAMS)[number], on: string): string =>
+  `inclusive ${name === 'date_from' ? 'lower' : 'upper'} bound on ${on}, YYYY-MM-DD or YYYYMMDD`;
+
+/** The date range parameters' words for every dataset at once (`QueryParameter.summary`). */
+export const RANGE_SUMMARIES: Record<(typeof RANGE_PARAMS)[number], string> = {
+  date_from: rangeWords('date_from', "the dataset's date field (list_datasets: date_field)"),
+  date_to: rangeWords('date_to', "the dataset's date field"),
+};
+
 /** The catalog's filters of a dataset: exact (both endpoints), like (rows), the date range (both). */
 function filterParameters(d: Dataset, e: QueryEndpoint): EndpointParam[] {
   const range = d.range;
@@ -401,7 +424,7 @@ function filterParameters(d: Dataset, e: QueryEndpoint): EndpointParam[] {
     ...(range
       ? RANGE_PARAMS.map((name) => ({
           name,
-          description: `inclusive ${name === 'date_from' ? 'lower' : 'upper'} bound on ${range.apiName}, YYYY-MM-DD or YYYYMMDD`,
+          description: rangeWords(name, range.apiName),
           schema: QUERY_DATE,
           'x-mds-filter': 'range' as const,
           'x-mds-field': range.apiName,

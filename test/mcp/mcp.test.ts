@@ -5,6 +5,7 @@ import { MemoryLimiter } from '../../src/access/memory-limiter.js';
 import { KeyService } from '../../src/access/key-service.js';
 import { CATALOG } from '../../src/catalog/catalog.js';
 import { MAX_ROW_BYTES, MAX_ROWS } from '../../src/mcp/tool-schemas.js';
+import { endpointParameters, QUERY_PARAMETERS, type QueryParameter } from '../../src/query/query-params.js';
 import { QUERY_KEY, backends, push, startApp, type Harness } from '../helpers/harness.js';
 import { adjFactor, batch, days, etfBar } from '../helpers/batches.js';
 import { sampleRow } from '../helpers/sample-rows.js';
@@ -100,6 +101,30 @@ for (const backend of await backends()) {
         assert.ok(props[p], p);
       assert.equal(props.format, undefined);
       assert.equal(props.limit!.maximum, MAX_ROWS);
+      // The arguments' words are the HTTP parameters' declarations (query-params.ts): the same words
+      // where every dataset has them, else the declaration's summary, which each such one has.
+      const declared = QUERY_PARAMETERS as Record<string, QueryParameter<unknown>>;
+      for (const [name, p] of Object.entries(declared)) {
+        const words = new Set(
+          CATALOG.datasets.flatMap((d) =>
+            endpointParameters(d, 'rows')
+              .filter((e) => e.name === name)
+              .map((e) => e.description),
+          ),
+        );
+        if (words.size > 1)
+          assert.ok(p.summary, `${name}: its words differ by dataset, and it has no summary`);
+        if (!props[name] || ['limit', 'cursor'].includes(name)) continue;
+        const expected = words.size === 1 ? [...words][0]! : p.summary!;
+        assert.ok(
+          String(props[name]!.description).startsWith(expected),
+          `${name}: ${String(props[name]!.description)}`,
+        );
+      }
+      assert.match(
+        String(props.time_from!.description),
+        /\. Datasets: stock_minute, etf_minute, index_minute$/,
+      );
       assert.ok(tools.every((t) => t.annotations?.readOnlyHint === true && t.outputSchema));
     });
 
