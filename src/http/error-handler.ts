@@ -7,6 +7,7 @@ import { QueryAbortedError } from '../request-context.js';
 import { errorEnvelope, isQueryPath } from './envelope.js';
 import { DEFAULT_LIMIT, MAX_LIMIT } from '../query/parse.js';
 import { RouteMethods } from './route-methods.js';
+import { lingerOnClose } from './lingering-close.js';
 
 /** Fastify's own error codes, mapped to ours so a client mistake is never a 500. */
 const FASTIFY_CODES: Record<string, ErrorCode> = {
@@ -39,11 +40,15 @@ export function sendError(
 ): FastifyReply {
   reply.code(ERRORS[code].status);
   if (retryAfter !== null) reply.header('Retry-After', String(retryAfter));
-  // Refused before its body was read (auth, size): close the connection instead of reading
-  // and discarding an upload nobody will use (a 20 MB unauthenticated POST costs 20 MB otherwise).
+  // Refused before its body was read (auth, size, budgets): close the connection instead of
+  // reading an upload nobody will use (a 20 MB unauthenticated POST costs 20 MB otherwise), but
+  // lingering, so the client still uploading reads the answer rather than a reset.
   const declaresBody =
     req.headers['transfer-encoding'] !== undefined || Number(req.headers['content-length'] ?? 0) > 0;
-  if (req.body === undefined && declaresBody) reply.header('Connection', 'close');
+  if (req.body === undefined && declaresBody) {
+    reply.header('Connection', 'close');
+    lingerOnClose(req.raw);
+  }
   if (isQueryPath(req.url)) {
     const { limit, offset } = pageOf(req);
     return reply.send({ ...errorEnvelope(code, message, limit, offset), ...extra });

@@ -59,6 +59,39 @@ async function refusedExport(port: number, key: string, status: number, code: nu
   assert.equal(r.headers['retry-after'], '5');
 }
 
+/**
+ * A client that uploads a chunked body of `pieces` × 64 KiB slowly (10 ms apart) and reads
+ * nothing until it has sent all of it and its last chunk: what it then reads. A server that
+ * closed at once with unread bytes makes the kernel answer the client's next bytes with a
+ * reset, and the client never reads the answer (a lingering close reads and drops them).
+ */
+function slowChunkedUpload(port: number, headers: string, pieces: number): Promise<string> {
+  return new Promise<string>((resolve) => {
+    const s = net.connect(port, '127.0.0.1');
+    let got = '';
+    s.pause();
+    s.on('error', (err: Error) => resolve(`${got}<${err.message}>`));
+    s.on('data', (d: Buffer) => (got += d.toString('utf8')));
+    s.on('close', () => resolve(got));
+    s.on('connect', () => {
+      s.write(`POST ${PUSH} HTTP/1.1\r\nHost: x\r\n${headers}Transfer-Encoding: chunked\r\n\r\n`);
+      const piece = Buffer.alloc(64 * 1024, 0x20);
+      let n = 0;
+      const more = (): void => {
+        if (s.destroyed) return;
+        if (n++ === pieces) {
+          s.write('0\r\n\r\n', () => s.resume());
+          return;
+        }
+        s.write(`${piece.length.toString(16)}\r\n`);
+        s.write(piece);
+        s.write('\r\n', () => setTimeout(more, 10));
+      };
+      more();
+    });
+  });
+}
+
 const bodyOf = (raw: string): { code?: number } =>
   JSON.parse(raw.slice(raw.indexOf('\r\n\r\n') + 4)) as { code?: number };
 
@@ -164,6 +197,23 @@ describe('export and ingest budgets (a real server)', { timeout: 180_000 }, () =
     });
     assert.equal(rawStatus(chunked), 503, chunked.slice(0, 300));
     assert.equal(bodyOf(chunked).code, 5032);
+
+    // The same refusal to a client that goes on uploading 2 MiB and reads only then: the
+    // server lingers (reads and drops the rest) so the answer is read, not reset away.
+    const ingestHeaders = `UP-API-KEY: ${INGEST_KEY}\r\nContent-Type: application/json\r\n`;
+    const slow = await slowChunkedUpload(server.port, ingestHeaders, 32);
+    assert.equal(rawStatus(slow), 503, slow.slice(0, 300));
+    assert.match(slow, /retry-after: 2\r\n/i);
+    assert.match(slow, /connection: close\r\n/i);
+    assert.equal(bodyOf(slow).code, 5032);
+    // Every refusal before the body is read shares it: a wrong key (401) too.
+    const wrongKey = await slowChunkedUpload(
+      server.port,
+      'UP-API-KEY: not-a-key\r\nContent-Type: application/json\r\n',
+      32,
+    );
+    assert.equal(rawStatus(wrongKey), 401, wrongKey.slice(0, 300));
+    assert.equal(bodyOf(wrongKey).code, 4012);
 
     // Small batches still fit beside the first.
     const small = await pushBatch(
