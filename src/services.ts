@@ -10,6 +10,7 @@ import { QueryService } from './query/query-service.js';
 import { sourcePriorityDefaults } from './query/parse.js';
 import { CoverageCache } from './query/coverage-cache.js';
 import { QualityService } from './query/quality-service.js';
+import { MinuteQualityService } from './query/minute-quality.js';
 import { KeyRing } from './access/keyring.js';
 import { AuthFailureGuard } from './access/auth-failures.js';
 import { AdminTokens } from './access/admin-tokens.js';
@@ -57,6 +58,8 @@ export interface Services {
   readonly queryContexts: QueryContexts;
   readonly coverage: CoverageCache;
   readonly quality: QualityService;
+  /** The minute datasets' quality report (1d from the minutes against the daily dataset). */
+  readonly minuteQuality: MinuteQualityService;
   readonly keyring: KeyRing;
   /** Counts query requests per key; metered, so usage is recorded as it counts. */
   readonly limiter: Limiter;
@@ -117,6 +120,7 @@ export async function createServices(deps: ServiceDeps): Promise<Services> {
       pool && config.MDS_READER_PROCESSES === 0 ? () => pool.coverage() : undefined,
     ),
     quality: new QualityService(store, catalog),
+    minuteQuality: new MinuteQualityService(store, catalog),
     keyring: new KeyRing(store, config),
     limiter: metered(baseLimiter, usage),
     keys: new KeyService(store, keyDefaults(config)),

@@ -473,6 +473,8 @@ export interface BarBlocks {
   readonly stored: Dataset;
   /** `adjust=qfq|hfq`: the daily factor dataset and the prices it multiplies (open, high, low, close). */
   readonly adjust: { readonly factors: string; readonly prices: readonly Field[] } | null;
+  /** The daily dataset the quality report compares the day's bars with (null: none). */
+  readonly daily: string | null;
 }
 
 /** The stored form's payload column (base64 of the compressed block) and its bar count. */
@@ -554,6 +556,7 @@ export function compileBlocks(
     sessions,
     stored,
     adjust,
+    daily: b.daily ?? null,
   };
 }
 
@@ -600,6 +603,11 @@ export function compileCatalog(decls: readonly DatasetDeclaration[]): Catalog {
     const f = adjustOf(d)?.factors;
     if (f !== undefined && !byName.get(f)?.factors)
       throw new CatalogError(`${d.name}: adjust factors ${f} is not a dataset declaring factors`);
+  }
+  for (const d of datasets) {
+    const daily = d.blocks?.daily;
+    if (daily != null && !byName.get(daily)?.daily)
+      throw new CatalogError(`${d.name}: blocks daily ${daily} is not a daily series`);
   }
   if (datasets.filter((d) => d.calendar).length > 1)
     throw new CatalogError('more than one dataset declares a calendar');

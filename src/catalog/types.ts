@@ -94,6 +94,11 @@ export interface BlocksDeclaration {
   readonly sessions: readonly string[];
   /** `adjust=qfq|hfq` with a daily factor dataset: open, high, low and close multiplied by its factor. */
   readonly adjust?: { readonly factors: string };
+  /**
+   * The daily dataset of the same bars (keyed code, date, source): the quality report compares
+   * each day's bars resampled to `1d` with its bar of the same source (docs/minute-bars.md).
+   */
+  readonly daily?: string;
 }
 
 /** How one field of a daily bar becomes the field of a week, month, quarter or year bar. */

@@ -98,3 +98,95 @@ export const QualityAnswerSchema = Type.Object({
 });
 
 export const QUALITY_SORT_ENUM = [...QUALITY_SORTS];
+
+const DateSource = {
+  date: Type.String({ format: 'date' }),
+  source: Type.String(),
+};
+
+/**
+ * A row of a minute dataset's quality report (GET /api/v1/quality/stock_minute, …): one per code,
+ * its days' bars resampled to 1d against the daily dataset of the same source, and the days'
+ * own checks (docs/minute-bars.md "Quality report").
+ */
+export const MinuteQualityRowSchema = Type.Object(
+  {
+    code: Type.String(),
+    first_date: Type.String({ format: 'date', description: 'first trading date with bars in the window' }),
+    last_date: Type.String({ format: 'date', description: 'last trading date with bars in the window' }),
+    days: Type.Integer({ description: 'distinct trading dates with bars (two sources of a day count once)' }),
+    bars: Type.Integer({ description: 'minute bars, every source' }),
+    compared_days: Type.Integer({
+      description:
+        'days (per source) whose 1d bar from the minutes was compared with a daily bar of the same source',
+    }),
+    mismatched_days: Type.Integer({
+      description: 'of those, the days where a field differs beyond meta.tolerance',
+    }),
+    mismatches: Type.Array(
+      Type.Object({
+        ...DateSource,
+        field: Type.String({ description: 'open, high, low, close, volume or amount' }),
+        minutes: Type.Number({ description: "the 1d bar's value, from the minutes" }),
+        daily: Type.Number({ description: "the daily dataset's value" }),
+      }),
+      {
+        description: `the differing fields of those days, one item per field (the first ${MAX_LISTED_DATES})`,
+      },
+    ),
+    no_daily: Type.Integer({
+      description: 'days (per source) with minute bars but no daily bar of that source',
+    }),
+    no_daily_dates: Type.Array(Type.Object(DateSource), {
+      description: `those days (the first ${MAX_LISTED_DATES})`,
+    }),
+    no_minutes: Type.Integer({
+      description:
+        "traded daily bars (volume not 0) of a source that has this code's minutes, inside that source's first … last minute date, without minute bars",
+    }),
+    no_minute_dates: Type.Array(Type.Object(DateSource), {
+      description: `those days (the first ${MAX_LISTED_DATES})`,
+    }),
+    gap_days: Type.Integer({
+      description:
+        'days (per source) missing minutes inside a session that has bars (a half day or a session without any bar is no gap)',
+    }),
+    gaps: Type.Array(
+      Type.Object({
+        ...DateSource,
+        bars: Type.Integer({ description: "the day's bars" }),
+        expected: Type.Integer({ description: "the minutes of the day's sessions that have bars" }),
+      }),
+      { description: `those days (the first ${MAX_LISTED_DATES})` },
+    ),
+    ohlc_violations: Type.Integer({
+      description: 'minute bars with low > high, open or close outside [low, high], or a negative volume',
+    }),
+    ohlc_violation_times: Type.Array(
+      Type.Object({ time: Type.String({ format: 'date-time' }), source: Type.String() }),
+      { description: `those bars' end minutes (the first ${MAX_LISTED_DATES})` },
+    ),
+  },
+  { title: 'MinuteQualityRow' },
+);
+
+/** The minute report in the envelope; meta names the daily dataset and the tolerances it compared with. */
+export const MinuteQualityAnswerSchema = Type.Object({
+  code: Type.Integer({ description: '0 on success' }),
+  message: Type.String(),
+  data: Type.Array(MinuteQualityRowSchema),
+  meta: Type.Composite([
+    PageMetaSchema,
+    Type.Object({
+      daily: nullable(Type.String({ description: 'the daily dataset the 1d bars are compared with' })),
+      tolerance: Type.Object(
+        {
+          price: Type.Number({ description: 'open, high, low and close: largest difference taken as equal' }),
+          volume: Type.Number({ description: 'volume: largest difference taken as equal' }),
+          amount: Type.Number({ description: 'amount: largest difference taken as equal' }),
+        },
+        { description: 'a field differs when |minutes − daily| exceeds its tolerance' },
+      ),
+    }),
+  ]),
+});

@@ -1,6 +1,7 @@
 import { Type } from '@sinclair/typebox';
-import type { Catalog } from '../catalog/catalog.js';
-import { QUALITY_SORT_ENUM, QualityAnswerSchema } from '../contract/quality.js';
+import type { Catalog, Dataset } from '../catalog/catalog.js';
+import { MinuteQualityAnswerSchema, QUALITY_SORT_ENUM, QualityAnswerSchema } from '../contract/quality.js';
+import { MINUTE_QUALITY_LIMIT } from '../query/minute-quality.js';
 import { DEFAULT_LIMIT, MAX_LIMIT, QUERY_DATE } from '../query/query-params.js';
 import { DEFAULT_JUMP_PCT } from '../model/quality-rules.js';
 import type { ApiOperation, ApiParameter } from './api-operations.js';
@@ -78,11 +79,12 @@ export function qualityParameters(catalog?: Catalog): ApiParameter[] {
   ];
 }
 
-/** The report for query keys, and the same behind the admin token for the dashboard. */
+/** The report for query keys, and the same behind the admin token for the dashboard; the minute datasets' reports. */
 export function qualityOperations(catalog: Catalog): ApiOperation[] {
   const report = qualityOperation(catalog);
   return [
     report,
+    ...catalog.datasets.filter((d) => d.blocks).map(minuteQualityOperation),
     {
       ...report,
       path: '/admin/api/quality/{dataset}',
@@ -93,6 +95,42 @@ export function qualityOperations(catalog: Catalog): ApiOperation[] {
       auth: 'admin',
     },
   ];
+}
+
+/** A minute dataset's report: its own path (more specific than the daily report's `{dataset}`) and answer. */
+function minuteQualityOperation(d: Dataset): ApiOperation {
+  const [, code, dateFrom, dateTo, limit, offset, , order] = qualityParameters();
+  return {
+    method: 'get',
+    path: `/api/v1/quality/${d.name}`,
+    operationId: `quality_report_${d.name}`,
+    tags: ['reference'],
+    summary: `Data-quality report of ${d.name}`,
+    description:
+      "One row per code, paged by code: each day's minute bars resampled to 1d against the daily dataset's bar of " +
+      'the same source (fields beyond meta.tolerance listed), days with minutes but no daily bar and the reverse, ' +
+      'minutes missing inside a session, impossible bars. A page reads at most 6,000 code-days of blocks. ' +
+      'See docs/minute-bars.md.',
+    auth: 'query',
+    parameters: [
+      ...[code, dateFrom, dateTo].flatMap((p) => (p ? [p] : [])),
+      { name: 'source', in: 'query', description: 'one source only', schema: Type.String() },
+      ...(limit ? [{ ...limit, schema: Type.Integer({ minimum: 1, default: MINUTE_QUALITY_LIMIT }) }] : []),
+      ...(offset ? [offset] : []),
+      {
+        ...(order as ApiParameter),
+        description: 'order of the codes (default asc)',
+        schema: Type.String({ enum: ['asc', 'desc'] }),
+      },
+    ],
+    responses: {
+      200: {
+        description: 'the report in the envelope',
+        content: { 'application/json': MinuteQualityAnswerSchema },
+      },
+    },
+    errors: [4001],
+  };
 }
 
 function qualityOperation(catalog: Catalog): ApiOperation {

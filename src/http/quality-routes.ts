@@ -1,7 +1,15 @@
 import type { FastifyInstance } from 'fastify';
 import type { QualityService } from '../query/quality-service.js';
-import { QualityAnswerSchema } from '../contract/quality.js';
+import { MinuteQualityAnswerSchema, QualityAnswerSchema } from '../contract/quality.js';
+import type { MinuteQualityService } from '../query/minute-quality.js';
+import { MINUTE_TOLERANCE } from '../query/minute-quality.js';
 import { success } from './envelope.js';
+
+/** A report page's paging meta: offset pages, no cursor. */
+function offsetMeta(page: { rows: readonly unknown[]; total: number; limit: number; offset: number }) {
+  const { total, limit, offset } = page;
+  return { total, limit, offset, has_more: offset + page.rows.length < total, next_cursor: null };
+}
 
 /**
  * GET {prefix}/quality/:dataset: the data-quality report in the envelope. Registered by the
@@ -14,15 +22,40 @@ export function registerQualityRoute(app: FastifyInstance, path: string, quality
     return success({
       data: page.rows,
       meta: {
-        total: page.total,
-        limit: page.limit,
-        offset: page.offset,
-        has_more: page.offset + page.rows.length < page.total,
-        next_cursor: null,
+        ...offsetMeta(page),
         exchange: page.exchange,
         calendar: page.calendar,
         jump_pct: page.jumpPct,
       },
     });
   });
+}
+
+/**
+ * GET {prefix}/quality/<dataset> for each minute dataset (stored as bar blocks): its own report
+ * and answer shape, at the path a user tries after the daily ones (a static path, so Fastify
+ * prefers it to the daily report's `:dataset`).
+ */
+export function registerMinuteQualityRoutes(
+  app: FastifyInstance,
+  prefix: string,
+  minute: MinuteQualityService,
+): void {
+  for (const d of minute.datasets()) {
+    app.get(
+      `${prefix}/${d.name}`,
+      { schema: { response: { 200: MinuteQualityAnswerSchema } } },
+      async (req) => {
+        const page = await minute.report(d, req.query as Record<string, unknown>);
+        return success({
+          data: page.rows,
+          meta: {
+            ...offsetMeta(page),
+            daily: page.daily,
+            tolerance: MINUTE_TOLERANCE,
+          },
+        });
+      },
+    );
+  }
 }

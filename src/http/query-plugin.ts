@@ -6,7 +6,7 @@ import { EXPORT_FORMATS } from '../export/export-formats.js';
 import { checkQueryEncoding } from '../query/parse.js';
 import { authHook } from './auth-hook.js';
 import { registerQueryRoutes } from './query-routes.js';
-import { registerQualityRoute } from './quality-routes.js';
+import { registerMinuteQualityRoutes, registerQualityRoute } from './quality-routes.js';
 import { readSessionHook } from './read-needs.js';
 import { QueryAbortedError, runInQueryContext } from '../request-context.js';
 
@@ -40,6 +40,7 @@ export async function queryPlugin(app: FastifyInstance, { services }: { services
     minute: services.minute,
   });
   registerQualityRoute(app, '/api/v1/quality/:dataset', services.quality);
+  registerMinuteQualityRoutes(app, '/api/v1/quality', services.minuteQuality);
 }
 
 /**

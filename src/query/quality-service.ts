@@ -272,8 +272,8 @@ function unjudged(r: QualityRow, cal: DaySpan | null): DaySpan[] {
 const minDate = (a: string, b: string): string => (a < b ? a : b);
 const maxDate = (a: string, b: string): string => (a > b ? a : b);
 
-/** The report's `code` in the stored form (the daily code field's spellings, codes.ts). */
-function codeParam(d: Dataset, raw: string | undefined): string | null {
+/** The report's `code` in the stored form (the code field's spellings, codes.ts). */
+export function codeParam(d: Dataset, raw: string | undefined): string | null {
   if (raw === undefined) return null;
   // One code: a list would match no stored code and answer an empty report, silently.
   if (raw.includes(','))
@@ -281,12 +281,16 @@ function codeParam(d: Dataset, raw: string | undefined): string | null {
       `the quality report's code takes one code (got "${raw}"); leave code out for every code's row`,
       { parameter: 'code' },
     );
-  const market = d.daily ? d.codes.get(d.daily.code) : undefined;
+  const field = d.daily?.code ?? d.blocks?.code;
+  const market = field ? d.codes.get(field) : undefined;
   return market ? normalizeCode(market, raw) : raw;
 }
 
-function parse(d: Dataset, calendar: Dataset, raw: Record<string, unknown>): Parsed {
-  const allowed: readonly string[] = QUALITY_PARAMS;
+/**
+ * A report's query string: each parameter known and given once as clean text (400 / 4001
+ * otherwise), read as text, a date or a bounded integer. Shared by the minute report.
+ */
+export function reportParams(raw: Record<string, unknown>, allowed: readonly string[]) {
   const get = (name: string): string | undefined => {
     const v = raw[name];
     if (v === undefined) return undefined;
@@ -311,15 +315,24 @@ function parse(d: Dataset, calendar: Dataset, raw: Record<string, unknown>): Par
       throw invalid(`${name} must be an integer ≥ ${min} (got "${v}")`, { parameter: name });
     return n;
   };
+  const order = (): 'asc' | 'desc' | undefined => {
+    const v = get('order');
+    if (v !== undefined && v !== 'asc' && v !== 'desc')
+      throw invalid('order must be asc or desc', { parameter: 'order', allowed: ['asc', 'desc'] });
+    return v;
+  };
+  return { get, date, int, order };
+}
+
+function parse(d: Dataset, calendar: Dataset, raw: Record<string, unknown>): Parsed {
+  const { get, date, int, order } = reportParams(raw, QUALITY_PARAMS);
   const sortRaw = get('sort') ?? 'missing';
   if (!(QUALITY_SORTS as readonly string[]).includes(sortRaw))
     throw invalid(`sort must be one of: ${QUALITY_SORTS.join(', ')}`, {
       parameter: 'sort',
       allowed: [...QUALITY_SORTS],
     });
-  const orderRaw = get('order');
-  if (orderRaw !== undefined && orderRaw !== 'asc' && orderRaw !== 'desc')
-    throw invalid('order must be asc or desc', { parameter: 'order', allowed: ['asc', 'desc'] });
+  const orderRaw = order();
   const exchange = get('exchange') ?? (d.daily?.calendar as string);
   const jumpRaw = get('jump_pct');
   const jumpPct = jumpRaw === undefined ? DEFAULT_JUMP_PCT : Number(jumpRaw);

@@ -11,6 +11,7 @@ import {
   summaryStateSql,
   summaryTotalsSql,
 } from './quality-sql.js';
+import { minuteCodeCountSql, minuteCodesSql } from './quality-minute-sql.js';
 import { QUALITY_RULE, qualityVerdicts, verdictFromRow } from './quality-summary.js';
 import { runAsync, wait } from './step.js';
 import { KnownTimes } from './known-times.js';
@@ -23,6 +24,8 @@ import {
   type FactorPoint,
 } from '../model/quality-rules.js';
 import type {
+  MinuteCodeSpan,
+  MinuteQualityQuery,
   QualityPage,
   QualityPageRequest,
   QualityQuery,
@@ -158,6 +161,28 @@ export class SqlDatasetStore implements DatasetStore {
         last_batch_at: (s?.last_batch_at as string | null | undefined) ?? null,
       };
     });
+  }
+
+  async minuteQualityCodes(
+    mq: MinuteQualityQuery,
+    limit: number,
+    offset: number,
+  ): Promise<{ rows: MinuteCodeSpan[]; total: number }> {
+    const [rows, [n]] = await Promise.all([
+      this.reads.rows(minuteCodesSql(mq, limit, offset)),
+      this.reads.values(minuteCodeCountSql(mq)),
+    ]);
+    return {
+      rows: rows.map((r) => ({
+        code: String(r.code),
+        first_date: String(r.first_date),
+        last_date: String(r.last_date),
+        days: Number(r.days),
+        blocks: Number(r.blocks),
+        bars: Number(r.bars),
+      })),
+      total: Number(n ?? 0),
+    };
   }
 
   async qualityCalendar(

@@ -184,6 +184,35 @@ export interface DatasetStore {
     latest: string | null,
     page: QualityPageRequest,
   ): Promise<QualityPage | null>;
+  /**
+   * The minute quality report's page of codes (quality-minute-sql.ts), ordered by code, each
+   * with the span, days, blocks and bars of its stored blocks that the query selects.
+   */
+  minuteQualityCodes(
+    q: MinuteQualityQuery,
+    limit: number,
+    offset: number,
+  ): Promise<{ rows: MinuteCodeSpan[]; total: number }>;
+}
+
+/** What a minute quality report covers: a dataset of bar blocks, optionally one code and source, a date window. */
+export interface MinuteQualityQuery {
+  dataset: Dataset;
+  code: string | null;
+  source: string | null;
+  dateFrom: string | null;
+  dateTo: string | null;
+  order: 'asc' | 'desc';
+}
+
+/** One code of a minute quality report as the block table tells it, before any block is decoded. */
+export interface MinuteCodeSpan {
+  code: string;
+  first_date: string;
+  last_date: string;
+  days: number;
+  blocks: number;
+  bars: number;
 }
 
 /** What a quality report covers: a daily dataset, judged by one exchange's calendar. */

@@ -91,7 +91,11 @@ class Contract {
   /** The operation answering `method url`, and its path template. */
   find(method: string, url: string): { op: Op; template: string } {
     const p = url.split('?')[0] as string;
-    for (const [template, item] of Object.entries(this.doc.paths)) {
+    // Concrete paths before templated ones, as OpenAPI matches them (/quality/stock_minute).
+    const paths = Object.entries(this.doc.paths).sort(
+      ([a], [b]) => Number(a.includes('{')) - Number(b.includes('{')),
+    );
+    for (const [template, item] of paths) {
       const re = new RegExp(`^${template.replace(/\{[^}]+\}/g, '[^/]+')}$`);
       const op = item[method.toLowerCase()];
       if (op && re.test(p)) return { op, template };

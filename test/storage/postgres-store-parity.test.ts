@@ -233,6 +233,9 @@ async function scenario(store: Store): Promise<unknown[]> {
   seen.push(await store.datasets.qualitySummaryPage(qq, '2024-06-05', page));
   seen.push(await store.datasets.qualitySummaryPage({ ...qq, code: 'A' }, null, { ...page, offset: 0 }));
   seen.push(await store.datasets.qualityChecks(qq, ['A', 'B'], 1));
+  // The minute report's codes (their values on both backends: test/query/minute-quality.test.ts).
+  const mq = { dataset: dataset('stock_minute'), code: null, source: null, dateFrom: null, dateTo: null };
+  seen.push(await store.datasets.minuteQualityCodes({ ...mq, order: 'asc' }, 10, 0));
 
   // Revisions: what a batch changed, reverts (done, unknown batch), retention.
   const b2 = await store.batches.getBatch('b2');
@@ -280,6 +283,7 @@ const OPERATIONS = {
     qualityCodes: true,
     qualitySummaryPage: true,
     qualityChecks: true,
+    minuteQualityCodes: true,
   } satisfies Record<keyof DatasetStore, true>,
   batches: {
     getBatch: true,

@@ -63,21 +63,17 @@ export const stockMinute = minute(
   '/api/v1/stock/minute',
   'code',
   'number!',
-  ADJUSTED_BLOCKS,
+  { ...ADJUSTED_BLOCKS, daily: 'stock_daily' },
 );
-export const etfMinute = minute(
-  'etf_minute',
-  'ETF 1-minute bars',
-  '/api/v1/etf/minute',
-  'code',
-  'number!',
-  ADJUSTED_BLOCKS,
-);
+export const etfMinute = minute('etf_minute', 'ETF 1-minute bars', '/api/v1/etf/minute', 'code', 'number!', {
+  ...ADJUSTED_BLOCKS,
+  daily: 'etf_daily',
+});
 export const indexMinute = minute(
   'index_minute',
   'Index 1-minute bars (volume and amount optional)',
   '/api/v1/index/minute',
   'index_code',
   'number',
-  A_SHARE_BLOCKS,
+  { ...A_SHARE_BLOCKS, daily: 'index_daily' },
 );
