@@ -61,6 +61,13 @@ export interface BatchIngest {
  */
 export const BEFORE_COMMIT = diagnosticsChannel.channel('mds:ingest:before-commit');
 
+/**
+ * Published, like BEFORE_COMMIT, once the changes' known instant is recorded: the last thing
+ * before COMMIT (SQLite's read gate is held from just before that instant: a test holds a change
+ * here to show reads wait for it).
+ */
+export const AFTER_KNOWN = diagnosticsChannel.channel('mds:ingest:after-known');
+
 export const PRUNE_SKIPPED =
   'full snapshot prune skipped: some records were rejected, so nothing was deleted';
 
@@ -222,6 +229,9 @@ export class IngestService implements BatchIngest {
         beforeKnown: () => {
           if (BEFORE_COMMIT.hasSubscribers) BEFORE_COMMIT.publish({ batchId: meta.batch_id });
         },
+        afterKnown: () => {
+          if (AFTER_KNOWN.hasSubscribers) AFTER_KNOWN.publish({ batchId: meta.batch_id });
+        },
         steps,
       },
       (o) => {
@@ -257,13 +267,14 @@ export class IngestService implements BatchIngest {
    */
   async revert(batchId: string): Promise<{ record: BatchRecord; counts: RevertCounts }> {
     const result = isCleanText(batchId)
-      ? await this.store.revisions.revertBatch(
-          batchId,
-          () => this.clock().toISOString(),
-          () => {
+      ? await this.store.revisions.revertBatch(batchId, () => this.clock().toISOString(), {
+          beforeKnown: () => {
             if (BEFORE_COMMIT.hasSubscribers) BEFORE_COMMIT.publish({ batchId: revertBatchId(batchId) });
           },
-        )
+          afterKnown: () => {
+            if (AFTER_KNOWN.hasSubscribers) AFTER_KNOWN.publish({ batchId: revertBatchId(batchId) });
+          },
+        })
       : ({ kind: 'not_found' } as const);
     switch (result.kind) {
       case 'not_found':

@@ -65,7 +65,7 @@ export function* batchTransaction(
   batch.beforeKnown?.();
   // Known when it becomes visible: the instant is taken and recorded last, just before COMMIT.
   const processedAt = changes
-    ? yield* publish(tx, batch.dataset.name, batch.batchId, at, batch.clock?.() ?? batch.now)
+    ? yield* publish(tx, batch.dataset.name, batch.batchId, at, () => batch.clock?.() ?? batch.now)
     : clock;
   const record = {
     ...finish({
@@ -78,6 +78,7 @@ export function* batchTransaction(
     processed_at: processedAt,
   };
   yield* insertRecord(tx, record);
+  if (changes) batch.afterKnown?.();
   lap(batch.steps, 'record');
   return { kind: 'applied', record };
 }

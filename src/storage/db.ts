@@ -77,6 +77,13 @@ export interface Tx {
   /** Serialises migrations across processes and lifts the statement timeout for index builds. */
   lockMigration(): Step<void>;
   /**
+   * Just before a change's known instant is read (revisions.ts publish): holds new reads back
+   * until this transaction has ended (SQLite: sqlite/read-gate.ts), so that a read either sees
+   * the change or began before that instant. Returns the earliest instant the change may be
+   * known at ('' on PostgreSQL: no gate).
+   */
+  holdReads(): Step<string>;
+  /**
    * Upserts the batch's rows (statement: sql.ts upsertWriteColumns / upsertConflictClause),
    * each stamped as a revision of the batch at `at` (revisions.ts); every stored version a row
    * replaces is first copied into the revision table, closed at `at` (revisions.ts

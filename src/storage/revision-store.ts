@@ -1,7 +1,7 @@
 import type { Catalog } from '../catalog/catalog.js';
 import type { Db } from './db.js';
 import { batchChangesSteps, purgeRevisionsSql, revertSteps, touchStateSql } from './revisions.js';
-import type { BatchChanges, RevertResult, RevisionStore } from './store.js';
+import type { BatchChanges, KnownHooks, RevertResult, RevisionStore } from './store.js';
 import type { BatchRecord } from '../model/batch.js';
 
 /** Revisions deleted per statement by retention: other writers wait at most one step. */
@@ -14,8 +14,8 @@ export class SqlRevisionStore implements RevisionStore {
     private readonly catalog: Catalog,
   ) {}
 
-  revertBatch(batchId: string, clock: () => string, beforeKnown?: () => void): Promise<RevertResult> {
-    return this.db.transaction((tx) => revertSteps(tx, this.catalog, batchId, clock, beforeKnown));
+  revertBatch(batchId: string, clock: () => string, hooks?: KnownHooks): Promise<RevertResult> {
+    return this.db.transaction((tx) => revertSteps(tx, this.catalog, batchId, clock, hooks));
   }
 
   batchChanges(record: BatchRecord, sample: number): Promise<BatchChanges> {

@@ -19,7 +19,7 @@ import {
 import type { Step } from './step.js';
 import { refreshPeriods } from './period-store.js';
 import { refreshQuality } from './quality-summary.js';
-import type { BatchChanges, RevertResult, WriteBatch } from './store.js';
+import type { BatchChanges, KnownHooks, RevertResult, WriteBatch } from './store.js';
 import type { BatchRecord } from '../model/batch.js';
 import type { Value } from '../model/values.js';
 import { revisionTable, revisionTableName } from './revision-schema.js';
@@ -95,9 +95,13 @@ export function* publish(
   dataset: string,
   batchId: string,
   stamp: string,
-  clock: string,
+  clock: () => string,
 ): Step<string> {
-  const known = clock > stamp ? clock : stamp;
+  // Reads are held back from here to the end of the COMMIT (SQLite's read gate), so the
+  // clock is read after: no read can pass between the instant and the change's visibility.
+  const floor = yield* tx.holdReads();
+  const now = clock();
+  const known = [now, stamp, floor].reduce((a, b) => (b > a ? b : a));
   yield* tx.run(
     sql`INSERT INTO mds_changes (dataset, valid_from, known_at, batch_id) SELECT ${dataset}, '', '', ${BASELINE_BATCH}
       WHERE NOT EXISTS (SELECT 1 FROM mds_changes WHERE dataset = ${dataset})`,
@@ -279,7 +283,7 @@ export function* revertSteps(
   catalog: Catalog,
   batchId: string,
   clock: () => string,
-  beforeKnown?: () => void,
+  hooks?: KnownHooks,
 ): Step<RevertResult> {
   const [row] = yield* tx.rows(sql`SELECT * FROM mds_batches WHERE batch_id = ${batchId}`);
   if (!row) return { kind: 'not_found' };
@@ -374,9 +378,10 @@ export function* revertSteps(
   yield* refreshQuality(tx, catalog, d, changed);
   yield* refreshPeriods(tx, d, changed);
   // Known when it commits: the record's reverted_at is that instant.
-  beforeKnown?.();
-  const known = yield* publish(tx, d.name, revert, at, clock());
+  hooks?.beforeKnown?.();
+  const known = yield* publish(tx, d.name, revert, at, clock);
   yield* tx.run(sql`UPDATE mds_batches SET reverted_at = ${known} WHERE batch_id = ${batchId}`);
+  hooks?.afterKnown?.();
   return {
     kind: 'reverted',
     record: { ...record, reverted_at: known },

@@ -49,6 +49,11 @@ export interface WriteBatch {
    * changes become known is taken (revisions.ts publish): a test hook's place (ingest-service.ts).
    */
   beforeKnown?: () => void;
+  /**
+   * Called once the instant is recorded, with the batch's record the last statement before
+   * COMMIT (reads are held back by then on SQLite: docs/point-in-time.md): a test hook's place.
+   */
+  afterKnown?: () => void;
   /** Lapped at the end of each step of the transaction (batch-steps.ts), when given. */
   steps?: StepClock;
   /**
@@ -253,13 +258,16 @@ export interface BatchStore {
   listBatches(filter: BatchListFilter): Promise<BatchRecord[]>;
 }
 
+/** A change's test hooks around the instant it becomes known (WriteBatch's beforeKnown, afterKnown). */
+export type KnownHooks = Pick<WriteBatch, 'beforeKnown' | 'afterKnown'>;
+
 /** Revision history beyond what the batch transaction writes (revision-store.ts). */
 export interface RevisionStore {
   /**
    * Puts back what the batch changed, as new revisions of batch `revert:<id>`, in one
    * transaction; or refuses (conflict, no history) changing nothing. `clock`: ISO now.
    */
-  revertBatch(batchId: string, clock: () => string, beforeKnown?: () => void): Promise<RevertResult>;
+  revertBatch(batchId: string, clock: () => string, hooks?: KnownHooks): Promise<RevertResult>;
   /** The revisions a batch wrote: counts per op and up to `sample` of them with the values before. */
   batchChanges(record: BatchRecord, sample: number): Promise<BatchChanges>;
   /**

@@ -9,7 +9,9 @@ import fs from 'node:fs';
  * - MDS_TEST_PAUSE_BEFORE_COMMIT_MS: prints `PAUSE_MARKER <batch_id>` to stderr and blocks
  *   that long (the crash suite SIGKILLs the process at exactly that point);
  * - MDS_TEST_HOLD_FILE: writes `<file>.held` (the batch_id) and blocks while `<file>` exists
- *   (a test proves queries and /health are answered meanwhile, then deletes the file).
+ *   (a test proves queries and /health are answered meanwhile, then deletes the file); with
+ *   MDS_TEST_HOLD_AT=known, not there but once the changes' known instant is recorded (the
+ *   after-known channel: the last thing before COMMIT).
  * The production code knows nothing of these variables. Plain JavaScript: worker threads load
  * it before they can load TypeScript.
  */
@@ -20,6 +22,8 @@ const pauseMs = Number(process.env.MDS_TEST_PAUSE_BEFORE_COMMIT_MS ?? 0);
 const holdFile = process.env.MDS_TEST_HOLD_FILE ?? '';
 const cell = new Int32Array(new SharedArrayBuffer(4));
 
+const holdAtKnown = process.env.MDS_TEST_HOLD_AT === 'known';
+
 function onBeforeCommit(message) {
   const { batchId } = message;
   if (pauseMs > 0) {
@@ -27,6 +31,10 @@ function onBeforeCommit(message) {
     process.stderr.write(`${PAUSE_MARKER} ${batchId}\n`);
     Atomics.wait(cell, 0, 0, pauseMs);
   }
+  if (!holdAtKnown) hold(batchId);
+}
+
+function hold(batchId) {
   if (holdFile && fs.existsSync(holdFile)) {
     fs.writeFileSync(`${holdFile}.held`, batchId);
     // Synchronous on purpose: the transaction (and this thread) stays where it is.
@@ -35,3 +43,5 @@ function onBeforeCommit(message) {
 }
 
 if (pauseMs > 0 || holdFile) diagnosticsChannel.subscribe('mds:ingest:before-commit', onBeforeCommit);
+if (holdFile && holdAtKnown)
+  diagnosticsChannel.subscribe('mds:ingest:after-known', ({ batchId }) => hold(batchId));

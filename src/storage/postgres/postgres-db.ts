@@ -19,7 +19,7 @@ import {
   upsertWriteColumns,
   type Sql,
 } from '../sql.js';
-import { runAsync, wait, type Step } from '../step.js';
+import { now, runAsync, wait, type Step } from '../step.js';
 import { QueryTimeoutError, StoreSetupError, StoreUnavailableError, type WriteBatch } from '../store.js';
 import type { Row } from '../../model/values.js';
 import { binaryCopyChunks, stagingType } from './copy-binary.js';
@@ -536,6 +536,9 @@ export class PostgresDb implements Db {
             await c.query(timed('SET LOCAL statement_timeout = 0'));
           })(),
         ),
+      // No gate: a snapshot is taken when a statement starts, and a commit becomes visible to
+      // new snapshots at once after its log flush (docs/point-in-time.md, the residual window).
+      holdReads: () => now(''),
       writeRows: (batch, at) => wait(this.writeRows(c, batch, at)),
       batchKeys: () =>
         wait(

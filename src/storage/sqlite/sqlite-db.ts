@@ -11,6 +11,7 @@ import { keyIndexOrder } from '../schema.js';
 import { revisionColumns } from '../revisions.js';
 import { now, runSync, type Step } from '../step.js';
 import { StoreUnavailableError, type WriteBatch } from '../store.js';
+import { GATE_HELD, ReadGate } from './read-gate.js';
 import type { Row, Value } from '../../model/values.js';
 
 /** Rows per step when filling the row JSON of an old table (migrate). */
@@ -63,6 +64,10 @@ const isBusy = (err: unknown): boolean => {
   return typeof code === 'string' && code.startsWith('SQLITE_BUSY');
 };
 
+const gateHeld = (): Error => Object.assign(new Error('a change is being made visible'), { code: GATE_HELD });
+
+const pause = new Int32Array(new SharedArrayBuffer(4));
+
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
 function translate(err: unknown): never {
@@ -99,6 +104,11 @@ export interface SqliteOptions {
   checkpointEveryMs?: number;
   /** A reader process's connection (reader-pool.ts): it may not write. */
   readOnly?: boolean;
+  /**
+   * Whether reads pass the read gate and publishing transactions hold it (read-gate.ts):
+   * default on for a file, off for ':memory:' (one connection, nothing to wait for).
+   */
+  readGate?: boolean;
 }
 
 /**
@@ -119,6 +129,12 @@ export class SqliteDb implements Db {
   private readonly tx: Tx;
   private readonly busyTimeoutMs: number;
   private checkpointTimer: NodeJS.Timeout | null = null;
+  private readonly gate: ReadGate | null;
+  private readonly snapshotStatements: {
+    begin: Database.Statement;
+    look: Database.Statement;
+    end: Database.Statement;
+  };
 
   constructor(opts: SqliteOptions) {
     if (opts.file !== ':memory:') fs.mkdirSync(path.dirname(path.resolve(opts.file)), { recursive: true });
@@ -128,6 +144,13 @@ export class SqliteDb implements Db {
     this.db.function('mds_keep_replaced', { deterministic: false }, () => (this.keepReplaced ? 1 : 0));
     if (opts.readOnly === true) this.db.pragma('query_only = ON');
     this.busyTimeoutMs = opts.busyTimeoutMs ?? 5000;
+    this.gate = (opts.readGate ?? opts.file !== ':memory:') ? new ReadGate(opts.file) : null;
+    this.snapshotStatements = {
+      begin: this.db.prepare('BEGIN'),
+      // Any page read starts the WAL read transaction: its snapshot is fixed from here on.
+      look: this.db.prepare('SELECT 1 FROM sqlite_schema LIMIT 1'),
+      end: this.db.prepare('COMMIT'),
+    };
     this.tx = this.transactionSteps();
     if (checkpoints === 'all') {
       const every = opts.checkpointEveryMs ?? CHECKPOINT_EVERY_MS;
@@ -207,7 +230,9 @@ export class SqliteDb implements Db {
       } catch (err) {
         const left = deadline - Date.now();
         if (!isBusy(err) || left <= 0) return translate(err);
-        await sleep(Math.min(delay, left));
+        // The gate is held for a COMMIT (milliseconds): looked at again every millisecond.
+        const gate = (err as { code?: unknown }).code === GATE_HELD;
+        await sleep(Math.min(gate ? 1 : delay, left));
       }
     }
   }
@@ -217,6 +242,38 @@ export class SqliteDb implements Db {
       return fn();
     } catch (err) {
       return translate(err);
+    }
+  }
+
+  /**
+   * The one way a read outside a write transaction begins, on the request thread and in the
+   * reader processes alike: its snapshot is taken past the read gate (read-gate.ts), then `fn`
+   * runs in it with the gate let go (a long statement never holds a writer back). `wait`: how
+   * long to wait for the gate here, synchronously (a reader process); 0: throw GATE_HELD at
+   * once for busyRetry to wait on a timer (the request thread).
+   */
+  private snapshot<T>(fn: () => T, waitMs = 0): T {
+    if (this.db.inTransaction) return fn();
+    const gate = this.gate;
+    const until = Date.now() + waitMs;
+    while (gate && !gate.tryEnter()) {
+      if (Date.now() >= until) throw gateHeld();
+      Atomics.wait(pause, 0, 0, 0.5);
+    }
+    const st = this.snapshotStatements;
+    try {
+      st.begin.run();
+      st.look.get();
+    } catch (err) {
+      if (this.db.inTransaction) st.end.run();
+      throw err;
+    } finally {
+      gate?.leave();
+    }
+    try {
+      return fn();
+    } finally {
+      if (this.db.inTransaction) st.end.run();
     }
   }
 
@@ -232,20 +289,22 @@ export class SqliteDb implements Db {
   }
 
   async rows(s: Sql): Promise<DbRow[]> {
-    return this.busyRetry(() => this.rowsNow(s));
+    return this.busyRetry(() => this.snapshot(() => this.rowsNow(s)));
   }
 
   async arrays(s: Sql): Promise<unknown[][]> {
     const { sql, params } = compile(s, SQLITE);
-    return this.busyRetry(() => this.read(sql).stmt.all(...params) as unknown[][]);
+    return this.busyRetry(() => this.snapshot(() => this.read(sql).stmt.all(...params) as unknown[][]));
   }
 
   async values(s: Sql): Promise<unknown[]> {
     const { sql, params } = compile(s, SQLITE);
     return this.busyRetry(() =>
-      this.stmt(sql)
-        .pluck()
-        .all(...params),
+      this.snapshot(() =>
+        this.stmt(sql)
+          .pluck()
+          .all(...params),
+      ),
     );
   }
 
@@ -254,15 +313,17 @@ export class SqliteDb implements Db {
    * a reader connection never waits for a lock (WAL).
    */
   readCompiled(mode: 'rows' | 'arrays' | 'values', text: string, params: unknown[]): unknown {
-    return this.guard(() => {
-      if (mode === 'values')
-        return this.stmt(text)
-          .pluck()
-          .all(...params);
-      const r = this.read(text);
-      const rows = r.stmt.all(...params) as Value[][];
-      return mode === 'arrays' ? rows : rows.map(r.row);
-    });
+    return this.guard(() => this.snapshot(() => this.compiledNow(mode, text, params), this.busyTimeoutMs));
+  }
+
+  private compiledNow(mode: 'rows' | 'arrays' | 'values', text: string, params: unknown[]): unknown {
+    if (mode === 'values')
+      return this.stmt(text)
+        .pluck()
+        .all(...params);
+    const r = this.read(text);
+    const rows = r.stmt.all(...params) as Value[][];
+    return mode === 'arrays' ? rows : rows.map(r.row);
   }
 
   /**
@@ -274,13 +335,13 @@ export class SqliteDb implements Db {
     count: { sql: string; params: unknown[]; short: ShortPage },
   ): { rows: DbRow[]; total: number } {
     return this.guard(() =>
-      this.db.transaction(() => {
-        const rows = this.readCompiled('rows', page.sql, page.params) as DbRow[];
+      this.snapshot(() => {
+        const rows = this.compiledNow('rows', page.sql, page.params) as DbRow[];
         const total =
           totalOfShortPage(rows.length, count.short) ??
-          Number((this.readCompiled('values', count.sql, count.params) as unknown[])[0] ?? 0);
+          Number((this.compiledNow('values', count.sql, count.params) as unknown[])[0] ?? 0);
         return { rows, total };
-      })(),
+      }, this.busyTimeoutMs),
     );
   }
 
@@ -295,7 +356,14 @@ export class SqliteDb implements Db {
 
   async transaction<T>(body: (tx: Tx) => Step<T>): Promise<T> {
     // A fresh body per try: BEGIN IMMEDIATE fails at once while another connection writes.
-    return this.busyRetry(() => this.db.transaction(() => runSync(body(this.tx))).immediate());
+    // The gate, if the body took it (holdReads), is let go once the transaction has ended.
+    return this.busyRetry(() => {
+      try {
+        return this.db.transaction(() => runSync(body(this.tx))).immediate();
+      } finally {
+        this.gate?.release();
+      }
+    });
   }
 
   private transactionSteps(): Tx {
@@ -307,6 +375,8 @@ export class SqliteDb implements Db {
       // BEGIN IMMEDIATE: no other writer runs until this transaction ends.
       lockBatch: () => now(true),
       lockMigration: () => now(undefined),
+      // The earliest instant a change published now may be known at (read-gate.ts).
+      holdReads: () => now(this.gate ? new Date(this.gate.hold() + 1).toISOString() : ''),
       writeRows: (batch, at) => now(this.writeRows(batch, at)),
       batchKeys: (batch) => now(this.batchKeys(batch)),
       refillRowJson: (d) => now(this.refillRowJson(d)),
@@ -432,6 +502,7 @@ export class SqliteDb implements Db {
 
   async close(): Promise<void> {
     if (this.checkpointTimer) clearInterval(this.checkpointTimer);
+    this.gate?.close();
     if (this.db.open) this.db.close();
   }
 }
