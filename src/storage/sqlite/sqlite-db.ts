@@ -248,13 +248,16 @@ export class SqliteDb implements Db {
   /**
    * The one way a read outside a write transaction begins, on the request thread and in the
    * reader processes alike: its snapshot is taken past the read gate (read-gate.ts), then `fn`
-   * runs in it with the gate let go (a long statement never holds a writer back). `wait`: how
+   * runs in it with the gate let go (a long statement never holds a writer back). `waitMs`: how
    * long to wait for the gate here, synchronously (a reader process); 0: throw GATE_HELD at
-   * once for busyRetry to wait on a timer (the request thread).
+   * once for busyRetry to wait on a timer (the request thread). `statements`: how many `fn`
+   * runs (more than one share a snapshot, gate or not).
    */
-  private snapshot<T>(fn: () => T, waitMs = 0): T {
+  private snapshot<T>(fn: () => T, waitMs = 0, statements = 1): T {
     if (this.db.inTransaction) return fn();
     const gate = this.gate;
+    // Without a gate one statement is its own snapshot.
+    if (!gate && statements === 1) return fn();
     const until = Date.now() + waitMs;
     while (gate && !gate.tryEnter()) {
       if (Date.now() >= until) throw gateHeld();
@@ -335,13 +338,17 @@ export class SqliteDb implements Db {
     count: { sql: string; params: unknown[]; short: ShortPage },
   ): { rows: DbRow[]; total: number } {
     return this.guard(() =>
-      this.snapshot(() => {
-        const rows = this.compiledNow('rows', page.sql, page.params) as DbRow[];
-        const total =
-          totalOfShortPage(rows.length, count.short) ??
-          Number((this.compiledNow('values', count.sql, count.params) as unknown[])[0] ?? 0);
-        return { rows, total };
-      }, this.busyTimeoutMs),
+      this.snapshot(
+        () => {
+          const rows = this.compiledNow('rows', page.sql, page.params) as DbRow[];
+          const total =
+            totalOfShortPage(rows.length, count.short) ??
+            Number((this.compiledNow('values', count.sql, count.params) as unknown[])[0] ?? 0);
+          return { rows, total };
+        },
+        this.busyTimeoutMs,
+        2,
+      ),
     );
   }
 
