@@ -25,21 +25,28 @@ const pause = new Int32Array(new SharedArrayBuffer(4));
  */
 export class ReadGate {
   private readonly db: Database.Database;
-  private readonly begin: Database.Statement;
-  private readonly look: Database.Statement;
-  private readonly end: Database.Statement;
-  private readonly exclusive: Database.Statement;
+  private readonly statements = new Map<string, Database.Statement>();
   /** Date.now() when this connection took the gate exclusively; 0: not held. */
   private heldAt = 0;
 
   constructor(file: string) {
     this.db = new Database(`${file}-gate`);
     this.db.pragma('busy_timeout = 0');
-    this.begin = this.db.prepare('BEGIN');
-    // Reading the file is what takes the shared lock (an empty file has a header to read).
-    this.look = this.db.prepare('SELECT 1 FROM sqlite_schema LIMIT 1');
-    this.end = this.db.prepare('COMMIT');
-    this.exclusive = this.db.prepare('BEGIN EXCLUSIVE');
+  }
+
+  /**
+   * Prepared when first run, inside the caller's retry: preparing reads the file's schema, which
+   * takes the shared lock, so it fails while a writer holds the gate (a reader process started
+   * then must not die of it).
+   */
+  private run(text: string): void {
+    let s = this.statements.get(text);
+    if (!s) {
+      s = this.db.prepare(text);
+      this.statements.set(text, s);
+    }
+    if (s.reader) s.get();
+    else s.run();
   }
 
   /**
@@ -48,18 +55,19 @@ export class ReadGate {
    */
   tryEnter(): boolean {
     try {
-      this.begin.run();
-      this.look.get();
+      this.run('BEGIN');
+      // Reading the file is what takes the shared lock (an empty file has a header to read).
+      this.run('SELECT 1 FROM sqlite_schema LIMIT 1');
       return true;
     } catch (err) {
-      if (this.db.inTransaction) this.end.run();
+      if (this.db.inTransaction) this.run('COMMIT');
       if ((err as { code?: unknown }).code === 'SQLITE_BUSY') return false;
       throw err;
     }
   }
 
   leave(): void {
-    if (this.db.inTransaction) this.end.run();
+    if (this.db.inTransaction) this.run('COMMIT');
   }
 
   /** Holds reads back (exclusive), waiting for those passing the gate; returns when it was taken. */
@@ -68,7 +76,7 @@ export class ReadGate {
     const until = Date.now() + HOLD_WAIT_MS;
     for (;;) {
       try {
-        this.exclusive.run();
+        this.run('BEGIN EXCLUSIVE');
         break;
       } catch (err) {
         if ((err as { code?: unknown }).code !== 'SQLITE_BUSY' || Date.now() >= until) throw err;
@@ -89,7 +97,7 @@ export class ReadGate {
     if (this.heldAt === 0) return;
     while (Date.now() <= this.heldAt) Atomics.wait(pause, 0, 0, 0.2);
     this.heldAt = 0;
-    this.end.run();
+    this.run('COMMIT');
   }
 
   close(): void {
