@@ -337,24 +337,36 @@ export class SqliteDb implements Db {
     page: { sql: string; params: unknown[] },
     count: { sql: string; params: unknown[]; short: ShortPage },
   ): { rows: DbRow[]; total: number } {
-    return this.guard(() =>
-      this.snapshot(
-        () => {
-          const rows = this.compiledNow('rows', page.sql, page.params) as DbRow[];
-          const total =
-            totalOfShortPage(rows.length, count.short) ??
-            Number((this.compiledNow('values', count.sql, count.params) as unknown[])[0] ?? 0);
-          return { rows, total };
-        },
-        this.busyTimeoutMs,
-        2,
-      ),
+    return this.guard(() => this.pageNow(page, count, this.busyTimeoutMs));
+  }
+
+  /** The page and its total in one snapshot; `waitMs` for the read gate as in snapshot(). */
+  private pageNow(
+    page: { sql: string; params: unknown[] },
+    count: { sql: string; params: unknown[]; short: ShortPage },
+    waitMs: number,
+  ): { rows: DbRow[]; total: number } {
+    return this.snapshot(
+      () => {
+        const rows = this.compiledNow('rows', page.sql, page.params) as DbRow[];
+        const total =
+          totalOfShortPage(rows.length, count.short) ??
+          Number((this.compiledNow('values', count.sql, count.params) as unknown[])[0] ?? 0);
+        return { rows, total };
+      },
+      waitMs,
+      2,
     );
   }
 
-  /** A page and its total in one read transaction on this connection (bounded reads: dataset-store.ts). */
+  /**
+   * A page and its total in one read transaction on this connection (bounded reads:
+   * dataset-store.ts); the request thread waits for the read gate on a timer, never in place.
+   */
   async pageAndCount(page: Sql, count: Sql, short: ShortPage): Promise<{ rows: DbRow[]; total: number }> {
-    return this.pageCompiled(compile(page, SQLITE), { ...compile(count, SQLITE), short });
+    const p = compile(page, SQLITE);
+    const c = { ...compile(count, SQLITE), short };
+    return this.busyRetry(() => this.pageNow(p, c, 0));
   }
 
   async run(s: Sql): Promise<number> {
