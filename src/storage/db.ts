@@ -79,10 +79,10 @@ export interface Tx {
   /**
    * Just before a change's known instant is read (revisions.ts publish): holds new reads back
    * until this transaction has ended (SQLite: sqlite/read-gate.ts), so that a read either sees
-   * the change or began before that instant. Returns the earliest instant the change may be
-   * known at ('' on PostgreSQL: no gate).
+   * the change or began before that instant: on return the clock has passed the instant the
+   * gate was taken (nothing to do on PostgreSQL: no gate).
    */
-  holdReads(): Step<string>;
+  holdReads(): Step<void>;
   /**
    * Upserts the batch's rows (statement: sql.ts upsertWriteColumns / upsertConflictClause),
    * each stamped as a revision of the batch at `at` (revisions.ts); every stored version a row

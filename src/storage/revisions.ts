@@ -99,9 +99,9 @@ export function* publish(
 ): Step<string> {
   // Reads are held back from here to the end of the COMMIT (SQLite's read gate), so the
   // clock is read after: no read can pass between the instant and the change's visibility.
-  const floor = yield* tx.holdReads();
+  yield* tx.holdReads();
   const now = clock();
-  const known = [now, stamp, floor].reduce((a, b) => (b > a ? b : a));
+  const known = now > stamp ? now : stamp;
   yield* tx.run(
     sql`INSERT INTO mds_changes (dataset, valid_from, known_at, batch_id) SELECT ${dataset}, '', '', ${BASELINE_BATCH}
       WHERE NOT EXISTS (SELECT 1 FROM mds_changes WHERE dataset = ${dataset})`,

@@ -538,7 +538,7 @@ export class PostgresDb implements Db {
         ),
       // No gate: a snapshot is taken when a statement starts, and a commit becomes visible to
       // new snapshots at once after its log flush (docs/point-in-time.md, the residual window).
-      holdReads: () => now(''),
+      holdReads: () => now(undefined),
       writeRows: (batch, at) => wait(this.writeRows(c, batch, at)),
       batchKeys: () =>
         wait(

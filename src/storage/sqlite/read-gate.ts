@@ -70,7 +70,12 @@ export class ReadGate {
     if (this.db.inTransaction) this.run('COMMIT');
   }
 
-  /** Holds reads back (exclusive), waiting for those passing the gate; returns when it was taken. */
+  /**
+   * Holds reads back (exclusive), waiting for those passing the gate; returns when it was taken,
+   * once the clock has left that millisecond (at most 1 ms): an instant read after this is
+   * later than that of any read that passed the gate before it. The caller reads its own clock
+   * (publish), so an injected clock (tests) is not overridden by this one.
+   */
   hold(): number {
     if (this.heldAt > 0) return this.heldAt;
     const until = Date.now() + HOLD_WAIT_MS;
@@ -85,6 +90,7 @@ export class ReadGate {
       }
     }
     this.heldAt = Date.now();
+    while (Date.now() <= this.heldAt) Atomics.wait(pause, 0, 0, 0.2);
     return this.heldAt;
   }
 

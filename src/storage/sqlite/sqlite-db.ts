@@ -394,8 +394,8 @@ export class SqliteDb implements Db {
       // BEGIN IMMEDIATE: no other writer runs until this transaction ends.
       lockBatch: () => now(true),
       lockMigration: () => now(undefined),
-      // The earliest instant a change published now may be known at (read-gate.ts).
-      holdReads: () => now(this.gate ? new Date(this.gate.hold() + 1).toISOString() : ''),
+      // Reads held back until the transaction ends (read-gate.ts).
+      holdReads: () => now(void this.gate?.hold()),
       writeRows: (batch, at) => now(this.writeRows(batch, at)),
       batchKeys: (batch) => now(this.batchKeys(batch)),
       refillRowJson: (d) => now(this.refillRowJson(d)),
