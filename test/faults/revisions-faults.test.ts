@@ -251,6 +251,9 @@ for (const backend of await backends()) {
     it('retention: the background job removes revisions past MDS_REVISIONS_KEEP_DAYS; an as_of before it is 4005', async () => {
       // A database of its own: its first batches are stamped with clocks of 2020.
       const h = await startApp(backend, { MDS_REVISIONS_KEEP_DAYS: '30' });
+      // Stopped in finally: a failed assertion must not leave the server running (the test
+      // process would wait for it and the whole run with it).
+      let server: Awaited<ReturnType<typeof startServer>> | undefined;
       try {
         await applyAt(h.store, uniqueId('old1'), 1, '2020-01-02T10:00:00.000Z');
         await applyAt(h.store, uniqueId('old2'), 2, '2020-01-03T10:00:00.000Z');
@@ -271,7 +274,7 @@ for (const backend of await backends()) {
         assert.equal(typeof json(old).horizon, 'string');
         const etag = (await get(h.app, '/api/v1/revisions/etf_daily?source=old')).headers.etag;
         // The service in its own process: its retention job runs at start, in the background.
-        const server = await startServer({
+        server = await startServer({
           databaseUrl: h.databaseUrl,
           env: { MDS_REVISIONS_KEEP_DAYS: '30' },
         });
@@ -284,8 +287,8 @@ for (const backend of await backends()) {
         );
         const after = await get(h.app, '/api/v1/revisions/etf_daily?source=old');
         assert.notEqual(after.headers.etag, etag, 'the trail changed: so did its ETag');
-        await server.kill('SIGTERM');
       } finally {
+        await server?.kill('SIGTERM');
         await h.close();
       }
     });
