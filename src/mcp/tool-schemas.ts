@@ -304,7 +304,7 @@ export function toolDefinitions(catalog: Catalog): ToolDefinition[] {
       },
       annotations: ANNOTATIONS,
       refusal:
-        'has no quality report: only daily datasets are judged against the trading calendar (list_datasets: quality_report)',
+        'has no quality report in this tool: only daily datasets are judged against the trading calendar here (list_datasets: quality_report); the HTTP report GET /api/v1/quality/<minute dataset> compares minutes with the daily bars (docs/minute-bars.md)',
     },
     {
       name: 'revision_trail',
