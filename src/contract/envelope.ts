@@ -71,13 +71,13 @@ export const PageMetaSchema = Type.Object(
   { title: 'PageMeta' },
 );
 
-/** The envelope around a page of rows. */
-export function envelopeSchema(row: TSchema): TObject {
+/** The envelope around a page of rows; `meta` adds what an answer says beyond its page. */
+export function envelopeSchema(row: TSchema, meta?: TObject): TObject {
   return Type.Object({
     code: Type.Integer({ description: '0 on success' }),
     message: Type.String(),
     data: Type.Array(row),
-    meta: PageMetaSchema,
+    meta: meta ? Type.Composite([PageMetaSchema, meta]) : PageMetaSchema,
   });
 }
 

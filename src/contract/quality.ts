@@ -1,6 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import { MAX_LISTED_DATES, PRE_CLOSE_TOLERANCE, QUALITY_SORTS } from '../model/quality-rules.js';
-import { PageMetaSchema, nullable } from './envelope.js';
+import { envelopeSchema, nullable } from './envelope.js';
 
 const DaySpanSchema = Type.Object({
   from: Type.String({ format: 'date' }),
@@ -78,24 +78,19 @@ export const QualityRowSchema = Type.Object(
 );
 
 /** The report in the envelope; meta also names the calendar it was judged by. */
-export const QualityAnswerSchema = Type.Object({
-  code: Type.Integer({ description: '0 on success' }),
-  message: Type.String(),
-  data: Type.Array(QualityRowSchema),
-  meta: Type.Composite([
-    PageMetaSchema,
-    Type.Object({
-      exchange: Type.String({ description: 'the calendar the report judged by' }),
-      calendar: nullable(
-        Type.Object(DaySpanSchema.properties, {
-          description:
-            "the first and last day of the exchange's stored calendar: days outside it are not judged",
-        }),
-      ),
-      jump_pct: Type.Number({ description: 'the move of a close, in %, beyond which a bar is a jump' }),
-    }),
-  ]),
-});
+export const QualityAnswerSchema = envelopeSchema(
+  QualityRowSchema,
+  Type.Object({
+    exchange: Type.String({ description: 'the calendar the report judged by' }),
+    calendar: nullable(
+      Type.Object(DaySpanSchema.properties, {
+        description:
+          "the first and last day of the exchange's stored calendar: days outside it are not judged",
+      }),
+    ),
+    jump_pct: Type.Number({ description: 'the move of a close, in %, beyond which a bar is a jump' }),
+  }),
+);
 
 export const QUALITY_SORT_ENUM = [...QUALITY_SORTS];
 
@@ -171,22 +166,17 @@ export const MinuteQualityRowSchema = Type.Object(
 );
 
 /** The minute report in the envelope; meta names the daily dataset and the tolerances it compared with. */
-export const MinuteQualityAnswerSchema = Type.Object({
-  code: Type.Integer({ description: '0 on success' }),
-  message: Type.String(),
-  data: Type.Array(MinuteQualityRowSchema),
-  meta: Type.Composite([
-    PageMetaSchema,
-    Type.Object({
-      daily: nullable(Type.String({ description: 'the daily dataset the 1d bars are compared with' })),
-      tolerance: Type.Object(
-        {
-          price: Type.Number({ description: 'open, high, low and close: largest difference taken as equal' }),
-          volume: Type.Number({ description: 'volume: largest difference taken as equal' }),
-          amount: Type.Number({ description: 'amount: largest difference taken as equal' }),
-        },
-        { description: 'a field differs when |minutes − daily| exceeds its tolerance' },
-      ),
-    }),
-  ]),
-});
+export const MinuteQualityAnswerSchema = envelopeSchema(
+  MinuteQualityRowSchema,
+  Type.Object({
+    daily: nullable(Type.String({ description: 'the daily dataset the 1d bars are compared with' })),
+    tolerance: Type.Object(
+      {
+        price: Type.Number({ description: 'open, high, low and close: largest difference taken as equal' }),
+        volume: Type.Number({ description: 'volume: largest difference taken as equal' }),
+        amount: Type.Number({ description: 'amount: largest difference taken as equal' }),
+      },
+      { description: 'a field differs when |minutes − daily| exceeds its tolerance' },
+    ),
+  }),
+);
