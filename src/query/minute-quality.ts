@@ -1,14 +1,12 @@
 import type { Static } from '@sinclair/typebox';
 import type { BarBlocks, Catalog, Dataset, Field } from '../catalog/catalog.js';
-import { BLOCK_BARS } from '../catalog/catalog.js';
 import type { MinuteQualityRowSchema } from '../contract/quality.js';
 import { invalid } from '../errors.js';
 import { hhmm } from '../ingest/minute-bars.js';
 import { decodeBars } from '../model/bar-codec.js';
-import type { Condition, QueryPlan } from '../model/query-plan.js';
+import type { Condition } from '../model/query-plan.js';
 import { MAX_LISTED_DATES } from '../model/quality-rules.js';
-import type { Value } from '../model/values.js';
-import type { MinuteCodeSpan, MinuteQualityQuery, Store } from '../storage/store.js';
+import type { MinuteBlock, MinuteCodeSpan, MinuteQualityQuery, Store } from '../storage/store.js';
 import { MAX_BLOCKS, blocksOf } from './minute-query.js';
 import { resample, type MinuteBar } from './minute-sessions.js';
 import { MAX_LIMIT } from './query-params.js';
@@ -17,10 +15,10 @@ import { codeParam, reportParams } from './quality-service.js';
 /**
  * The quality report of a minute dataset (docs/minute-bars.md "Quality report"): per code, each
  * day's bars resampled to `1d` against the daily dataset's bar of the same source, the days one
- * side lacks, minutes missing inside a session, impossible bars. Paged by code: the database
- * lists the page's codes from the block table (one row per code), then only their blocks in the
- * window are read (a reader process on SQLite) and decoded here — at most MAX_BLOCKS a page, in
- * slices that give the event loop back between them.
+ * side lacks, minutes missing inside a session, impossible bars. Paged by code: one statement
+ * (one snapshot, a reader process on SQLite) gives the page's codes from the block table and
+ * only their blocks in the window, decoded here — at most MAX_BLOCKS a page, in slices that give
+ * the event loop back between them; the daily bars are read after it.
  */
 
 export type MinuteQualityRow = Static<typeof MinuteQualityRowSchema>;
@@ -100,9 +98,12 @@ export class MinuteQualityService {
     const key = JSON.stringify([d.name, mq.code, mq.source, mq.dateFrom, mq.dateTo, mq.order, limit, offset]);
     const hit = this.cache.get(key);
     if (hit && hit.versions === versions) return hit.value;
-    const { rows: spans, total } = await this.store.datasets.minuteQualityCodes(mq, limit, offset);
-    const blocks = spans.reduce((n, s) => n + s.blocks, 0);
-    if (blocks > MAX_BLOCKS) {
+    // The codes, the total and the blocks in one statement: one snapshot, so a batch landing
+    // meanwhile is wholly in the page or wholly out of it.
+    const read = await this.store.datasets.minuteQualityPage(mq, limit, offset, MAX_BLOCKS);
+    const { rows: spans, total } = read;
+    if (read.blocks === null) {
+      const blocks = spans.reduce((n, s) => n + s.blocks, 0);
       // The page's codes in order until the bound: how many would fit.
       let fit = 0;
       for (let n = 0; fit < spans.length && n + (spans[fit]?.blocks ?? 0) <= MAX_BLOCKS; fit++)
@@ -114,22 +115,21 @@ export class MinuteQualityService {
         { parameter: fit > 0 ? 'limit' : 'date_from', max_blocks: MAX_BLOCKS },
       );
     }
-    const rows = spans.length ? await this.judge(b, mq, spans, daily) : [];
+    const rows = spans.length ? await this.judge(b, mq, spans, read.blocks, daily) : [];
     const value: MinuteQualityPage = { rows, total, limit, offset, daily: daily?.name ?? null };
     if (this.cache.size >= CACHE_SIZE) this.cache.delete(this.cache.keys().next().value as string);
     this.cache.set(key, { versions, value });
     return value;
   }
 
-  /** The page's codes judged: their blocks and daily bars read, the blocks decoded slice by slice. */
+  /** The page's codes judged over their blocks (read with them) and daily bars, slice by slice. */
   private async judge(
     b: BarBlocks,
     mq: MinuteQualityQuery,
     spans: readonly MinuteCodeSpan[],
+    blocks: readonly MinuteBlock[],
     daily: Dataset | null,
   ): Promise<MinuteQualityRow[]> {
-    const s = b.stored;
-    const on = (f: Field): Field => s.fieldByName.get(f.name) ?? f;
     const from = spans.reduce((m, x) => (x.first_date < m ? x.first_date : m), spans[0]?.first_date ?? '');
     const to = spans.reduce((m, x) => (x.last_date > m ? x.last_date : m), '');
     const codes = spans.map((x) => x.code);
@@ -139,36 +139,21 @@ export class MinuteQualityService {
       { field: dateField, op: 'lte', value: to },
       ...(mq.source !== null && source ? [{ field: source, op: 'eq' as const, value: mq.source }] : []),
     ];
-    const blockPlan: QueryPlan = {
-      dataset: s,
-      select: s.rowFields,
-      where: where(on(b.code), on(b.date), on(b.source)),
-      orderBy: s.key.map((k) => ({ field: k, dir: 'asc' as const })),
-      limit: MAX_BLOCKS + 1,
-      offset: 0,
-    };
-    const [blocks, dailyBars] = await Promise.all([
-      this.store.datasets.query(blockPlan, false).then((r) => r.rows),
-      daily ? this.dailyBars(daily, where, mq) : new Map<string, DailyBar>(),
-    ]);
+    const dailyBars = daily ? await this.dailyBars(daily, where, mq) : new Map<string, DailyBar>();
     const rows = new Map(spans.map((x) => [x.code, emptyRow(x)]));
     // Each code and source's first and last minute date: the span where a daily bar expects minutes.
     const spanOf = new Map<string, { first: string; last: string }>();
     const seen = new Set<string>();
-    const api = (f: Field): string => on(f).apiName;
     for (let i = 0; i < blocks.length; i++) {
       if (i > 0 && i % SLICE === 0) await new Promise((r) => setImmediate(r));
-      const blk = blocks[i] as Record<string, Value>;
-      const code = String(blk[api(b.code)]);
-      const source = String(blk[api(b.source)]);
-      const date = String(blk[api(b.date)]);
+      const { code, source, date, bars: payload } = blocks[i] as MinuteBlock;
       const row = rows.get(code);
       if (!row) continue;
       const sp = spanOf.get(`${code}\u0000${source}`);
       if (!sp) spanOf.set(`${code}\u0000${source}`, { first: date, last: date });
       else if (date > sp.last) sp.last = date;
       seen.add(dayKey(code, date, source));
-      const decoded = decodeBars(blk[BLOCK_BARS] as string);
+      const decoded = decodeBars(payload);
       const bars: MinuteBar[] = decoded.minutes.map((minute, k) => ({
         minute,
         values: decoded.columns.map((c) => c[k] ?? null),

@@ -11,7 +11,7 @@ import {
   summaryStateSql,
   summaryTotalsSql,
 } from './quality-sql.js';
-import { minuteCodeCountSql, minuteCodesSql } from './quality-minute-sql.js';
+import { minutePageSql } from './quality-minute-sql.js';
 import { QUALITY_RULE, qualityVerdicts, verdictFromRow } from './quality-summary.js';
 import { runAsync, wait } from './step.js';
 import { KnownTimes } from './known-times.js';
@@ -24,6 +24,7 @@ import {
   type FactorPoint,
 } from '../model/quality-rules.js';
 import type {
+  MinuteBlock,
   MinuteCodeSpan,
   MinuteQualityQuery,
   QualityPage,
@@ -163,26 +164,32 @@ export class SqlDatasetStore implements DatasetStore {
     });
   }
 
-  async minuteQualityCodes(
+  async minuteQualityPage(
     mq: MinuteQualityQuery,
     limit: number,
     offset: number,
-  ): Promise<{ rows: MinuteCodeSpan[]; total: number }> {
-    const [rows, [n]] = await Promise.all([
-      this.reads.rows(minuteCodesSql(mq, limit, offset)),
-      this.reads.values(minuteCodeCountSql(mq)),
-    ]);
-    return {
-      rows: rows.map((r) => ({
-        code: String(r.code),
-        first_date: String(r.first_date),
-        last_date: String(r.last_date),
-        days: Number(r.days),
-        blocks: Number(r.blocks),
-        bars: Number(r.bars),
-      })),
-      total: Number(n ?? 0),
-    };
+    maxBlocks: number,
+  ): Promise<{ rows: MinuteCodeSpan[]; total: number; blocks: MinuteBlock[] | null }> {
+    const rows = await this.reads.rows(minutePageSql(mq, limit, offset, maxBlocks));
+    const spans: MinuteCodeSpan[] = [];
+    const blocks: MinuteBlock[] = [];
+    let fits = true;
+    for (const r of rows) {
+      if (r.code === null || r.code === undefined) continue;
+      const code = String(r.code);
+      if (spans[spans.length - 1]?.code !== code)
+        spans.push({
+          code,
+          first_date: String(r.first_date),
+          last_date: String(r.last_date),
+          days: Number(r.days),
+          blocks: Number(r.blocks),
+          bars: Number(r.bars),
+        });
+      if (r.b_bars === null || r.b_bars === undefined) fits = false;
+      else blocks.push({ code, date: String(r.b_date), source: String(r.b_source), bars: String(r.b_bars) });
+    }
+    return { rows: spans, total: Number(rows[0]?.total ?? 0), blocks: fits ? blocks : null };
   }
 
   async qualityCalendar(

@@ -1,11 +1,13 @@
-import { BLOCK_COUNT, type Dataset } from '../catalog/catalog.js';
+import { BLOCK_BARS, BLOCK_COUNT, type Dataset } from '../catalog/catalog.js';
 import { ident, join, raw, sql, type Sql } from './sql.js';
 import type { MinuteQualityQuery } from './store.js';
 
 /**
- * The minute quality report's one statement over the block table (query/minute-quality.ts):
- * its codes, each with the span, days, blocks and bars the report covers, paged by code. One
- * row per code leaves the database; the page's blocks are then read as any query's.
+ * The minute quality report's one statement over the block table (query/minute-quality.ts): the
+ * page's codes, each with the span, days, blocks and bars the report covers, the report's total
+ * and the page's blocks, in ONE statement so that one snapshot answers all of them on both
+ * backends (two statements let a batch landing between them mix one page: a code's span from
+ * before it, its blocks from after).
  */
 
 function blockTable(d: Dataset): Dataset {
@@ -24,22 +26,34 @@ function conditions(mq: MinuteQualityQuery): Sql {
   return parts.length ? sql` WHERE ${join(parts, ' AND ')}` : raw('');
 }
 
-/** The codes of one page, ordered by code: first and last date, distinct days, blocks, bars. */
-export function minuteCodesSql(mq: MinuteQualityQuery, limit: number, offset: number): Sql {
+/**
+ * One page of the report: a row per block of the page's codes in the window, ordered by code,
+ * date and source, each carrying its code's span and the report's total (`total`). The blocks
+ * come only when the page's codes hold at most `maxBlocks` (otherwise one row per code, its
+ * block columns null: the caller names a smaller limit); past the last code, one row of the
+ * total alone (its code null).
+ */
+export function minutePageSql(mq: MinuteQualityQuery, limit: number, offset: number, maxBlocks: number): Sql {
   const b = mq.dataset.blocks;
   if (!b) throw new Error(`${mq.dataset.name} is not stored as bar blocks`);
   const code = ident(b.code.name);
   const date = ident(b.date.name);
+  const table = ident(blockTable(mq.dataset).name);
+  const where = conditions(mq);
   const dir = raw(mq.order === 'desc' ? 'DESC' : 'ASC');
-  return sql`SELECT ${code} AS code, MIN(${date}) AS first_date, MAX(${date}) AS last_date,
-    COUNT(DISTINCT ${date}) AS days, COUNT(*) AS blocks, SUM(${ident(BLOCK_COUNT)}) AS bars
-    FROM ${ident(blockTable(mq.dataset).name)}${conditions(mq)}
-    GROUP BY ${code} ORDER BY ${code} ${dir} LIMIT ${limit} OFFSET ${offset}`;
-}
-
-/** How many codes the report has (its meta.total). */
-export function minuteCodeCountSql(mq: MinuteQualityQuery): Sql {
-  const b = mq.dataset.blocks;
-  if (!b) throw new Error(`${mq.dataset.name} is not stored as bar blocks`);
-  return sql`SELECT COUNT(DISTINCT ${ident(b.code.name)}) AS n FROM ${ident(blockTable(mq.dataset).name)}${conditions(mq)}`;
+  return sql`WITH page AS (
+      SELECT ${code} AS code, MIN(${date}) AS first_date, MAX(${date}) AS last_date,
+        COUNT(DISTINCT ${date}) AS days, COUNT(*) AS blocks, SUM(${ident(BLOCK_COUNT)}) AS bars
+      FROM ${table}${where}
+      GROUP BY ${code} ORDER BY ${code} ${dir} LIMIT ${limit} OFFSET ${offset})
+    SELECT n.total, p.code, p.first_date, p.last_date, p.days, p.blocks, p.bars,
+      k.b_date, k.b_source, k.b_bars
+    FROM (SELECT COUNT(DISTINCT ${code}) AS total FROM ${table}${where}) n
+    LEFT JOIN page p ON 1 = 1
+    LEFT JOIN (
+      SELECT ${code} AS b_code, ${date} AS b_date, ${ident(b.source.name)} AS b_source,
+        ${ident(BLOCK_BARS)} AS b_bars
+      FROM ${table}${where}) k
+      ON k.b_code = p.code AND (SELECT SUM(blocks) FROM page) <= ${maxBlocks}
+    ORDER BY p.code ${dir}, k.b_date, k.b_source`;
 }

@@ -190,14 +190,25 @@ export interface DatasetStore {
     page: QualityPageRequest,
   ): Promise<QualityPage | null>;
   /**
-   * The minute quality report's page of codes (quality-minute-sql.ts), ordered by code, each
-   * with the span, days, blocks and bars of its stored blocks that the query selects.
+   * The minute quality report's page (quality-minute-sql.ts), in one statement, so one snapshot:
+   * its codes ordered by code, each with the span, days, blocks and bars of its stored blocks
+   * that the query selects, the report's total, and the codes' blocks in the window (null when
+   * they are more than `maxBlocks`: none is read).
    */
-  minuteQualityCodes(
+  minuteQualityPage(
     q: MinuteQualityQuery,
     limit: number,
     offset: number,
-  ): Promise<{ rows: MinuteCodeSpan[]; total: number }>;
+    maxBlocks: number,
+  ): Promise<{ rows: MinuteCodeSpan[]; total: number; blocks: MinuteBlock[] | null }>;
+}
+
+/** One stored block of a minute quality page: its code, trading date, source and encoded bars. */
+export interface MinuteBlock {
+  code: string;
+  date: string;
+  source: string;
+  bars: string;
 }
 
 /** What a minute quality report covers: a dataset of bar blocks, optionally one code and source, a date window. */

@@ -7,6 +7,8 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import { backends, get, json, push, startApp, type Harness, type Json } from '../helpers/harness.js';
 import { batch } from '../helpers/batches.js';
+import { CATALOG, type Dataset } from '../../src/catalog/catalog.js';
+import { MinuteQualityService } from '../../src/query/minute-quality.js';
 import { dayBars, endpointReads, expectParameterErrors } from '../helpers/minute-bars.js';
 
 const REPORT = '/api/v1/quality/stock_minute';
@@ -195,6 +197,41 @@ for (const backend of await backends()) {
       await pushed(batch('stock_daily', [dailyOf(dayBars('600010', D1))]));
       const [row] = await rows('code=600010');
       assert.deepEqual(verdicts(row), EMPTY);
+    });
+
+    it("a batch landing between the report's reads: the page is wholly before it or wholly after", async () => {
+      const [d1, d3] = [dayBars('600040', D1), dayBars('600040', D3)];
+      await pushed(batch('stock_minute', [...d1, ...d3]));
+      await pushed(batch('stock_daily', [dailyOf(d1), dailyOf(d3)]));
+      const beforeRows = await rows('code=600040');
+      // The report's service over the same store, with a batch (a day inside the code's span,
+      // no daily bar) pushed as soon as its first read of rows has answered: a report read in
+      // two snapshots judges a code's span (2 days) from before the batch with its blocks (3)
+      // from after it.
+      let armed = true;
+      const datasets = new Proxy(h.store.datasets, {
+        get(target, prop) {
+          const v: unknown = Reflect.get(target, prop, target);
+          if (typeof v !== 'function') return v;
+          return async (...args: unknown[]) => {
+            const r: unknown = await (v as (...a: unknown[]) => Promise<unknown>).apply(target, args);
+            if (armed && prop !== 'datasetVersion' && prop !== 'datasetState') {
+              armed = false;
+              await pushed(batch('stock_minute', dayBars('600040', D2)));
+            }
+            return r;
+          };
+        },
+      });
+      const service = new MinuteQualityService({ datasets }, CATALOG);
+      const during = await service.report(CATALOG.byName.get('stock_minute') as Dataset, { code: '600040' });
+      assert.equal(armed, false, 'the batch was pushed during the report');
+      const afterRows = await rows('code=600040');
+      assert.equal(afterRows[0]?.days, 3);
+      assert.equal(beforeRows[0]?.days, 2);
+      const seen = JSON.parse(JSON.stringify(during.rows)) as Json[];
+      // One snapshot: the batch came after it, so the page is the one before.
+      assert.deepEqual(seen, beforeRows);
     });
 
     it('errors: unknown or repeated parameters, a code list, bad dates and numbers', async () => {

@@ -235,7 +235,8 @@ async function scenario(store: Store): Promise<unknown[]> {
   seen.push(await store.datasets.qualityChecks(qq, ['A', 'B'], 1));
   // The minute report's codes (their values on both backends: test/query/minute-quality.test.ts).
   const mq = { dataset: dataset('stock_minute'), code: null, source: null, dateFrom: null, dateTo: null };
-  seen.push(await store.datasets.minuteQualityCodes({ ...mq, order: 'asc' }, 10, 0));
+  seen.push(await store.datasets.minuteQualityPage({ ...mq, order: 'asc' }, 10, 0, 6000));
+  seen.push(await store.datasets.minuteQualityPage({ ...mq, order: 'desc' }, 10, 0, 1));
 
   // Revisions: what a batch changed, reverts (done, unknown batch), retention.
   const b2 = await store.batches.getBatch('b2');
@@ -283,7 +284,7 @@ const OPERATIONS = {
     qualityCodes: true,
     qualitySummaryPage: true,
     qualityChecks: true,
-    minuteQualityCodes: true,
+    minuteQualityPage: true,
   } satisfies Record<keyof DatasetStore, true>,
   batches: {
     getBatch: true,
