@@ -32,37 +32,23 @@ function writerFor(t: FieldType): { worst: (v: Exclude<Value, null>) => number; 
   const expect = (v: Value, type: 'number' | 'string'): void => {
     if (typeof v !== type) throw new TypeError(`a ${t} column received ${typeof v}`);
   };
+  /** A fixed-width number: its length, then its `bytes` big-endian bytes. */
+  const fixed = (bytes: number, put: (buf: Buffer, v: number, at: number) => void) => ({
+    worst: () => 4 + bytes,
+    write: (buf: Buffer, off: number, v: Exclude<Value, null>) => {
+      expect(v, 'number');
+      buf.writeInt32BE(bytes, off);
+      put(buf, v as number, off + 4);
+      return off + 4 + bytes;
+    },
+  });
   switch (t) {
     case 'number':
-      return {
-        worst: () => 12,
-        write: (buf, off, v) => {
-          expect(v, 'number');
-          buf.writeInt32BE(8, off);
-          buf.writeDoubleBE(v as number, off + 4);
-          return off + 12;
-        },
-      };
+      return fixed(8, (buf, v, at) => buf.writeDoubleBE(v, at));
     case 'integer':
-      return {
-        worst: () => 12,
-        write: (buf, off, v) => {
-          expect(v, 'number');
-          buf.writeInt32BE(8, off);
-          buf.writeBigInt64BE(BigInt(v as number), off + 4);
-          return off + 12;
-        },
-      };
+      return fixed(8, (buf, v, at) => buf.writeBigInt64BE(BigInt(v), at));
     case 'flag':
-      return {
-        worst: () => 6,
-        write: (buf, off, v) => {
-          expect(v, 'number');
-          buf.writeInt32BE(2, off);
-          buf.writeInt16BE(v as number, off + 4);
-          return off + 6;
-        },
-      };
+      return fixed(2, (buf, v, at) => buf.writeInt16BE(v, at));
     default:
       return {
         // UTF-16 code unit → at most 3 UTF-8 bytes.
