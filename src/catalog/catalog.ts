@@ -398,31 +398,39 @@ export function compileDataset(decl: DatasetDeclaration): Dataset {
   if (!updatedAt || updatedAt.type !== 'timestamp') fail('every dataset has updated_at (timestamp)');
 
   const daily = compileDaily(decl, rowFields, key, ingestField, fail);
-  let factors: FactorSeries | null = null;
-  if (decl.factors) {
-    factors = {
-      code: ingestField(decl.factors.code, 'factors code'),
-      date: ingestField(decl.factors.date, 'factors date'),
-      value: ingestField(decl.factors.value, 'factors value'),
-    };
-    if (!key.includes(factors.code) || !key.includes(factors.date))
-      fail('factors code and date must be key fields');
+  // A series the service reads by role (factors, a calendar): each role names an ingest field,
+  // and the first two roles are key fields.
+  const series = <N extends { [K in keyof N]: string }>(
+    names: N,
+    label: string,
+    keyed: readonly [keyof N, keyof N],
+  ) => {
+    const out = Object.fromEntries(
+      Object.entries<string>(names as Record<string, string>).map(([role, name]) => [
+        role,
+        ingestField(name, `${label} ${role}`),
+      ]),
+    ) as Record<keyof N, Field>;
+    if (!keyed.every((role) => key.includes(out[role])))
+      fail(`${label} ${keyed.map(String).join(' and ')} must be key fields`);
+    return out;
+  };
+  const factors: FactorSeries | null = decl.factors
+    ? series(decl.factors, 'factors', ['code', 'date'])
+    : null;
+  if (factors) {
     if (factors.date.type !== 'date') fail('factors date must be a date');
     if (factors.value.type !== 'number' || !factors.value.required || factors.value.exclusiveMinimum !== 0)
       fail('factors value must be a required number with exclusiveMinimum 0');
   }
-  let calendar: CalendarSeries | null = null;
-  if (decl.calendar) {
-    calendar = {
-      exchange: ingestField(decl.calendar.exchange, 'calendar exchange'),
-      date: ingestField(decl.calendar.date, 'calendar date'),
-      isOpen: ingestField(decl.calendar.isOpen, 'calendar isOpen'),
-    };
-    if (!key.includes(calendar.exchange) || !key.includes(calendar.date))
-      fail('calendar exchange and date must be key fields');
-    if (calendar.date.type !== 'date' || calendar.isOpen.type !== 'flag' || !calendar.isOpen.required)
-      fail('calendar date must be a date and isOpen a required flag');
-  }
+  const calendar: CalendarSeries | null = decl.calendar
+    ? series(decl.calendar, 'calendar', ['exchange', 'date'])
+    : null;
+  if (
+    calendar &&
+    (calendar.date.type !== 'date' || calendar.isOpen.type !== 'flag' || !calendar.isOpen.required)
+  )
+    fail('calendar date must be a date and isOpen a required flag');
 
   const blocks = compileBlocks(decl, fieldByName, sourceField, compileDataset, fail);
   return Object.freeze({
