@@ -11,6 +11,8 @@ export default tseslint.config(
       'coverage/**',
       'src/dashboard/assets/vendor/**',
       '.ci/venv/**',
+      // Lint and format caches (package.json's scripts).
+      '.cache/**',
     ],
   },
   js.configs.recommended,
