@@ -1,12 +1,14 @@
 import assert from 'node:assert/strict';
 import path from 'node:path';
 import { test } from 'node:test';
+import { SERVER_MAIN } from '../helpers/built.js';
 import { PYTHON, pythonAvailable, runPythonFull } from '../helpers/python.js';
 
 /**
  * Issue 18: the Python client's own suite (clients/python/tests, `python3 -m unittest`), which
  * starts the service itself and reads and pushes through it. Its pandas / polars / pyarrow
- * parts say so when skipped; here the skip lines are repeated so they show in `npm test`.
+ * parts say so when skipped; here the skip lines are repeated so they show in `npm test`. It
+ * starts the built server (MDS_SERVER_MAIN), not the sources through tsx.
  */
 const DIR = path.join(import.meta.dirname, '..', '..', 'clients', 'python');
 
@@ -16,7 +18,7 @@ test('clients/python: python3 -m unittest passes', { skip: !pythonAvailable() },
     out = (
       await runPythonFull(['-m', 'unittest', '-v'], {
         cwd: DIR,
-        env: { ...process.env, PYTHONWARNINGS: 'ignore' },
+        env: { ...process.env, PYTHONWARNINGS: 'ignore', MDS_SERVER_MAIN: SERVER_MAIN },
       })
     ).stderr;
   } catch (err) {

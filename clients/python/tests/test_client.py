@@ -1,5 +1,6 @@
 """Tests of mds_client against a live service started here (``node --import tsx src/main.ts``
-on a fresh SQLite file). Run from clients/python: ``python3 -m unittest -v``.
+on a fresh SQLite file, or the built server that ``MDS_SERVER_MAIN`` names: npm test's run of this
+suite gives ``dist/main.js``). Run from clients/python: ``python3 -m unittest -v``.
 The pandas, polars and pyarrow parts are skipped, saying so, when those are not installed.
 """
 
@@ -70,10 +71,15 @@ def setUpModule() -> None:
         "MDS_QUERY_KEYS": QUERY_KEY,
         "MDS_INGEST_KEYS": INGEST_KEY,
         "MDS_ADMIN_TOKEN": ADMIN_TOKEN,
+        # One process: nothing here is about the cluster, whose workers each load the service.
+        "MDS_WORKERS": "1",
     }
     node = os.environ.get("MDS_NODE", "node")
+    # The built server when given (no TypeScript compiled at start-up), the sources otherwise.
+    built = os.environ.get("MDS_SERVER_MAIN")
+    entry = [built] if built else ["--import", "tsx", "src/main.ts"]
     _server = subprocess.Popen(
-        [node, "--import", "tsx", "src/main.ts"], cwd=str(ROOT), env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+        [node, *entry], cwd=str(ROOT), env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
     )
     BASE = "http://127.0.0.1:%d" % port
     deadline = time.time() + 60
