@@ -245,7 +245,7 @@ function periodWindow(
  */
 export function periodRowsSql(daily: Daily, interval: Interval, input: Sql, dialect: Dialect): Sql {
   const cols = periodColumns(daily).map(q).join(', ');
-  return sql`SELECT ${raw(`${periodKey(interval, q(daily.date.name), dialect)}, ${cols}`)} FROM (${periodWindow(
+  return sql`SELECT ${raw(`${periodKey(interval, q(daily.date.name), dialect)} AS ${q(PERIOD_KEY)}, ${cols}`)} FROM (${periodWindow(
     daily,
     interval,
     input,

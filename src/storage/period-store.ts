@@ -8,6 +8,7 @@ import {
   periodShape,
   periodTable,
   periodTableName,
+  sumStates,
   type StoredInterval,
 } from './periods.js';
 import { REV_OP } from '../model/revisions.js';
@@ -15,15 +16,42 @@ import { createTableStatements, ident, q, raw, sql, uniqueIndexName, type Dialec
 import type { Step } from './step.js';
 
 /**
- * The stored period bars (periods.ts) kept current: the batch transaction and a revert
- * recompute the (group, interval, period) rows their changed rows fall in, from the daily rows,
- * by the on-demand pages' SQL (bars-sql.ts periodRowsSql); migrate builds them for a dataset
- * that has none or has them under another shape.
+ * The stored period bars (periods.ts) kept current: the batch transaction and a revert write
+ * the (group, interval, period) rows their changed rows fall in, each either computed again
+ * from its daily rows by the on-demand pages' SQL (bars-sql.ts periodRowsSql), or, when the only
+ * change is one day after the period's last, folded from the stored row and that day as the
+ * engine's aggregates would fold it (appendedColumns); migrate builds them for a dataset that
+ * has none or has them under another shape.
  */
-function insertSql(d: Dataset, interval: StoredInterval, input: Sql, tx: Tx, upsert = false): Sql {
+
+type Daily = NonNullable<Dataset['daily']>;
+
+/** The stored columns written besides the interval: the key, periodColumns, the sums' states. */
+function writtenColumns(daily: Daily, dialect: Dialect): string[] {
+  const states = dialect.fold.compensatedSum ? sumStates(daily).flatMap((s) => [s.sum, s.err]) : [];
+  return [PERIOD_KEY, ...periodColumns(daily), ...states];
+}
+
+/**
+ * periodRowsSql with the sums' states (where kept): known for a period of one bar (the sum of
+ * one value is that value, or 0 with no error term when it is NULL: sumStep's state after it),
+ * else NULL, so that a day appended to it later has the period computed again.
+ */
+function computedRowsSql(daily: Daily, interval: StoredInterval, input: Sql, dialect: Dialect): Sql {
+  const rows = periodRowsSql(daily, interval, input, dialect);
+  if (!dialect.fold.compensatedSum) return rows;
+  const one = (expr: string): string => `CASE WHEN "r0"."bar_count" = 1 THEN ${expr} END`;
+  const states = sumStates(daily).flatMap((s) => [
+    `${one(`COALESCE("r0".${q(s.field.name)}, 0.0)`)} AS ${q(s.sum)}`,
+    `${one('0.0')} AS ${q(s.err)}`,
+  ]);
+  return sql`SELECT "r0".*, ${raw(states.join(', '))} FROM (${rows}) AS "r0"`;
+}
+
+function insertSql(d: Dataset, rows: Sql, tx: Tx, upsert: boolean, interval: StoredInterval, cte?: Sql): Sql {
   const daily = d.daily;
   if (!daily) throw new Error('periods of a non-daily dataset');
-  const names = [PERIOD_INTERVAL, PERIOD_KEY, ...periodColumns(daily)];
+  const names = [PERIOD_INTERVAL, ...writtenColumns(daily, tx.dialect)];
   const key = new Set(periodTable(d)?.primaryKey ?? []);
   // SQLite's upsert after INSERT … SELECT needs a WHERE in the SELECT (its parsing ambiguity).
   const conflict = upsert
@@ -32,66 +60,160 @@ function insertSql(d: Dataset, interval: StoredInterval, input: Sql, tx: Tx, ups
         .map((c) => `${q(c)} = excluded.${q(c)}`)
         .join(', ')}`
     : '';
-  return sql`INSERT INTO ${ident(periodTableName(d))} (${raw(names.map(q).join(', '))}) SELECT ${raw(`'${interval}'`)}, "r".* FROM (${periodRowsSql(
-    daily,
-    interval,
-    input,
-    tx.dialect,
-  )}) AS "r"${raw(conflict)}`;
+  return sql`INSERT INTO ${ident(periodTableName(d))} (${raw(names.map(q).join(', '))}) ${cte ?? raw('')}SELECT ${raw(
+    `'${interval}'`,
+  )}, "r".* FROM (${rows}) AS "r"${raw(conflict)}`;
 }
 
 /**
- * A stored interval's period of a date column, as SQL: its key (bars-sql.ts periodKey), its
- * first day, and the first day after it (a month's bound is `YYYY-MM-32`: after every date of
- * the month, before the next month's first).
+ * The first day of a stored interval's period and the first day after it, as SQL over its key
+ * (bars-sql.ts periodKey: a week's Monday, a month's YYYY-MM; a month's bound is `YYYY-MM-32`:
+ * after every date of the month, before the next month's first).
  */
 function periodBounds(
   interval: StoredInterval,
-  col: string,
+  key: string,
   dialect: Dialect,
-): Record<'key' | 'start' | 'after', string> {
-  const key = periodKey(interval, col, dialect);
+): Record<'start' | 'after', string> {
   return interval === '1w'
-    ? { key, start: key, after: dialect.weekAfter(col) }
-    : { key, start: `${key} || '-01'`, after: `${key} || '-32'` };
+    ? { start: key, after: dialect.weekAfter(key) }
+    : { start: `${key} || '-01'`, after: `${key} || '-32'` };
+}
+
+/** Values this large may overflow a sum's fold: such a period is computed again instead. */
+const FOLD_BOUND = '1e300';
+
+/**
+ * "The touched period `k` (one changed row, its values under their own names) only appends a
+ * day to stored period `p`": after its last bar, and every kept sum state known and far from
+ * overflowing. The changed row is then new (a row of the period's days is on or before its
+ * last) and no other row of the period changed.
+ */
+function appends(daily: Daily, dialect: Dialect): string {
+  const date = q(daily.date.name);
+  const terms = [`"k"."_n" = 1`, `"p".${date} < "k".${date}`];
+  if (dialect.fold.compensatedSum) {
+    for (const s of sumStates(daily)) {
+      const f = q(s.field.name);
+      terms.push(
+        `abs("p".${q(s.sum)}) < ${FOLD_BOUND}`,
+        `abs("p".${q(s.err)}) < ${FOLD_BOUND}`,
+        `("k".${f} IS NULL OR abs("k".${f}) < ${FOLD_BOUND})`,
+      );
+    }
+  }
+  return terms.join(' AND ');
+}
+
+/**
+ * The stored row `p` with the one new day `k` appended, as the engine's window aggregates
+ * would have folded that day after the period's others (Dialect.fold): the same bits as the
+ * period computed again. Columns in writtenColumns' order.
+ */
+function appendedColumns(daily: Daily, dialect: Dialect): string[] {
+  const { compensatedSum, tieKeepsEarlier } = dialect.fold;
+  const p = (c: string): string => `"p".${q(c)}`;
+  const k = (c: string): string => `"k".${q(c)}`;
+  const states = new Map(sumStates(daily).map((s) => [s.field, s]));
+  // A tie keeps the stored value (SQLite) or takes the new one (PostgreSQL); NULLs are skipped.
+  const extreme = (f: string, op: '>' | '<'): string =>
+    tieKeepsEarlier
+      ? `CASE WHEN ${p(f)} IS NULL OR ${k(f)} ${op} ${p(f)} THEN ${k(f)} ELSE ${p(f)} END`
+      : `CASE WHEN ${k(f)} IS NULL OR ${p(f)} ${op} ${k(f)} THEN ${p(f)} ELSE ${k(f)} END`;
+  const plainSum = (f: string): string =>
+    `CASE WHEN ${k(f)} IS NULL THEN ${p(f)} WHEN ${p(f)} IS NULL THEN ${k(f)} ELSE ${p(f)} + ${k(f)} END`;
+  const folded: string[] = [];
+  // sumStep's Kahan–Babuška–Neumaier step on (sum, err) with the new value r; the result sum + err.
+  const step = (s: { sum: string; err: string }, r: string): { sum: string; err: string } => {
+    const [sum, err] = [p(s.sum), p(s.err)];
+    const t = `(${sum} + ${r})`;
+    return {
+      sum: t,
+      err: `(${err} + CASE WHEN abs(${sum}) > abs(${r}) THEN (${sum} - ${t}) + ${r} ELSE (${r} - ${t}) + ${sum} END)`,
+    };
+  };
+  const cols = [
+    `"k".${q(PERIOD_KEY)}`,
+    ...daily.group.map((g) => k(g.name)),
+    k(daily.date.name),
+    ...[...(daily.aggregate ?? [])].map(([field, how]) => {
+      const f = field.name;
+      const state = compensatedSum ? states.get(field) : undefined;
+      if (how === 'first') return p(f);
+      if (how === 'last') return k(f);
+      if (how === 'max') return extreme(f, '>');
+      if (how === 'min') return extreme(f, '<');
+      if (!state) return plainSum(f);
+      const next = step(state, k(f));
+      const unless = (then: string, otherwise: string): string =>
+        `CASE WHEN ${k(f)} IS NULL THEN ${then} ELSE ${otherwise} END`;
+      folded.push(unless(p(state.sum), next.sum), unless(p(state.err), next.err));
+      return unless(p(f), `${next.sum} + ${next.err}`);
+    }),
+    p('period_start'),
+    `${p('bar_count')} + 1`,
+    ...(daily.bar?.preClose ? [p('_pre0')] : []),
+    ...folded,
+  ];
+  return cols;
 }
 
 /**
  * In a transaction that changed rows of `d` (after its revisions: the dataset's lock is held),
  * `changed` a relation of those rows with the dataset's columns and the revision op (alias `c`):
- * every stored period any of them falls in is computed again from the daily rows, set-wise —
- * per interval one statement recomputes every touched period (an upsert of the period rows)
- * and, only when the changes include deletions, one deletes them first (a period whose last bar
- * went has no row). However many periods a batch touches: at most five statements.
+ * every stored period any of them falls in is written again, set-wise — per interval one
+ * upsert of the period rows, and, only when the changes include deletions, one delete of those
+ * periods first (a period whose last bar went has no row). However many periods a batch
+ * touches: at most five statements. A period whose only change is one new day after its last
+ * (the daily append) is folded from its stored row and that day (appendedColumns) without
+ * reading its other days; every other one is computed again from its daily rows.
  */
 export function* refreshPeriods(tx: Tx, d: Dataset, changed: Sql): Step<void> {
   const daily = d.daily;
   if (!daily?.aggregate) return;
-  const table = ident(periodTableName(d));
+  const dialect = tx.dialect;
+  const name = q(periodTableName(d));
+  const table = raw(name);
   const group = daily.group.map((f) => q(f.name));
   const date = q(daily.date.name);
   const [deletion] = yield* tx.rows(
     sql`SELECT 1 AS x FROM ${changed} WHERE c.${ident(REV_OP)} = 'delete' LIMIT 1`,
   );
+  // Each touched period's values of its changed row, for a period with one (max of one value).
+  const values = [daily.date, ...[...daily.aggregate].filter(([, how]) => how !== 'first').map(([f]) => f)];
   for (const interval of STORED_INTERVALS) {
-    const p = periodBounds(interval, `c.${date}`, tx.dialect);
-    // The periods the changes fall in, each with its date bounds.
-    const touched = sql`(SELECT DISTINCT ${raw(
+    const key = periodKey(interval, `c.${date}`, dialect);
+    const b = periodBounds(interval, `"k0".${q(PERIOD_KEY)}`, dialect);
+    // The periods the changes fall in: how many changed rows, their values, the date bounds (from
+    // the key: once per period, not per row).
+    const touched = sql`SELECT "k0".*, ${raw(`${b.start} AS "start", ${b.after} AS "after"`)} FROM (SELECT ${raw(
       [
         ...group.map((g) => `c.${g}`),
-        `${p.key} AS "period"`,
-        `${p.start} AS "start"`,
-        `${p.after} AS "after"`,
+        `${key} AS ${q(PERIOD_KEY)}`,
+        `count(*) AS "_n"`,
+        ...values.map((f) => `max(c.${q(f.name)}) AS ${q(f.name)}`),
       ].join(', '),
-    )} FROM ${changed}) AS "k"`;
+    )} FROM ${changed} GROUP BY ${raw([...group.map((g) => `c.${g}`), key].join(', '))}) AS "k0"`;
+    const stored = (alias: string, of: string): string =>
+      [
+        `${alias}.${q(PERIOD_INTERVAL)} = '${interval}'`,
+        `${alias}.${q(PERIOD_KEY)} = ${of}.${q(PERIOD_KEY)}`,
+        ...group.map((g) => `${alias}.${g} = ${of}.${g}`),
+      ].join(' AND ');
     if (deletion) {
       const cols = [...group, q(PERIOD_KEY)];
       yield* tx.run(
         sql`DELETE FROM ${table} WHERE ${ident(PERIOD_INTERVAL)} = ${interval} AND (${raw(cols.join(', '))}) IN (SELECT ${raw(
           cols.map((c) => `"k".${c}`).join(', '),
-        )} FROM ${touched})`,
+        )} FROM (${touched}) AS "k")`,
       );
     }
+    // Whether each period is appended to (`_ok` = 1): one probe of its stored row by the key. A
+    // batch with deletions has every period computed again (deleted first, above).
+    const ok = deletion
+      ? 'CAST(NULL AS INTEGER)'
+      : `(SELECT 1 FROM ${name} AS "p" WHERE ${stored('"p"', '"k"')} AND ${appends(daily, dialect)} LIMIT 1)`;
+    const cte = sql`WITH "k" AS MATERIALIZED (SELECT "k".*, ${raw(ok)} AS "_ok" FROM (${touched}) AS "k") `;
     // The code and the date range bound the probe of the key index; the rest of the group is
     // compared as a filter (IS TRUE keeps it out of any index condition): otherwise an index on
     // (source, date) looks as good as the key's to a planner without statistics, and reads every
@@ -103,10 +225,14 @@ export function* refreshPeriods(tx: Tx, d: Dataset, changed: Sql): Step<void> {
       `"t".${date} < "k"."after"`,
       ...rest.map((g) => `("t".${g} = "k".${g}) IS TRUE`),
     ];
-    const input = sql`SELECT ${raw(d.rowFields.map((f) => `"t".${q(f.name)}`).join(', '))} FROM ${touched}${raw(
-      tx.dialect.probeJoin(q(d.name), '"t"', uniqueIndexName(d.name), on.join(' AND ')),
+    const input = sql`SELECT ${raw(d.rowFields.map((f) => `"t".${q(f.name)}`).join(', '))} FROM (SELECT * FROM "k" WHERE "_ok" IS NULL) AS "k"${raw(
+      dialect.probeJoin(q(d.name), '"t"', uniqueIndexName(d.name), on.join(' AND ')),
     )}`;
-    yield* tx.run(insertSql(d, interval, input, tx, true));
+    const appended = sql`SELECT ${raw(appendedColumns(daily, dialect).join(', '))} FROM "k"${raw(
+      dialect.probeJoin(name, '"p"', null, stored('"p"', '"k"')),
+    )} WHERE "k"."_ok" = 1`;
+    const rows = sql`${computedRowsSql(daily, interval, input, dialect)} UNION ALL ${appended}`;
+    yield* tx.run(insertSql(d, rows, tx, true, interval, cte));
   }
 }
 
@@ -126,7 +252,13 @@ export function* buildMissingPeriods(tx: Tx, catalog: Catalog): Step<void> {
     yield* tx.exec([`DROP TABLE IF EXISTS ${q(spec.name)}`, ...createTableStatements(spec, tx.dialect)]);
     const rowCols = raw(d.rowFields.map((f) => q(f.name)).join(', '));
     for (const interval of STORED_INTERVALS) {
-      yield* tx.run(insertSql(d, interval, sql`SELECT ${rowCols} FROM ${ident(d.name)}`, tx));
+      const rows = computedRowsSql(
+        d.daily as Daily,
+        interval,
+        sql`SELECT ${rowCols} FROM ${ident(d.name)}`,
+        tx.dialect,
+      );
+      yield* tx.run(insertSql(d, rows, tx, false, interval));
     }
     yield* tx.run(
       sql`INSERT INTO mds_period_state (dataset, shape) VALUES (${d.name}, ${shape})

@@ -1,4 +1,4 @@
-import type { Dataset } from '../catalog/catalog.js';
+import type { DailySeries, Dataset, Field } from '../catalog/catalog.js';
 import type { TableSpec } from './schema.js';
 import { DAY, isoDay, ms } from '../model/days.js';
 import type { BarsPlan } from '../model/query-plan.js';
@@ -48,6 +48,26 @@ export const PERIOD_INTERVAL = 'interval';
 export const PERIOD_KEY = 'period';
 
 /**
+ * The running state of each summed double (`sum` of a `number` field) where the engine's sum is
+ * compensated (Dialect.fold, SQLite): `sum` the running sum and `err` the error term that
+ * `sum()` added to it, so that a day appended to the period continues the same summation
+ * (period-store.ts). NULL: not known (the period was computed from several daily rows at once),
+ * and the period is computed again from its days. Unused (NULL) on PostgreSQL, whose sum is
+ * plain addition: the stored sum is its own state.
+ */
+export interface SumState {
+  field: Field;
+  sum: string;
+  err: string;
+}
+
+export function sumStates(daily: DailySeries): SumState[] {
+  return [...(daily.aggregate ?? [])]
+    .filter(([f, how]) => how === 'sum' && f.type === 'number')
+    .map(([field]) => ({ field, sum: `_s_${field.name}`, err: `_e_${field.name}` }));
+}
+
+/**
  * The stored periods' table of a daily dataset that declares `aggregate`: the interval and
  * period key, then the group, the last bar's date, each aggregated field (its own type),
  * `period_start`, `bar_count` and `_pre0`; keyed by interval, code, period, the rest of the group.
@@ -67,6 +87,10 @@ export function periodTable(d: Dataset): TableSpec | null {
       { name: 'period_start', type: 'date', notNull: true },
       { name: 'bar_count', type: 'integer', notNull: true },
       ...(daily.bar?.preClose ? [{ name: '_pre0', type: 'number' as const, notNull: false }] : []),
+      ...sumStates(daily).flatMap((s) => [
+        { name: s.sum, type: 'number' as const, notNull: false },
+        { name: s.err, type: 'number' as const, notNull: false },
+      ]),
     ],
     // The period before the rest of the group: a page filters on the code and a period range.
     primaryKey: [PERIOD_INTERVAL, daily.code.name, PERIOD_KEY, ...rest.map((f) => f.name)],
@@ -81,13 +105,14 @@ export function periodTable(d: Dataset): TableSpec | null {
 /**
  * What the stored periods were computed under, their table's layout included: a release or
  * catalog that changes any of it rebuilds them, the table created afresh (period-store.ts
- * buildMissingPeriods). Version 2: the key's period before the rest of the group.
+ * buildMissingPeriods). Version 2: the key's period before the rest of the group; 3: the sums'
+ * running state (sumStates).
  */
 export function periodShape(d: Dataset): string | null {
   const daily = d.daily;
   if (!daily?.aggregate) return null;
   return JSON.stringify({
-    version: 2,
+    version: 3,
     intervals: STORED_INTERVALS,
     group: daily.group.map((f) => f.name),
     date: daily.date.name,

@@ -137,7 +137,14 @@ export interface Dialect {
    * PostgreSQL a fenced LATERAL subquery, which cannot become a hash join over the whole table
    * (a batch's changes can be estimated at any size).
    */
-  probeJoin(table: string, alias: string, index: string, on: string): string;
+  probeJoin(table: string, alias: string, index: string | null, on: string): string;
+  /**
+   * How the engine's aggregates fold a value into their state, in the rows' order (stored
+   * periods add a day to a period by the same fold, period-store.ts): `sum()` of doubles
+   * compensated (Kahan–Babuška–Neumaier: a running sum and an error term, the result their sum)
+   * or plain addition; `max()`/`min()` keeping the earlier value on a tie, or taking the later.
+   */
+  fold: { compensatedSum: boolean; tieKeepsEarlier: boolean };
 }
 
 /** The name of a table's unique key index (TableSpec.unique). */
@@ -171,7 +178,14 @@ export const SQLITE: Dialect = {
   subqueryFence: ' LIMIT -1 OFFSET 0',
   rowId: 'rowid',
   byIndex: (index) => ` INDEXED BY ${q(index)}`,
-  probeJoin: (table, alias, index, on) => ` JOIN ${table} AS ${alias} INDEXED BY ${q(index)} ON ${on}`,
+  // index null: the table's primary key (a WITHOUT ROWID table has no other); CROSS JOIN keeps
+  // the table the inner loop.
+  probeJoin: (table, alias, index, on) =>
+    index === null
+      ? ` CROSS JOIN ${table} AS ${alias} ON ${on}`
+      : ` JOIN ${table} AS ${alias} INDEXED BY ${q(index)} ON ${on}`,
+  // func.c sumStep (since 3.43) and minmaxStep (replaces only a strictly greater or smaller value).
+  fold: { compensatedSum: true, tieKeepsEarlier: true },
 };
 
 // Text sorts and compares by code point (COLLATE "C"), as in SQLite, whatever the database's
@@ -206,6 +220,9 @@ export const POSTGRES: Dialect = {
   byIndex: () => '',
   probeJoin: (table, alias, _index, on) =>
     ` CROSS JOIN LATERAL (SELECT * FROM ${table} AS ${alias} WHERE ${on} OFFSET 0) AS ${alias}`,
+  // sum(float8) is float8pl, max/min float8larger/smaller (the state kept only when strictly
+  // greater or smaller than the new value).
+  fold: { compensatedSum: false, tieKeepsEarlier: false },
 };
 
 /**

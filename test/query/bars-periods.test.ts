@@ -4,9 +4,8 @@ import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
 import { buildApp } from '../../src/app.js';
 import { CATALOG } from '../../src/catalog/catalog.js';
 import { createStore } from '../../src/storage/create-store.js';
-import type { Store } from '../../src/storage/store.js';
-import type { QueryPlan } from '../../src/model/query-plan.js';
 import { batch, type Data } from '../helpers/batches.js';
+import { computedStore } from '../helpers/computed-store.js';
 import { backends, get, push, runSql, startApp, testConfig, type Harness } from '../helpers/harness.js';
 
 /**
@@ -80,31 +79,6 @@ function bar(symbol: string, date: string, source = 'test', extra: Data = {}): D
     updated_at: `${date}T08:30:00Z`,
     ...extra,
   };
-}
-
-/** The store with every resampled plan marked `computed`: the on-demand reference. */
-function computedStore(store: Store): Store {
-  const mark = (args: unknown[]): unknown[] => {
-    const plan = args[0] as QueryPlan | undefined;
-    if (plan && typeof plan === 'object' && 'bars' in plan && plan.bars) {
-      return [{ ...plan, bars: { ...plan.bars, computed: true } }, ...args.slice(1)];
-    }
-    return args;
-  };
-  const datasets = new Proxy(store.datasets, {
-    get(target, p) {
-      const v: unknown = Reflect.get(target, p, target);
-      if (typeof v !== 'function') return v;
-      return (...args: unknown[]) => (v as (...a: unknown[]) => unknown).apply(target, mark(args));
-    },
-  });
-  return new Proxy(store, {
-    get(target, p) {
-      if (p === 'datasets') return datasets;
-      const v: unknown = Reflect.get(target, p, target);
-      return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(target) : v;
-    },
-  });
 }
 
 const CODES = ['X', 'Y', 'NONE'];
