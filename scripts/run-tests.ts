@@ -16,6 +16,7 @@ const LONGEST = [
   'faults-concurrency',
   // The other folders' files of 60 s or more, each alone on a loaded machine (docs/testing.md).
   'push-cli',
+  'bars-periods',
   'openapi-contract',
   'seed-demo',
   'cluster-workers',
