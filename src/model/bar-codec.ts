@@ -63,38 +63,6 @@ class Writer {
   }
 }
 
-class Reader {
-  at = 0;
-  constructor(private readonly buf: Uint8Array) {}
-
-  byte(): number {
-    if (this.at >= this.buf.length) throw new Error('bar block truncated');
-    return this.buf[this.at++] as number;
-  }
-
-  varint(): number {
-    let n = 0;
-    let mul = 1;
-    for (;;) {
-      const b = this.byte();
-      n += (b & 0x7f) * mul;
-      if (b < 0x80) return n;
-      mul *= 0x80;
-    }
-  }
-
-  signed(): number {
-    const z = this.varint();
-    return z % 2 === 0 ? z / 2 : -(z + 1) / 2;
-  }
-
-  float(): number {
-    const v = new DataView(this.buf.buffer, this.buf.byteOffset).getFloat64(this.at, true);
-    this.at += 8;
-    return v;
-  }
-}
-
 /** The smallest k ≤ 6 with every value × 10^k a whole number that gives the value back; RAW if none. */
 function scaleOf(values: readonly number[]): number {
   for (let k = 0; k <= MAX_SCALE; k++) {
@@ -146,39 +114,105 @@ export function encodeBars(b: BarColumns): string {
   return Buffer.from(deflateRawSync(w.bytes())).toString('base64');
 }
 
-export function decodeBars(text: string): BarColumns {
-  const r = new Reader(inflateRawSync(Buffer.from(text, 'base64')));
-  if (r.byte() !== VERSION) throw new Error('bar block of an unknown version');
-  const n = r.varint();
-  const minutes: number[] = new Array<number>(n);
+/**
+ * A block's bars as typed columns (the read path, docs/minute-bars.md): decoded straight into
+ * them, no array or object per bar; one instance is refilled block after block.
+ */
+export class BarVectors {
+  length = 0;
+  minutes = new Int32Array(0);
+  /** One per value column (catalog.ts `BarBlocks.values` order); 0 where the value is null. */
+  values: Float64Array[] = [];
+  /** One byte per bar and column: 1 where the value is present. */
+  valid: Uint8Array[] = [];
+
+  reserve(n: number): void {
+    if (this.minutes.length >= n) return;
+    const cap = Math.max(n, 256);
+    this.minutes = new Int32Array(cap);
+    this.values = Array.from({ length: COLUMNS }, () => new Float64Array(cap));
+    this.valid = Array.from({ length: COLUMNS }, () => new Uint8Array(cap));
+  }
+}
+
+/** `text`'s bars into `out` (its previous bars replaced). Varints are read inline: this runs per bar of every read. */
+export function decodeBarsInto(text: string, out: BarVectors): BarVectors {
+  const buf = inflateRawSync(Buffer.from(text, 'base64'));
+  const end = buf.length;
+  let at = 0;
+  const byte = (): number => {
+    if (at >= end) throw new Error('bar block truncated');
+    return buf[at++] as number;
+  };
+  const varint = (): number => {
+    let b = byte();
+    if (b < 0x80) return b;
+    let n = b & 0x7f;
+    let mul = 0x80;
+    for (;;) {
+      b = byte();
+      n += (b & 0x7f) * mul;
+      if (b < 0x80) return n;
+      mul *= 0x80;
+    }
+  };
+  if (byte() !== VERSION) throw new Error('bar block of an unknown version');
+  const n = varint();
+  out.reserve(n);
+  out.length = n;
+  const minutes = out.minutes;
   let m = 0;
   for (let i = 0; i < n; i++) {
-    m += r.varint();
+    m += varint();
     minutes[i] = m;
   }
-  const columns: (number | null)[][] = [];
-  while (columns.length < COLUMNS) {
-    const kind = r.byte();
-    const col: (number | null)[] = new Array<number | null>(n).fill(null);
-    columns.push(col);
-    if (kind === NONE) continue;
-    let has: (i: number) => boolean = () => true;
-    if (kind === SOME) {
-      const bits = Array.from({ length: Math.ceil(n / 8) }, () => r.byte());
-      has = (i) => (((bits[i >> 3] as number) >> (i & 7)) & 1) === 1;
+  const view = new DataView(buf.buffer, buf.byteOffset, buf.byteLength);
+  for (let c = 0; c < COLUMNS; c++) {
+    const kind = byte();
+    const col = out.values[c] as Float64Array;
+    const valid = out.valid[c] as Uint8Array;
+    if (kind === NONE) {
+      col.fill(0, 0, n);
+      valid.fill(0, 0, n);
+      continue;
     }
-    const k = r.byte();
+    if (kind === SOME) {
+      for (let i = 0; i < n; i += 8) {
+        const bits = byte();
+        for (let j = 0; j < 8 && i + j < n; j++) valid[i + j] = (bits >> j) & 1;
+      }
+    } else valid.fill(1, 0, n);
+    const k = byte();
     const p = 10 ** k;
     let last = 0;
     for (let i = 0; i < n; i++) {
-      if (!has(i)) continue;
-      if (k === RAW) col[i] = r.float();
-      else {
-        last += r.signed();
+      if (valid[i] === 0) {
+        col[i] = 0;
+        continue;
+      }
+      if (k === RAW) {
+        if (at + 8 > end) throw new Error('bar block truncated');
+        col[i] = view.getFloat64(at, true);
+        at += 8;
+      } else {
+        const z = varint();
+        last += z % 2 === 0 ? z / 2 : -(z + 1) / 2;
         col[i] = last / p;
       }
     }
   }
+  return out;
+}
+
+/** A block's bars as arrays (the ingest side's merge and counts). */
+export function decodeBars(text: string): BarColumns {
+  const v = decodeBarsInto(text, new BarVectors());
+  const n = v.length;
+  const minutes = Array.from(v.minutes.subarray(0, n));
+  const columns = v.values.map((col, c) => {
+    const valid = v.valid[c] as Uint8Array;
+    return Array.from({ length: n }, (_, i) => (valid[i] === 1 ? (col[i] as number) : null));
+  });
   return { minutes, columns };
 }
 
