@@ -22,6 +22,7 @@ import {
   ColumnBatch,
   columnBatches,
   type Column,
+  type ColumnChunk,
   type NumberColumn,
   type TextColumn,
 } from './column-batch.js';
@@ -108,7 +109,7 @@ function numberData(f: Field, type: DataType, col: NumberColumn, n: number): Dat
 }
 
 /** One record batch of a batch's columns under `schema`. */
-export function recordBatch(schema: Schema, fields: readonly Field[], batch: ColumnBatch): RecordBatch {
+export function recordBatch(schema: Schema, fields: readonly Field[], batch: ColumnChunk): RecordBatch {
   const n = batch.length;
   const children = fields.map((f, i) => {
     const type = (schema.fields[i] as ArrowField).type;
@@ -142,16 +143,24 @@ class TakenBytes extends AsyncByteQueue {
 }
 
 /** The answer as an Arrow IPC stream; an error while reading rows ends the stream with that error. */
-export async function* arrowStream(
+export function arrowStream(
   fields: readonly Field[],
   chunks: AsyncIterable<Value[][]>,
+): AsyncGenerator<Uint8Array> {
+  return arrowBatchStream(fields, columnBatches(fields, chunks, BATCH_ROWS));
+}
+
+/** As `arrowStream`, from batches of columns already made (export-formats.ts). */
+export async function* arrowBatchStream(
+  fields: readonly Field[],
+  batches: AsyncIterable<ColumnChunk>,
 ): AsyncGenerator<Uint8Array> {
   const schema = arrowSchema(fields);
   const out = new TakenBytes();
   const writer = new RecordBatchStreamWriter();
   writer.reset(out, schema); // the schema message
   let any = false;
-  for await (const batch of columnBatches(fields, chunks, BATCH_ROWS)) {
+  for await (const batch of batches) {
     any = true;
     writer.write(recordBatch(schema, fields, batch));
     yield out.take();

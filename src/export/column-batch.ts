@@ -33,6 +33,12 @@ export interface NumberColumn {
 
 export type Column = TextColumn | NumberColumn;
 
+/** Rows as typed columns, what the encoders take: a ColumnBatch, or a reader's own (the minute bars'). */
+export interface ColumnChunk {
+  readonly length: number;
+  readonly columns: readonly Column[];
+}
+
 function numbers(f: Field, n: number): Float64Array | Int32Array | Int8Array {
   if (f.type === 'flag') return new Int8Array(n);
   if (f.type === 'date') return new Int32Array(n);
@@ -87,6 +93,27 @@ export class ColumnBatch {
     return end;
   }
 
+  /** As `fill`, from a chunk of columns of the same fields (their number types may differ). */
+  fillColumns(chunk: ColumnChunk, from: number): number {
+    const start = this.length;
+    const end = Math.min(chunk.length, from + this.capacity - start);
+    for (let j = 0; j < this.columns.length; j++) {
+      const col = this.columns[j] as Column;
+      const src = chunk.columns[j] as Column;
+      if (col.kind === 'number' && src.kind === 'number')
+        col.values.set(src.values.subarray(from, end), start);
+      else for (let r = from, i = start; r < end; r++, i++) col.values[i] = src.values[r] ?? null;
+      let nulls = 0;
+      for (let r = from, i = start; r < end; r++, i++) {
+        if ((((src.valid[r >> 3] as number) >> (r & 7)) & 1) === 0) nulls++;
+        else col.valid[i >> 3] = (col.valid[i >> 3] as number) | (1 << (i & 7));
+      }
+      col.nulls += nulls;
+    }
+    this.length += end - from;
+    return end;
+  }
+
   get full(): boolean {
     return this.length >= this.capacity;
   }
@@ -125,6 +152,27 @@ export async function* columnBatches(
       if (batch.full) {
         yield batch;
         batch.reset();
+      }
+    }
+  }
+  if (batch.length > 0) yield batch;
+}
+
+/** Chunks of columns of any size as batches of `size` rows, as `columnBatches` gives them. */
+export async function* rebatch(
+  fields: readonly Field[],
+  chunks: AsyncIterable<readonly ColumnChunk[]>,
+  size: number,
+): AsyncGenerator<ColumnBatch> {
+  const batch = new ColumnBatch(fields, size);
+  for await (const list of chunks) {
+    for (const chunk of list) {
+      for (let at = 0; at < chunk.length;) {
+        at = batch.fillColumns(chunk, at);
+        if (batch.full) {
+          yield batch;
+          batch.reset();
+        }
       }
     }
   }

@@ -23,10 +23,12 @@ import { exportStream, type ExportFormat, type ExportSource } from './export-for
 /** Nice steps below the request thread, as the reader processes: /health gets the CPU first. */
 export const ENCODER_NICE = 5;
 
-export type RowsKind = 'objects' | 'arrays';
+/** How the encoder reads rows: objects, value arrays, or chunks of typed columns (ExportSource). */
+export type RowsKind = 'objects' | 'arrays' | 'columns';
 
 export type EncoderRequest =
-  | { t: 'open'; id: number; format: ExportFormat; fields: readonly Field[] }
+  /** `columns`: the source has typed columns (ExportSource.columns) for the encoder to ask for. */
+  | { t: 'open'; id: number; format: ExportFormat; fields: readonly Field[]; columns: boolean }
   /** The next piece of bytes, please. */
   | { t: 'pull'; id: number }
   | { t: 'rows'; id: number; rows: unknown[] }
@@ -63,6 +65,13 @@ class Inbox {
 interface Slot {
   worker: Worker;
   sessions: Map<number, Inbox>;
+}
+
+function rowsOf(source: ExportSource, kind: RowsKind): AsyncIterable<unknown[]> {
+  if (kind === 'objects') return source.objects();
+  // Chunks of columns travel as a list (a structured clone of typed arrays, no value per row).
+  if (kind === 'columns' && source.columns) return source.columns() as AsyncIterable<unknown[]>;
+  return source.arrays();
 }
 
 export class ExportEncoders {
@@ -105,12 +114,12 @@ export class ExportEncoders {
     let rows: AsyncIterator<unknown[]> | null = null;
     let ended = false;
     try {
-      post({ t: 'open', id, format, fields });
+      post({ t: 'open', id, format, fields, columns: source.columns !== undefined });
       post({ t: 'pull', id });
       for (;;) {
         const m = await inbox.next();
         if (m.t === 'need') {
-          rows ??= (m.kind === 'objects' ? source.objects() : source.arrays())[Symbol.asyncIterator]();
+          rows ??= rowsOf(source, m.kind)[Symbol.asyncIterator]();
           // A failing read (deadline, a batch landed mid-export) fails the export here, with
           // its own error, as when encoding on this thread.
           const next = await rows.next();

@@ -3,6 +3,7 @@ import { lowerThreadPriority } from '../thread-priority.js';
 import type { Value } from '../model/values.js';
 import { ownBytes } from '../worker-threads.js';
 import { exportStream } from './export-formats.js';
+import type { ColumnChunk } from './column-batch.js';
 import { ENCODER_NICE, type EncoderReply, type EncoderRequest, type RowsKind } from './encoder-pool.js';
 
 /**
@@ -76,6 +77,7 @@ port.on('message', (m: EncoderRequest) => {
     const pieces = exportStream(m.format, m.fields, {
       objects: () => rowsOf<Record<string, Value>>(m.id, feed, 'objects'),
       arrays: () => rowsOf<Value[]>(m.id, feed, 'arrays'),
+      ...(m.columns ? { columns: () => rowsOf<ColumnChunk>(m.id, feed, 'columns') } : {}),
     })[Symbol.asyncIterator]();
     sessions.set(m.id, { feed, pieces });
     return;

@@ -1,9 +1,9 @@
 import { stringify } from 'csv-stringify/sync';
 import type { Field } from '../catalog/catalog.js';
 import type { Value } from '../model/values.js';
-import { arrowStream } from './arrow-stream.js';
-import { parquetStream } from './parquet-stream.js';
-import { valueRows } from './column-batch.js';
+import { arrowBatchStream, BATCH_ROWS } from './arrow-stream.js';
+import { parquetBatchStream } from './parquet-stream.js';
+import { columnBatches, rebatch, valueRows, type ColumnChunk } from './column-batch.js';
 
 /** What the code around an export needs to know of its format, so it never tests the name. */
 export interface ExportTraits {
@@ -80,6 +80,11 @@ type Rows = AsyncIterable<Record<string, Value>[]>;
 export interface ExportSource {
   objects(): Rows;
   arrays(): AsyncIterable<Value[][]>;
+  /**
+   * The rows as typed columns of the fields, for a reader that holds them so (the minute bars:
+   * query/minute-columns.ts): Arrow and Parquet take them without a value per row.
+   */
+  columns?: () => AsyncIterable<readonly ColumnChunk[]>;
 }
 
 /** A source that reads objects: its arrays are made from them (e.g. the revision trail's items). */
@@ -117,8 +122,15 @@ export function exportStream(
     case 'ndjson':
       return ndjsonStream(source.objects());
     case 'arrow':
-      return arrowStream(fields, source.arrays());
+      return arrowBatchStream(fields, columnSource(fields, source));
     case 'parquet':
-      return parquetStream(fields, source.arrays());
+      return parquetBatchStream(fields, columnSource(fields, source));
   }
+}
+
+/** The columnar formats' batches of BATCH_ROWS rows, from the source's columns when it has them. */
+function columnSource(fields: readonly Field[], source: ExportSource): AsyncIterable<ColumnChunk> {
+  return source.columns
+    ? rebatch(fields, source.columns(), BATCH_ROWS)
+    : columnBatches(fields, source.arrays(), BATCH_ROWS);
 }

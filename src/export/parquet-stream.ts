@@ -1,10 +1,10 @@
 import { RecordBatchStreamWriter, type Schema } from 'apache-arrow';
 import type * as ParquetWasm from 'parquet-wasm';
 import type { Field } from '../catalog/catalog.js';
-import type { Value } from '../model/values.js';
 import { VERSION } from '../version.js';
+import type { Value } from '../model/values.js';
 import { arrowSchema, BATCH_ROWS, recordBatch } from './arrow-stream.js';
-import { ColumnBatch, columnBatches } from './column-batch.js';
+import { ColumnBatch, columnBatches, type ColumnChunk } from './column-batch.js';
 
 /**
  * `format=parquet` (`application/vnd.apache.parquet`), written by `parquet-wasm` (the Rust
@@ -42,7 +42,7 @@ function wasmBatch(
   pw: Wasm,
   schema: Schema,
   fields: readonly Field[],
-  batch: ColumnBatch,
+  batch: ColumnChunk,
 ): ParquetWasm.RecordBatch {
   const ipc = RecordBatchStreamWriter.writeAll([recordBatch(schema, fields, batch)]).toUint8Array(true);
   const table = pw.Table.fromIPCStream(ipc);
@@ -62,13 +62,21 @@ function wasmBatch(
  * any further bytes (a reader then sees a file without its footer, never a short one that looks
  * whole).
  */
-export async function* parquetStream(
+export function parquetStream(
   fields: readonly Field[],
   chunks: AsyncIterable<Value[][]>,
 ): AsyncGenerator<Uint8Array> {
+  return parquetBatchStream(fields, columnBatches(fields, chunks, BATCH_ROWS));
+}
+
+/** As `parquetStream`, from batches of columns already made (export-formats.ts). */
+export async function* parquetBatchStream(
+  fields: readonly Field[],
+  source: AsyncIterable<ColumnChunk>,
+): AsyncGenerator<Uint8Array> {
   const pw = await parquetWasm();
   const schema = arrowSchema(fields);
-  const batches = columnBatches(fields, chunks, BATCH_ROWS)[Symbol.asyncIterator]();
+  const batches = source[Symbol.asyncIterator]();
   let failure: { error: unknown } | undefined;
   let any = false;
   // Pulled by the writer one batch at a time (highWaterMark 0: nothing is read ahead of it), and
@@ -123,7 +131,7 @@ export async function* parquetStream(
       // The writer's pending write fails (it ignores that) and it goes on reading its input to
       // the end: ending the batches makes that input end at once, and runs the store's finally.
       void output?.cancel().catch(() => {});
-      await batches.return(undefined);
+      await batches.return?.(undefined);
     }
   }
 }

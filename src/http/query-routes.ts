@@ -31,7 +31,8 @@ export interface QueryRouteOptions {
 }
 
 /** What reads a dataset route's rows: QueryService, or MinuteQueryService for bar blocks. */
-type RowReader = Pick<QueryService, 'parse' | 'page' | 'stream' | 'streamArrays'>;
+type RowReader = Pick<QueryService, 'parse' | 'page' | 'stream' | 'streamArrays'> &
+  Partial<Pick<MinuteQueryService, 'streamColumns'>>;
 
 /**
  * One GET route per catalog dataset, and one for its revision trail (docs/point-in-time.md):
@@ -131,7 +132,12 @@ async function servePage(
     // Before the first byte: an ambiguous factor source is a 400, not a broken export.
     await query.checkAdjust(plan);
     let fields: readonly Field[] = plan.select;
-    let source: ExportSource = { objects: () => rows.stream(plan), arrays: () => rows.streamArrays(plan) };
+    const columns = rows.streamColumns?.bind(rows);
+    let source: ExportSource = {
+      objects: () => rows.stream(plan),
+      arrays: () => rows.streamArrays(plan),
+      ...(columns ? { columns: () => columns(plan) } : {}),
+    };
     if (item) {
       const trail = revisionExport(d, parsed.format, query.stream(plan));
       fields = trail.fields;

@@ -3,17 +3,17 @@ import type { BarBlocks } from '../catalog/catalog.js';
 import { BLOCK_BARS, BLOCK_COUNT } from '../catalog/catalog.js';
 import type { Dataset, Field } from '../catalog/catalog.js';
 import { invalid } from '../errors.js';
-import { exchangeMinute, hhmm } from '../ingest/minute-bars.js';
-import { decodeBars } from '../model/bar-codec.js';
+import { exchangeMinute } from '../ingest/minute-bars.js';
 import type { Store } from '../storage/store.js';
 import type { Condition, QueryPlan } from '../model/query-plan.js';
 import type { Value } from '../model/values.js';
 import { planFingerprint } from './cursor.js';
 import type { ParsedQuery } from './parse.js';
 import type { QueryPage, QueryService } from './query-service.js';
-import { resample, type MinuteBar } from './minute-sessions.js';
+import { BarTable, blockInfo, columnChunk, rowOrder, rowReader } from './minute-columns.js';
+import type { ColumnChunk } from '../export/column-batch.js';
 import { adjustMeta } from './adjust-meta.js';
-import type { BarKey, FactorState } from './factor-sources.js';
+import type { FactorState } from './factor-sources.js';
 import { minuteAdjuster } from './minute-adjust.js';
 
 import { MINUTE_INTERVALS, readMinuteInterval, readParam, type MinuteInterval } from './query-params.js';
@@ -80,19 +80,22 @@ export class MinuteQueryService {
     const state = await this.query.factors.stateOf(plan, factorsVersion);
     const { page, total } = (await this.dayPage(plan, state)) ?? (await this.wholePage(plan, state));
     const hasMore = plan.offset + page.length < total;
-    const b = blocksOf(plan.dataset);
     const adjust = state
       ? await adjustMeta(
           this.store,
           this.query.factors,
           plan,
           state,
-          page.map((r) => barKey(b, r)),
+          page.map((r) => ({ code: String(r.code), source: String(r.source) })),
         )
       : undefined;
+    const names = plan.select.map((f) => f.apiName);
     return {
       ...(adjust ? { adjust } : {}),
-      rows: { kind: 'objects', rows: page.map((r) => project(plan, r)) },
+      rows: {
+        kind: 'objects',
+        rows: page.map((r) => Object.fromEntries(names.map((n, j) => [n, r.values[j] ?? null]))),
+      },
       total,
       limit: plan.limit,
       offset: plan.offset,
@@ -103,47 +106,69 @@ export class MinuteQueryService {
   }
 
   async *stream(plan: QueryPlan): AsyncIterable<Record<string, Value>[]> {
-    for await (const rows of this.chunks(plan)) yield rows.map((r) => project(plan, r));
+    const names = plan.select.map((f) => f.apiName);
+    for await (const rows of this.streamArrays(plan))
+      yield rows.map((r) => Object.fromEntries(names.map((n, j) => [n, r[j] ?? null])));
   }
 
   async *streamArrays(plan: QueryPlan): AsyncIterable<Value[][]> {
-    const names = plan.select.map((f) => f.apiName);
-    for await (const rows of this.chunks(plan)) yield rows.map((r) => names.map((n) => r[n] ?? null));
+    const b = blocksOf(plan.dataset);
+    for await (const { table, order, from } of this.tables(plan)) {
+      const read = rowReader(b, plan.select, table);
+      for (let i = from; i < order.length; i += EXPORT_CHUNK) {
+        const rows: Value[][] = [];
+        for (let j = i; j < Math.min(order.length, i + EXPORT_CHUNK); j++)
+          rows.push(read(order[j] as number));
+        yield rows;
+      }
+    }
+  }
+
+  /** The answer as chunks of typed columns (Arrow, Parquet): no value per row is made. */
+  async *streamColumns(plan: QueryPlan): AsyncIterable<ColumnChunk[]> {
+    const b = blocksOf(plan.dataset);
+    for await (const { table, order, from } of this.tables(plan)) {
+      for (let i = from; i < order.length; i += COLUMN_CHUNK)
+        yield [columnChunk(b, plan.select, table, order, i, Math.min(order.length, i + COLUMN_CHUNK))];
+    }
   }
 
   /**
-   * An export's rows in chunks: ordered by time or date, one trading date at a time (a
-   * day's bars of every code sorted in memory); in another order, the whole answer at once.
+   * An export's bars: ordered by time or date, one trading date at a time (a day's bars of
+   * every code ordered in memory); in another order, the whole answer at once. `from`: the
+   * first row of the table's order to answer (the plan's offset, in the whole answer only).
    */
-  private async *chunks(plan: QueryPlan): AsyncIterable<Record<string, Value>[]> {
+  private async *tables(plan: QueryPlan): AsyncIterable<Ordered & { from: number }> {
     const b = blocksOf(plan.dataset);
     // The route checked the factor sources before the first byte (QueryService.checkAdjust).
     const state = await this.query.factors.stateOf(plan);
     const lead = plan.orderBy[0];
-    const rows = async function* (all: Record<string, Value>[]) {
-      for (let i = plan.offset; i < all.length; i += EXPORT_CHUNK) yield all.slice(i, i + EXPORT_CHUNK);
-    };
     if (!lead || (lead.field !== b.time && lead.field !== b.date)) {
-      yield* rows(await this.allRows(plan, state));
+      yield { ...(await this.tableOf(plan, [], state)), from: plan.offset };
       return;
     }
+    // One code's consecutive dates are read together, up to GROUP_DATES (its month: one read);
+    // otherwise a date at a time, as a date is never split (its bars of every code are ordered together).
+    const date = b.stored.fieldByName.get(b.date.name) as Field;
+    const oneCode = plan.where.some((c) => c.op === 'eq' && c.field.name === b.code.name);
     const dates = await this.dates(plan, lead.dir);
-    for (const date of dates) {
-      const day = await this.rowsOf(
-        plan,
-        [{ field: b.stored.fieldByName.get(b.date.name) as Field, op: 'eq', value: date }],
-        state,
-      );
-      for (let i = 0; i < day.length; i += EXPORT_CHUNK) yield day.slice(i, i + EXPORT_CHUNK);
+    const size = oneCode ? GROUP_DATES : 1;
+    for (let i = 0; i < dates.length; i += size) {
+      const [lo, hi] = [dates[i] as string, dates[Math.min(dates.length, i + size) - 1] as string].sort();
+      const range: Condition[] = [
+        { field: date, op: 'gte', value: lo as string },
+        { field: date, op: 'lte', value: hi as string },
+      ];
+      yield { ...(await this.tableOf(plan, range, state)), from: 0 };
     }
   }
 
   private async wholePage(
     plan: QueryPlan,
     state: FactorState | null,
-  ): Promise<{ page: Row[]; total: number }> {
-    const rows = await this.allRows(plan, state);
-    return { page: rows.slice(plan.offset, plan.offset + plan.limit), total: rows.length };
+  ): Promise<{ page: PageRow[]; total: number }> {
+    const t = await this.tableOf(plan, [], state);
+    return { page: pageRows(plan, t, plan.offset, plan.limit), total: t.order.length };
   }
 
   /**
@@ -155,47 +180,31 @@ export class MinuteQueryService {
   private async dayPage(
     plan: QueryPlan,
     state: FactorState | null,
-  ): Promise<{ page: Row[]; total: number } | null> {
+  ): Promise<{ page: PageRow[]; total: number } | null> {
     const b = blocksOf(plan.dataset);
     const req = this.request(plan);
     const lead = plan.orderBy[0];
     if (req.interval !== '1m' || req.timeFrom !== null || req.timeTo !== null) return null;
     if (!lead || (lead.field !== b.time && lead.field !== b.date)) return null;
     const date = b.stored.fieldByName.get(b.date.name) as Field;
-    const count = b.stored.fieldByName.get(BLOCK_COUNT) as Field;
-    const blocks = (
-      await this.store.datasets.query({ ...this.blockPlan(plan, []), select: [date, count] }, false)
-    ).rows;
-    tooMany(b, blocks.length);
-    const perDay = new Map<string, number>();
-    for (const r of blocks) {
-      const d = r[date.apiName] as string;
-      perDay.set(d, (perDay.get(d) ?? 0) + Number(r[count.apiName]));
-    }
-    const days = [...perDay.keys()].sort();
-    if (lead.dir === 'desc') days.reverse();
+    const days = await this.days(plan, lead.dir);
     let skip = plan.offset;
-    const page: Row[] = [];
-    for (const d of days) {
-      const n = perDay.get(d) ?? 0;
+    const page: PageRow[] = [];
+    for (const { date: d, bars: n } of days) {
       if (skip >= n) {
         skip -= n;
         continue;
       }
-      const day = await this.rowsOf(plan, [{ field: date, op: 'eq', value: d }], state);
-      page.push(...day.slice(skip, skip + plan.limit - page.length));
+      const day = await this.tableOf(plan, [{ field: date, op: 'eq', value: d }], state);
+      page.push(...pageRows(plan, day, skip, plan.limit - page.length));
       skip = 0;
       if (page.length >= plan.limit) break;
     }
-    return { page, total: [...perDay.values()].reduce((a, n) => a + n, 0) };
+    return { page, total: days.reduce((a, d) => a + d.bars, 0) };
   }
 
   private request(plan: QueryPlan): MinuteRequest {
     return this.requests.get(plan) ?? { interval: '1m', timeFrom: null, timeTo: null };
-  }
-
-  private allRows(plan: QueryPlan, state: FactorState | null): Promise<Record<string, Value>[]> {
-    return this.rowsOf(plan, [], state);
   }
 
   /** The trading dates the plan's blocks cover, in `dir` order. */
@@ -207,6 +216,25 @@ export class MinuteQueryService {
       false,
     );
     return read.rows.map((r) => r[date.apiName] as string);
+  }
+
+  /** The trading dates the plan's blocks cover, in `dir` order, with their bars (read without the payloads). */
+  private async days(plan: QueryPlan, dir: 'asc' | 'desc'): Promise<{ date: string; bars: number }[]> {
+    const b = blocksOf(plan.dataset);
+    const date = b.stored.fieldByName.get(b.date.name) as Field;
+    const count = b.stored.fieldByName.get(BLOCK_COUNT) as Field;
+    const rows = (
+      await this.store.datasets.query({ ...this.blockPlan(plan, []), select: [date, count] }, false)
+    ).rows;
+    tooMany(b, rows.length);
+    const perDay = new Map<string, number>();
+    for (const r of rows) {
+      const d = r[date.apiName] as string;
+      perDay.set(d, (perDay.get(d) ?? 0) + Number(r[count.apiName]));
+    }
+    const out = [...perDay].map(([d, bars]) => ({ date: d, bars }));
+    out.sort((x, y) => (x.date < y.date ? -1 : x.date > y.date ? 1 : 0));
+    return dir === 'desc' ? out.reverse() : out;
   }
 
   /** The stored blocks' plan: the filters on code, date and source (the time bounds' dates among them), `as_of`. */
@@ -228,12 +256,18 @@ export class MinuteQueryService {
     };
   }
 
-  /** Every bar row the plan selects (with `extra` block conditions), resampled and in the plan's order. */
-  private async rowsOf(
+  /**
+   * Every bar the plan selects (with `extra` block conditions) as a table of columns, resampled
+   * and adjusted, with the row numbers in the plan's order. Decoded on this thread in slices of
+   * SLICE blocks, returning to the event loop between them (/health and other requests are
+   * served meanwhile); the blocks themselves are read as every query's rows are (a reader
+   * process on SQLite).
+   */
+  private async tableOf(
     plan: QueryPlan,
     extra: readonly Condition[],
     state: FactorState | null,
-  ): Promise<Record<string, Value>[]> {
+  ): Promise<Ordered> {
     const b = blocksOf(plan.dataset);
     const s = b.stored;
     const req = this.request(plan);
@@ -241,63 +275,62 @@ export class MinuteQueryService {
     tooMany(b, blocks.length);
     decodedBlocks.count += blocks.length;
     const api = (f: Field): string => (s.fieldByName.get(f.name) ?? f).apiName;
-    const keyOf = (blk: Record<string, Value>): BarKey => ({
-      code: String(blk[api(b.code)]),
-      source: String(blk[api(b.source)]),
-    });
+    const fields = { code: api(b.code), date: api(b.date), source: api(b.source) };
     const adjuster =
       state && b.adjust
-        ? await minuteAdjuster(this.store, this.query.factors, plan, state, blocks.map(keyOf))
+        ? await minuteAdjuster(
+            this.store,
+            this.query.factors,
+            plan,
+            state,
+            blocks.map((blk) => ({ code: String(blk[fields.code]), source: String(blk[fields.source]) })),
+          )
         : null;
     // The adjusted values' columns in the block (open, high, low, close).
     const prices = b.adjust ? b.adjust.prices.map((f) => b.values.indexOf(f)) : [];
-    const out: Record<string, Value>[] = [];
-    for (const blk of blocks) {
-      const bars = decodeBars(blk[BLOCK_BARS] as string);
-      const date = blk[api(b.date)] as string;
-      let day: MinuteBar[] = bars.minutes.map((minute, i) => ({
-        minute,
-        values: bars.columns.map((c) => c[i] ?? null),
-      }));
-      if (req.timeFrom !== null || req.timeTo !== null) {
-        const base = Date.parse(`${date}T00:00:00Z`) - b.offsetMinutes * 60_000;
-        day = day.filter((bar) => {
-          const at = base + bar.minute * 60_000;
-          return (req.timeFrom === null || at >= req.timeFrom) && (req.timeTo === null || at <= req.timeTo);
-        });
-      }
-      if (req.interval !== '1m') day = resample(b, day, req.interval);
-      // After resampling: a day's bars share one factor, and scaling by a positive factor keeps
-      // which bar is first, last, highest and lowest, so the values are those of adjusting each bar.
-      const k = keyOf(blk);
-      const scale = adjuster ? await adjuster(k.code, k.source ?? '', date) : null;
-      if (scale) for (const bar of day) for (const c of prices) bar.values[c] = scale(bar.values[c] ?? null);
-      for (const bar of day) {
-        const row: Record<string, Value> = {
-          [b.code.apiName]: blk[api(b.code)] ?? null,
-          [b.date.apiName]: date,
-          [b.time.apiName]: `${date}T${hhmm(bar.minute)}:00${b.utcOffset}`,
-        };
-        b.values.forEach((f, c) => (row[f.apiName] = bar.values[c] ?? null));
-        row[b.source.apiName] = blk[api(b.source)] ?? null;
-        row.updated_at = blk.updated_at ?? null;
-        row.created_at = blk.created_at ?? null;
-        out.push(row);
-      }
+    const table = new BarTable(b, req.interval, req.timeFrom, req.timeTo);
+    for (let i = 0; i < blocks.length; i++) {
+      if (i > 0 && i % SLICE === 0) await new Promise((r) => setImmediate(r));
+      const blk = blocks[i] as Record<string, Value>;
+      const info = blockInfo(b, fields, blk);
+      const scale = adjuster ? await adjuster(String(info.code), String(info.source), info.date) : null;
+      table.add(info, blk[BLOCK_BARS] as string, scale, prices);
     }
-    const order = plan.orderBy.map((o) => ({ name: o.field.apiName, sign: o.dir === 'asc' ? 1 : -1 }));
-    out.sort((x, y) => {
-      for (const o of order) {
-        const c = compare(x[o.name] ?? null, y[o.name] ?? null);
-        if (c !== 0) return c * o.sign;
-      }
-      return 0;
-    });
-    return out;
+    return { table, order: rowOrder(b, table, plan.orderBy) };
   }
 }
 
-type Row = Record<string, Value>;
+/** A table of bars and its rows in the plan's order. */
+interface Ordered {
+  table: BarTable;
+  order: Uint32Array;
+}
+
+/** A page's row: the plan's selected values, and the code and source meta.adjust names. */
+interface PageRow {
+  values: Value[];
+  code: Value;
+  source: Value;
+}
+
+/** Rows `skip` … `skip + limit` of a table's order, as the page answers them. */
+function pageRows(plan: QueryPlan, t: Ordered, skip: number, limit: number): PageRow[] {
+  const read = rowReader(blocksOf(plan.dataset), plan.select, t.table);
+  const out: PageRow[] = [];
+  for (let j = skip; j < Math.min(t.order.length, skip + limit); j++) {
+    const i = t.order[j] as number;
+    const blk = t.table.blocks[t.table.block[i] as number];
+    out.push({ values: read(i), code: blk?.code ?? null, source: blk?.source ?? null });
+  }
+  return out;
+}
+
+/** Blocks decoded between two returns to the event loop (about 1–2 ms of CPU). */
+const SLICE = 200;
+/** Dates of one code an export reads and orders at once (a year: about 250 blocks a source). */
+const GROUP_DATES = 250;
+/** Rows per chunk of typed columns handed to the encoder (one Arrow batch at most). */
+const COLUMN_CHUNK = 8192;
 
 /** Blocks decoded by reads since the process started: what a page costs, as tests see it. */
 export const decodedBlocks = { count: 0 };
@@ -312,27 +345,9 @@ function tooMany(b: BarBlocks, blocks: number): void {
   }
 }
 
-/** A bar row's code and source, as meta.adjust names them. */
-function barKey(b: BarBlocks, row: Record<string, Value>): BarKey {
-  return { code: String(row[b.code.apiName]), source: String(row[b.source.apiName]) };
-}
-
 export function blocksOf(d: Dataset): BarBlocks {
   if (!d.blocks) throw new Error(`${d.name} is not stored as bar blocks`);
   return d.blocks;
-}
-
-/** Values of one field: numbers by value, text by code unit (times share their offset); null last. */
-function compare(a: Value, b: Value): number {
-  if (a === b) return 0;
-  if (a === null) return 1;
-  if (b === null) return -1;
-  return a < b ? -1 : 1;
-}
-
-function project(plan: QueryPlan, row: Record<string, Value>): Record<string, Value> {
-  if (plan.select.length === plan.dataset.rowFields.length) return row;
-  return Object.fromEntries(plan.select.map((f) => [f.apiName, row[f.apiName] ?? null]));
 }
 
 /** A minute answer's cursor: the offset of the next page, bound to the query (filters, order, interval, times). */

@@ -22,11 +22,31 @@ function periodOf(b: BarBlocks, minute: number, interval: string, dayEnd: number
   return Math.min(from + Math.ceil((minute - from) / k) * k, to);
 }
 
+/** The end of the session holding a day's last bar: the label of its `1d` bar. */
+function dayEndOf(b: BarBlocks, last: number): number {
+  return b.sessions.find(([from, to]) => last > from && last <= to)?.[1] ?? last;
+}
+
+/** The period label of each of a day's minutes [lo, hi) (minute order) at `interval` (the read path's columns). */
+export function periodLabels(
+  b: BarBlocks,
+  minutes: Int32Array,
+  lo: number,
+  hi: number,
+  interval: string,
+): Int32Array {
+  const out = new Int32Array(hi - lo);
+  if (hi <= lo) return out;
+  const dayEnd = dayEndOf(b, minutes[hi - 1] as number);
+  for (let i = lo; i < hi; i++) out[i - lo] = periodOf(b, minutes[i] as number, interval, dayEnd);
+  return out;
+}
+
 /** One day's bars (minute order) as bars of `interval`: open first, high max, low min, close last, volume and amount summed. */
 export function resample(b: BarBlocks, bars: readonly MinuteBar[], interval: string): MinuteBar[] {
   const last = bars[bars.length - 1];
   if (!last) return [];
-  const dayEnd = b.sessions.find(([from, to]) => last.minute > from && last.minute <= to)?.[1] ?? last.minute;
+  const dayEnd = dayEndOf(b, last.minute);
   const out: MinuteBar[] = [];
   let cur: MinuteBar | null = null;
   for (const bar of bars) {
