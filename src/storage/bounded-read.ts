@@ -93,14 +93,30 @@ function countBounded(plan: QueryPlan): boolean {
 const PLAIN: ReadonlySet<Condition['op']> = new Set(['eq', 'gte', 'lte']);
 
 /**
+ * One code's day of bar blocks (a minute page of `code` and `date`): every key field but the
+ * source fixed by an equality (the same one given twice included), so the key index gives one
+ * row per source whatever the limit. Measured: two reader round trips were most of such a page's
+ * CPU (docs/minute-bars.md). Any other read of a block table is not bounded.
+ */
+function oneBlockDay(plan: QueryPlan): boolean {
+  const d = plan.dataset;
+  if (!storesBlocks(d) || plan.bulk || plan.asOf !== undefined || plan.trail || plan.distinct) return false;
+  if (plan.offset > 0 || !plan.where.every((c) => c.op === 'eq')) return false;
+  const fixed = new Set(plan.where.map((c) => c.field));
+  return d.key.every((k) => k === d.sourceField || fixed.has(k));
+}
+
+/**
  * The plan's boundedness. Never bounded: adjusted or resampled rows (bars-sql.ts: windows and a
  * factor lookup per row), `as_of` and trails (a union of the rows and their revisions), DISTINCT,
- * `like`, lists and source precedence (filters no index range serves), block tables, a page
+ * `like`, lists and source precedence (filters no index range serves), block tables (but one
+ * code's day: oneBlockDay), a page
  * deeper than BOUNDED_OFFSET or longer than the largest page (and its keyset probe row), an
  * export's chunks (`bulk`).
  */
 export function boundedRead(plan: QueryPlan): Boundedness {
   const d = plan.dataset;
+  if (oneBlockDay(plan)) return { page: true, count: true };
   if (
     plan.bulk ||
     plan.bars ||

@@ -138,3 +138,37 @@ it('the random one-code page is bounded with its count; heavy plans are not', ()
   for (const [what, p] of heavy) assert.equal(boundedRead(p).page, false, what);
   assert.equal(BOUNDED_LIMIT, MAX_LIMIT + 1, 'the largest page and its keyset probe row');
 });
+
+it("a block table's read is bounded only for one code's day (one row per source), by its key index", async () => {
+  const d = CATALOG.byName.get('stock_minute')?.blocks?.stored;
+  assert.ok(d);
+  const field = (n: string): Field => d.fieldByName.get(n) as Field;
+  const code: Condition = { field: field('symbol'), op: 'eq', value: '600000' };
+  const date: Condition = { field: field('date'), op: 'eq', value: '2024-03-01' };
+  const base: QueryPlan = {
+    dataset: d,
+    select: d.rowFields,
+    where: [code, date],
+    orderBy: d.key.map((k) => ({ field: k, dir: 'asc' as const })),
+    limit: 6001,
+    offset: 0,
+  };
+  assert.deepEqual(boundedRead(base), { page: true, count: true });
+  // The page's date given twice (its filter and the day read): still one day.
+  assert.deepEqual(boundedRead({ ...base, where: [code, date, date] }), { page: true, count: true });
+  const store = new SqliteStore(CATALOG, { file: ':memory:' });
+  await store.migrate();
+  const page = explain(store, renderSelect(planSelectParts(base, SQLITE, true, false)));
+  assert.doesNotMatch(page, /TEMP B-TREE|\bSCAN\b/, page);
+  await store.close();
+  const heavy: [string, QueryPlan][] = [
+    ['one code, every day', { ...base, where: [code] }],
+    ['one day, every code', { ...base, where: [date] }],
+    ['a date range', { ...base, where: [code, { ...date, op: 'gte' }] }],
+    ['as_of', { ...base, asOf: '2024-01-01T00:00:00.000Z' }],
+    ['distinct', { ...base, distinct: true }],
+    ['an export chunk', { ...base, bulk: true }],
+    ['an offset', { ...base, offset: 1 }],
+  ];
+  for (const [what, p] of heavy) assert.equal(boundedRead(p).page, false, what);
+});
