@@ -143,7 +143,7 @@ async function timed(svc: Server, url: string): Promise<{ wallMs: number; cpuMs:
 }
 
 /** `n` weekdays from `from` on. */
-function monthDays(from: string, n: number): string[] {
+export function monthDays(from: string, n: number): string[] {
   const out: string[] = [];
   for (let t = Date.parse(`${from}T00:00:00Z`); out.length < n; t += 86_400_000) {
     const d = new Date(t);

@@ -1,0 +1,143 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { CATALOG } from '../src/catalog/catalog.js';
+import { createStore } from '../src/storage/create-store.js';
+import { IngestService } from '../src/ingest/ingest-service.js';
+import { buildBatch, toRecord } from '../src/client/batch-builder.js';
+import { dayBars } from '../test/helpers/minute-bars.js';
+import { startService } from './context.js';
+import { monthDays } from './phases/minute.js';
+import { AUTH } from './measure.js';
+import { cpuSeconds, type Server } from './proc.js';
+
+/**
+ * Issue 30's three minute reads, each as the service's CPU per request (all its processes, from
+ * /proc, summed over many requests so the 10 ms ticks do not matter) beside the median wall time:
+ * one code's day as a JSON page (1,000 different codes, so the response cache never answers),
+ * one code's month as Arrow, and every code's day at interval=5m as Arrow. Builds given in
+ * BENCH_MAINS (`label=path/to/dist/main.js,…`) are measured in turns on one database, so the
+ * machine's load falls on each alike.
+ *
+ *   npx tsx bench/minute-read.ts [sqlite|postgres] [codes=5000]
+ *   BENCH_MINUTE_DB: a database seeded by an earlier run (a SQLite file or a PostgreSQL URL);
+ *   BENCH_SEED=0 to reuse it as it is; BENCH_ROUNDS (2), BENCH_READS (1,2,3), BENCH_ENV (A=1;B=2)
+ */
+const backend = process.argv[2] ?? 'sqlite';
+const codes = Number(process.argv[3] ?? 5000);
+const DAY = '2024-03-01';
+const rounds = Number(process.env.BENCH_ROUNDS ?? 2);
+const mains = (process.env.BENCH_MAINS ?? `this=${path.resolve('dist/main.js')}`).split(',').map((s) => {
+  const [label, file] = s.split('=') as [string, string];
+  return { label, file };
+});
+
+const code = (i: number): string => String(i + 1).padStart(6, '0');
+
+async function seed(url: string): Promise<void> {
+  const store = await createStore(url, CATALOG);
+  await store.migrate();
+  const ingest = new IngestService(CATALOG, store, { maxRecords: 200_000 });
+  const dataset = CATALOG.byName.get('stock_minute');
+  if (!dataset) throw new Error('no stock_minute dataset');
+  const days = monthDays(DAY, 21);
+  const all = [
+    ...Array.from({ length: codes }, (_, i) => dayBars(code(i), DAY)).flat(),
+    ...days.slice(1).flatMap((d) => dayBars(code(0), d)),
+  ];
+  for (let i = 0; i < all.length; i += 100_000) {
+    const rows = all.slice(i, i + 100_000);
+    const batch = buildBatch(
+      dataset,
+      rows.map((r) => toRecord(dataset, r)),
+      { source: 'eastmoney', businessDate: DAY, snapshotType: 'incremental', runId: `seed-${i}` },
+    );
+    const out = await ingest.ingestBytes(new Uint8Array(Buffer.from(JSON.stringify(batch))));
+    if (out.kind !== 'processed' || out.record.status !== 'accepted')
+      throw new Error(JSON.stringify(out).slice(0, 500));
+  }
+  await store.close();
+}
+
+async function fetchAll(svc: Server, query: string): Promise<number> {
+  const r = await fetch(`${svc.url}/api/v1/stock/minute?${query}`, { headers: AUTH });
+  const buf = await r.arrayBuffer();
+  if (r.status !== 200) throw new Error(`${query}: ${r.status} ${Buffer.from(buf).toString().slice(0, 300)}`);
+  return buf.byteLength;
+}
+
+/** CPU ms per request (service tree) and the median wall ms of `queries`, after one warming request. */
+async function measure(
+  svc: Server,
+  queries: string[],
+): Promise<{ cpuMs: number; wallMs: number; bytes: number }> {
+  await fetchAll(svc, queries[0] as string);
+  const walls: number[] = [];
+  let bytes = 0;
+  const c = cpuSeconds(svc.pid);
+  for (const q of queries) {
+    const t = performance.now();
+    bytes = await fetchAll(svc, q);
+    walls.push(performance.now() - t);
+  }
+  const cpuMs = ((cpuSeconds(svc.pid) - c) * 1000) / queries.length;
+  walls.sort((a, b) => a - b);
+  return { cpuMs, wallMs: walls[walls.length >> 1] as number, bytes };
+}
+
+const load = (): string =>
+  os
+    .loadavg()
+    .map((x) => x.toFixed(1))
+    .join(' ');
+
+let url = process.env.BENCH_MINUTE_DB;
+if (!url) {
+  if (backend === 'postgres') throw new Error('BENCH_MINUTE_DB: a PostgreSQL database URL to seed or reuse');
+  url = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'mds-minute-read-')), 'minute.db');
+}
+const dbUrl = url.startsWith('postgres') ? url : `sqlite:${url}`;
+if (process.env.BENCH_SEED !== '0') {
+  const c = process.cpuUsage();
+  await seed(dbUrl);
+  const used = process.cpuUsage(c);
+  console.log(
+    `seeded ${url}: ${codes} codes; ${((used.user + used.system) / 1e6).toFixed(1)} s CPU; load ${load()}`,
+  );
+}
+const reads: [string, string[]][] = [
+  [
+    'one code, one day, JSON page (240 rows)',
+    Array.from({ length: Math.min(codes, 1000) }, (_, i) => `code=${code(i)}&date=${DAY}&limit=1000`),
+  ],
+  ['one code, one month, Arrow (5,040 rows)', Array.from({ length: 30 }, () => 'code=000001&format=arrow')],
+  [
+    `all ${codes} codes, one day, interval=5m, Arrow`,
+    Array.from({ length: 3 }, () => `date=${DAY}&interval=5m&format=arrow`),
+  ],
+];
+// BENCH_READS: the reads to measure, by number (1,2,3); all by default.
+const only = (process.env.BENCH_READS ?? '1,2,3').split(',').map(Number);
+const chosen = reads.filter((_, i) => only.includes(i + 1));
+// BENCH_ENV: extra service environment (`A=1;B=2`), e.g. MDS_READER_PROCESSES=0.
+const env = Object.fromEntries(
+  (process.env.BENCH_ENV ?? '')
+    .split(';')
+    .filter(Boolean)
+    .map((kv) => kv.split('=') as [string, string]),
+);
+for (let round = 0; round < rounds; round++) {
+  for (const m of mains) {
+    const svc = await startService(url, 1, { MDS_WORKERS: '1', ...env }, m.file);
+    try {
+      for (const [what, queries] of chosen) {
+        const r = await measure(svc, queries);
+        console.log(
+          `${backend} ${m.label} round ${round + 1}: ${what}: ${r.cpuMs.toFixed(2)} ms service CPU/request, median ${r.wallMs.toFixed(1)} ms wall, ${r.bytes} bytes (${queries.length} requests; load ${load()})`,
+        );
+      }
+    } finally {
+      await svc.stop();
+    }
+  }
+}
