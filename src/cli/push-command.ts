@@ -1,7 +1,7 @@
 import { type Command, Option } from 'commander';
 import { DEFAULT_URL, keyFrom } from '../client/http-retry.js';
 import { IngestClient } from '../client/ingest-client.js';
-import { DEFAULT_BATCH_SIZE, planPush, type PushOptions } from '../client/push-plan.js';
+import { DEFAULT_BATCH_SIZE, MINUTE_BATCH_SIZE, planPush, type PushOptions } from '../client/push-plan.js';
 import { runBatches, type PushSummary } from '../client/push-runner.js';
 import { MappingError } from '../client/row-mapping.js';
 
@@ -124,7 +124,7 @@ export function registerPushCommand(program: Command): void {
     .option('--full-snapshot', 'replace the partition (business_date, source) with the file: one batch')
     .option(
       '--batch-size <N>',
-      `records per batch (default ${DEFAULT_BATCH_SIZE})`,
+      `records per batch (default ${DEFAULT_BATCH_SIZE}; minute bars ${MINUTE_BATCH_SIZE}, whole blocks)`,
       positiveInt('--batch-size'),
     )
     .option('--url <URL>', 'service base URL', DEFAULT_URL)

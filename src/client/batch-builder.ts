@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { Dataset } from '../catalog/catalog.js';
+import type { BarBlocks, Dataset } from '../catalog/catalog.js';
 import { batchChecksum } from '../ingest/checksum.js';
 import type { BatchMeta, IngestBatch, IngestRecord } from '../contract/batch.js';
 
@@ -89,20 +89,57 @@ export function buildBatch(d: Dataset, records: IngestRecord[], opts: BuildOptio
   };
 }
 
-/** Splits rows into batches of at most `size` records (a full snapshot is never split). */
+/**
+ * Splits rows into batches of at most `size` records (a full snapshot is never split). Minute
+ * bars (a dataset with `blocks`) go block by block: a code's bars of one day and source are
+ * sent together, in the file's order among themselves, and a batch ends only between two
+ * blocks (unless one block alone exceeds `size`), so the service writes each block once
+ * instead of merging a later batch's part into it (docs/minute-bars.md "Ingest").
+ */
 export function buildBatches(d: Dataset, rows: RowData[], size: number, opts: BuildOptions): IngestBatch[] {
   if (opts.snapshotType === 'full_snapshot' && rows.length > size) {
     throw new Error('a full snapshot must be one batch: it replaces the whole partition');
   }
-  const out: IngestBatch[] = [];
-  for (let i = 0; i < rows.length; i += size) {
-    out.push(
-      buildBatch(
-        d,
-        rows.slice(i, i + size).map((r) => toRecord(d, r)),
-        opts,
-      ),
-    );
+  const parts = d.blocks ? blockParts(d.blocks, rows, size) : evenParts(rows, size);
+  return parts.map((part) =>
+    buildBatch(
+      d,
+      part.map((r) => toRecord(d, r)),
+      opts,
+    ),
+  );
+}
+
+function evenParts(rows: RowData[], size: number): RowData[][] {
+  const out: RowData[][] = [];
+  for (let i = 0; i < rows.length; i += size) out.push(rows.slice(i, i + size));
+  return out;
+}
+
+/** Rows grouped by block (code, date, source; first seen first), packed whole into parts of ≤ size. */
+function blockParts(b: BarBlocks, rows: RowData[], size: number): RowData[][] {
+  const blocks = new Map<string, RowData[]>();
+  for (const r of rows) {
+    const key = JSON.stringify([r[b.code.name], r[b.date.name], r[b.source.name]]);
+    const block = blocks.get(key);
+    if (block) block.push(r);
+    else blocks.set(key, [r]);
   }
+  const out: RowData[][] = [];
+  let part: RowData[] = [];
+  for (const block of blocks.values()) {
+    if (part.length > 0 && part.length + block.length > size) {
+      out.push(part);
+      part = [];
+    }
+    for (const r of block) {
+      if (part.length === size) {
+        out.push(part);
+        part = [];
+      }
+      part.push(r);
+    }
+  }
+  if (part.length > 0) out.push(part);
   return out;
 }

@@ -17,6 +17,12 @@ import { MappingError, mapRows } from './row-mapping.js';
  */
 
 export const DEFAULT_BATCH_SIZE = 10_000;
+/**
+ * Minute bars' default: the service's default MDS_MAX_RECORDS, about 417 codes' days of 240
+ * bars. A minute batch costs the service mostly per bar, plus per batch a transaction and a
+ * read of its blocks, so fewer larger batches are cheaper (docs/minute-bars.md "Ingest").
+ */
+export const MINUTE_BATCH_SIZE = 100_000;
 
 export interface PushOptions {
   dataset: string;
@@ -198,7 +204,7 @@ export function planPush(opts: PushOptions): PushPlan {
       '--batch-size cannot split a full snapshot: the service deletes every row of the partition that the batch does not contain, so each part would delete the rows of the others. Push the snapshot as one batch (the service accepts up to MDS_MAX_RECORDS records, default 100,000), or push incrementally.',
     );
   }
-  const size = opts.batchSize ?? DEFAULT_BATCH_SIZE;
+  const size = opts.batchSize ?? (d.blocks ? MINUTE_BATCH_SIZE : DEFAULT_BATCH_SIZE);
   if (!Number.isSafeInteger(size) || size < 1)
     throw new MappingError('--batch-size must be a positive integer');
   if (opts.businessDate && !isDate(opts.businessDate)) {

@@ -51,7 +51,12 @@ const RULES = new WeakMap<Catalog, ReturnType<typeof metaRules>>();
  * not use up its batch_id. The records are only counted here: each is validated later on its
  * own (record-validation.ts).
  */
-export function parseBatchRequest(body: unknown, catalog: Catalog, maxRecords: number): BatchRequest {
+export function parseBatchRequest(
+  body: unknown,
+  catalog: Catalog,
+  maxRecords: number,
+  recordCount?: number,
+): BatchRequest {
   if (!isPlainObject(body)) throw invalid('the body must be a JSON object with meta, records and checksum');
   const shape = firstError(BatchBodySchema, body);
   if (shape) throw invalid(shape.message, { field: shape.field });
@@ -65,20 +70,19 @@ export function parseBatchRequest(body: unknown, catalog: Catalog, maxRecords: n
   const bad = firstError(BatchMetaSchema, meta, { prefix: 'meta.', refine: rules });
   if (bad) throw invalid(bad.message, { field: bad.field });
   const m = meta as BatchMeta;
-  if (records.length > maxRecords) {
-    throw invalid(`a batch holds at most ${maxRecords} records (got ${records.length})`, {
+  // The columnar minute path (minute-columns.ts) has parsed the records itself: their count.
+  const count = recordCount ?? records.length;
+  if (count > maxRecords) {
+    throw invalid(`a batch holds at most ${maxRecords} records (got ${count})`, {
       field: 'records',
     });
   }
-  if (m.record_count !== records.length) {
-    throw invalid(
-      `meta.record_count (${m.record_count}) must equal the number of records (${records.length})`,
-      {
-        field: 'meta.record_count',
-      },
-    );
+  if (m.record_count !== count) {
+    throw invalid(`meta.record_count (${m.record_count}) must equal the number of records (${count})`, {
+      field: 'meta.record_count',
+    });
   }
-  if (m.snapshot_type === 'full_snapshot' && records.length === 0) {
+  if (m.snapshot_type === 'full_snapshot' && count === 0) {
     throw invalid('an empty full snapshot is refused: it would delete the whole partition', {
       field: 'records',
     });

@@ -2,9 +2,10 @@ import diagnosticsChannel from 'node:diagnostics_channel';
 import { EventEmitter } from 'node:events';
 import type { Catalog, Dataset } from '../catalog/catalog.js';
 import { AppError } from '../errors.js';
-import type { Store } from '../storage/store.js';
+import type { Store, WriteBatch } from '../storage/store.js';
 import type { ApplyResult, BatchRecord, RecordError, RevertCounts } from '../model/batch.js';
-import { parseBatchRequest, type BatchMeta } from './batch-request.js';
+import { createHash } from 'node:crypto';
+import { parseBatchRequest, type BatchMeta, type BatchRequest } from './batch-request.js';
 import {
   holdsId,
   outcomeOf,
@@ -18,9 +19,13 @@ import { recordValidator, type RecordContext, type RecordResult } from './record
 import { revertBatchId } from '../model/revisions.js';
 import { StepClock } from '../model/batch-steps.js';
 import { isCleanText, isPlainObject, type Row } from '../model/values.js';
-import { barMinute, blockWrite } from './minute-bars.js';
+import { barMinute, barsOfRows, blockWrite, groupBars } from './minute-bars.js';
+import { parseMinuteBatch, type MinuteBatch } from './minute-columns.js';
 
 export type { IngestOutcome } from '../model/batch-registry.js';
+
+/** What a batch writes: its rows, or its bars as block rows (minute-bars.ts `blockWrite`). */
+type BatchWrite = Pick<WriteBatch, 'dataset' | 'rows' | 'updatedAtGiven' | 'blocks'>;
 
 /** A revert that changed something: what the event stream and the metrics see. */
 export interface RevertEvent extends RevertCounts {
@@ -111,6 +116,12 @@ export class IngestService implements BatchIngest {
   /** A batch as the request body's bytes (Content-Encoding undone). */
   async ingestBytes(bytes: Uint8Array): Promise<IngestOutcome> {
     const steps = new StepClock();
+    // A minute batch the columnar path takes; any other batch (or one it leaves) the record path's.
+    const minute = parseMinuteBatch(bytes, this.catalog, this.opts.maxRecords);
+    if (minute !== null) {
+      const outcome = await this.ingestColumns(minute, steps);
+      if (outcome !== null) return outcome;
+    }
     const parsed = parseBatchBody(bytes);
     const req = parseBatchRequest(parsed.body, this.catalog, this.opts.maxRecords);
     const { meta, dataset, records } = req;
@@ -188,8 +199,67 @@ export class IngestService implements BatchIngest {
       if (dataset.blocks) minutes.push(minute);
     }
 
-    const rejected = errors.length;
     steps.lap('validation');
+    let write: BatchWrite;
+    if (dataset.blocks) {
+      const bars = barsOfRows(dataset.blocks, rows, given, minutes);
+      // Bars of one block and minute were answered above (repeated or conflicting): none left.
+      const groups = groupBars(bars);
+      if (groups === null) throw new Error('two bars of one block and minute after de-duplication');
+      write = blockWrite(dataset.blocks, bars, groups, receivedAt, !full);
+    } else write = { dataset, rows, updatedAtGiven: Uint8Array.from(given) };
+    return this.write(req, { receivedAt, errors, repeated, write, sameContent }, steps);
+  }
+
+  /**
+   * A minute batch from the columnar path (minute-columns.ts); null when the record path must
+   * take it: its checksum is neither of the bytes as sent nor of the JCS text (the compact
+   * form is matched there), or two of its bars are one bar.
+   */
+  private async ingestColumns(minute: MinuteBatch, steps: StepClock): Promise<IngestOutcome | null> {
+    const { req, recordsBytes, bars } = minute;
+    const b = req.dataset.blocks;
+    if (!b) return null;
+    steps.lap('parse');
+    // The bytes as sent, then JCS (as matchChecksum); the compact form is the record path's.
+    if (
+      createHash('sha256').update(recordsBytes).digest('hex') !== req.checksum &&
+      minute.jcsSha256() !== req.checksum
+    )
+      return null;
+    steps.lap('checksum');
+    const groups = groupBars(bars);
+    if (groups === null) return null;
+    steps.lap('validation');
+    const prior = await this.store.batches.getBatch(req.meta.batch_id);
+    steps.lap('registry');
+    // Another accepted form of the same records is the same content: it needs their values.
+    const sameContent: SameContent = (stored) =>
+      stored === req.checksum ||
+      matchChecksum(JSON.parse(Buffer.from(recordsBytes).toString('utf8')), stored, recordsBytes) !== null;
+    if (holdsId(prior)) return repeatOf(prior, sameContent);
+    const receivedAt = this.clock().toISOString();
+    const write = blockWrite(b, bars, groups, receivedAt, req.meta.snapshot_type !== 'full_snapshot');
+    return this.write(req, { receivedAt, errors: [], repeated: 0, write, sameContent }, steps);
+  }
+
+  /** The batch's valid rows (or bar blocks) in one transaction, and its status record. */
+  private async write(
+    req: BatchRequest,
+    valid: {
+      receivedAt: string;
+      errors: RecordError[];
+      /** Records equal to an earlier one of the batch (duplicates). */
+      repeated: number;
+      write: BatchWrite;
+      sameContent: SameContent;
+    },
+    steps: StepClock,
+  ): Promise<IngestOutcome> {
+    const { meta, dataset } = req;
+    const { receivedAt, errors, repeated, sameContent } = valid;
+    const full = meta.snapshot_type === 'full_snapshot';
+    const rejected = errors.length;
     const build = (
       accepted: number,
       duplicate: number,
@@ -209,7 +279,7 @@ export class IngestService implements BatchIngest {
       reverted_at: null,
     });
 
-    if (rejected > 0 && rejected === records.length) {
+    if (rejected > 0 && rejected === meta.record_count) {
       const result = await this.store.batches.saveRejectedBatch(build(0, 0, 0, []));
       return this.settle(result, sameContent);
     }
@@ -217,9 +287,7 @@ export class IngestService implements BatchIngest {
     const result = await this.store.batches.applyBatch(
       {
         batchId: meta.batch_id,
-        ...(dataset.blocks
-          ? blockWrite(dataset.blocks, rows, given, minutes, !full)
-          : { dataset, rows, updatedAtGiven: Uint8Array.from(given) }),
+        ...valid.write,
         prune:
           full && !skipPrune
             ? { partitionValue: dataset.partition ? meta.business_date : null, source: meta.source }

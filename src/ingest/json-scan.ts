@@ -35,15 +35,15 @@ export interface BodyScan {
   underflows: (Span & { element: number })[];
 }
 
-const QUOTE = 0x22;
-const BACKSLASH = 0x5c;
-const COLON = 0x3a;
-const COMMA = 0x2c;
-const OPEN_OBJECT = 0x7b;
-const CLOSE_OBJECT = 0x7d;
-const OPEN_ARRAY = 0x5b;
-const CLOSE_ARRAY = 0x5d;
-const RECORDS = Buffer.from('records');
+export const QUOTE = 0x22;
+export const BACKSLASH = 0x5c;
+export const COLON = 0x3a;
+export const COMMA = 0x2c;
+export const OPEN_OBJECT = 0x7b;
+export const CLOSE_OBJECT = 0x7d;
+export const OPEN_ARRAY = 0x5b;
+export const CLOSE_ARRAY = 0x5d;
+export const RECORDS = Buffer.from('records');
 
 /** Index of the closing quote of the string whose opening quote is at `i`. */
 function stringEnd(b: Uint8Array, i: number): number {
@@ -55,7 +55,8 @@ function stringEnd(b: Uint8Array, i: number): number {
   }
 }
 
-const isSpace = (c: number | undefined): boolean => c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09;
+export const isSpace = (c: number | undefined): boolean =>
+  c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09;
 
 function nextNonSpace(b: Uint8Array, i: number): number {
   while (isSpace(b[i])) i++;

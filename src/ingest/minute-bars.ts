@@ -41,14 +41,19 @@ export function sessionWords(b: BarBlocks): string {
 export function barMinute(b: BarBlocks, row: Row): number | { field: string; reason: string } {
   const time = row[b.time.name] as string;
   const at = exchangeMinute(b, time);
-  const reason = barTimeError(b, row, at);
+  const reason = barTimeError(b, row[b.date.name] as string, at);
   return reason === null ? at.minute : { field: b.time.name, reason };
 }
 
-function barTimeError(b: BarBlocks, row: Row, at: ReturnType<typeof exchangeMinute>): string | null {
+/** Why a bar at `at` cannot be stored under its trading date `date`; null when it can. */
+export function barTimeError(
+  b: BarBlocks,
+  date: string,
+  at: ReturnType<typeof exchangeMinute>,
+): string | null {
   if (!at.whole) return `${b.time.apiName} must be a whole minute (the bar's end minute)`;
-  if (at.date !== row[b.date.name])
-    return `${b.time.apiName} falls on ${at.date} at ${b.utcOffset}, not on the bar's ${b.date.apiName} ${String(row[b.date.name])}`;
+  if (at.date !== date)
+    return `${b.time.apiName} falls on ${at.date} at ${b.utcOffset}, not on the bar's ${b.date.apiName} ${date}`;
   if (!b.sessions.some(([from, to]) => at.minute > from && at.minute <= to))
     return (
       `${b.time.apiName} ${hhmm(at.minute)} is not the end minute of a bar in a session: bars end at ` +
@@ -58,58 +63,141 @@ function barTimeError(b: BarBlocks, row: Row, at: ReturnType<typeof exchangeMinu
 }
 
 /**
- * The batch's valid bars as block rows (one per code, date and source), for `applyBatch`;
- * `minutes[i]`: bar i's end minute (barMinute).
+ * A batch's valid bars as columns (bar i of every array is one bar), as both ingest paths hand
+ * them to blockWrite: the record path from its rows (barsOfRows), the columnar path
+ * (minute-columns.ts) straight from the body's bytes, without an object per bar.
+ */
+export interface BarInput {
+  count: number;
+  code: string[];
+  date: string[];
+  source: string[];
+  /** updated_at as stored; null when the bar did not give one (the batch's time stands in). */
+  updated: (string | null)[];
+  /** End minute in the exchange's day (barMinute). */
+  minutes: Int32Array;
+  /** One column per `BarBlocks.values` field; NaN is null (stored values are finite). */
+  values: Float64Array[];
+}
+
+/** The record path's rows as BarInput (`given[i]`: row i gave its own updated_at). */
+export function barsOfRows(
+  b: BarBlocks,
+  rows: readonly Row[],
+  given: readonly number[],
+  minutes: readonly number[],
+): BarInput {
+  const updated = b.stored.fieldByName.get('updated_at')?.name ?? 'updated_at';
+  const text = (name: string) => rows.map((r) => r[name] as string);
+  return {
+    count: rows.length,
+    code: text(b.code.name),
+    date: text(b.date.name),
+    source: text(b.source.name),
+    updated: rows.map((r, i) => (given[i] === 1 ? (r[updated] as string) : null)),
+    minutes: Int32Array.from(minutes),
+    values: b.values.map((f) => Float64Array.from(rows, (r) => (r[f.name] as number | null) ?? NaN)),
+  };
+}
+
+/** The bars of each block: indexes into a BarInput, per block in minute order. */
+export interface BarGroups {
+  /** Bar indexes, block after block. */
+  order: Int32Array;
+  /** Block g's bars are order[starts[g]] … order[starts[g + 1] − 1]. */
+  starts: Int32Array;
+}
+
+/**
+ * The bars grouped by block (code, date, source) and sorted by minute, or null when two bars of
+ * one block share a minute (the record path has removed such bars; the columnar path leaves
+ * the batch to it). A counting sort over block numbers: no object per bar.
+ */
+export function groupBars(bars: BarInput): BarGroups | null {
+  const n = bars.count;
+  const { code, date, source, minutes } = bars;
+  const block = new Int32Array(n);
+  const ids = new Map<string, number>();
+  for (let i = 0; i < n; i++) {
+    // A batch is mostly a code's bars in a row: the previous bar's block is tried first.
+    if (i > 0 && code[i] === code[i - 1] && date[i] === date[i - 1] && source[i] === source[i - 1]) {
+      block[i] = block[i - 1] as number;
+      continue;
+    }
+    const key = JSON.stringify([code[i], date[i], source[i]]);
+    let id = ids.get(key);
+    if (id === undefined) ids.set(key, (id = ids.size));
+    block[i] = id;
+  }
+  const starts = new Int32Array(ids.size + 1);
+  for (let i = 0; i < n; i++) {
+    const at = (block[i] as number) + 1;
+    starts[at] = (starts[at] as number) + 1;
+  }
+  for (let g = 0; g < ids.size; g++) starts[g + 1] = (starts[g + 1] as number) + (starts[g] as number);
+  const next = starts.slice(0, ids.size);
+  const order = new Int32Array(n);
+  for (let i = 0; i < n; i++) {
+    const g = block[i] as number;
+    const at = next[g] as number;
+    order[at] = i;
+    next[g] = at + 1;
+  }
+  for (let g = 0; g < ids.size; g++) {
+    const part = order.subarray(starts[g], starts[g + 1]);
+    let sorted = true;
+    for (let k = 1; k < part.length && sorted; k++)
+      sorted = (minutes[part[k - 1] as number] as number) < (minutes[part[k] as number] as number);
+    if (sorted) continue;
+    part.sort((x, y) => (minutes[x] as number) - (minutes[y] as number));
+    for (let k = 1; k < part.length; k++)
+      if (minutes[part[k - 1] as number] === minutes[part[k] as number]) return null;
+  }
+  return { order, starts };
+}
+
+/**
+ * The batch's valid bars as block rows (one per code, date and source), for `applyBatch`. A
+ * block's updated_at is the latest of its bars' (`now` for a bar that gave none), given when
+ * any bar gave its own.
  */
 export function blockWrite(
   b: BarBlocks,
-  bars: readonly Row[],
-  given: readonly number[],
-  minutes: readonly number[],
+  bars: BarInput,
+  groups: BarGroups,
+  now: string,
   merge: boolean,
 ): Pick<WriteBatch, 'dataset' | 'rows' | 'updatedAtGiven' | 'blocks'> {
-  const groups = new Map<string, { row: Row; bars: { minute: number; values: (number | null)[] }[] }>();
-  const updated = b.stored.fieldByName.get('updated_at')?.name ?? 'updated_at';
-  const givenOf = new Map<Row, number>();
-  bars.forEach((bar, i) => {
-    const key = JSON.stringify([bar[b.code.name], bar[b.date.name], bar[b.source.name]]);
-    let g = groups.get(key);
-    if (!g) {
-      const row: Row = {
-        [b.code.name]: bar[b.code.name] ?? null,
-        [b.date.name]: bar[b.date.name] ?? null,
-        [b.source.name]: bar[b.source.name] ?? null,
-        [BLOCK_COUNT]: 0,
-        [BLOCK_BARS]: '',
-        [updated]: bar[updated] ?? null,
-      };
-      g = { row, bars: [] };
-      groups.set(key, g);
-      givenOf.set(row, 0);
+  const updatedName = b.stored.fieldByName.get('updated_at')?.name ?? 'updated_at';
+  const { order, starts } = groups;
+  const blocks = starts.length - 1;
+  const rows: Row[] = new Array<Row>(blocks);
+  const given = new Uint8Array(blocks);
+  for (let g = 0; g < blocks; g++) {
+    const part = order.subarray(starts[g], starts[g + 1]);
+    const first = part[0] as number;
+    let updated: string | null = null;
+    for (const i of part) {
+      const u = bars.updated[i] ?? null;
+      if (u !== null) given[g] = 1;
+      const at = u ?? now;
+      if (updated === null || updated < at) updated = at;
     }
-    // The block's updated_at: the latest of its bars'; given when any bar gave its own.
-    const u = bar[updated] ?? null;
-    if (u !== null && (g.row[updated] === null || (g.row[updated] as string) < u)) g.row[updated] = u;
-    if (given[i] === 1) givenOf.set(g.row, 1);
-    g.bars.push({
-      minute: minutes[i] as number,
-      values: b.values.map((f) => (bar[f.name] as number | null) ?? null),
-    });
-  });
-  const rows: Row[] = [];
-  for (const g of groups.values()) {
-    g.bars.sort((x, y) => x.minute - y.minute);
-    g.row[BLOCK_BARS] = encodeBars({
-      minutes: g.bars.map((x) => x.minute),
-      columns: b.values.map((_, c) => g.bars.map((x) => x.values[c] ?? null)),
-    });
-    g.row[BLOCK_COUNT] = g.bars.length;
-    rows.push(g.row);
+    const minutes = Array.from(part, (i) => bars.minutes[i] as number);
+    const columns = bars.values.map((col) =>
+      Array.from(part, (i) => {
+        const v = col[i] as number;
+        return Number.isNaN(v) ? null : v;
+      }),
+    );
+    rows[g] = {
+      [b.code.name]: bars.code[first] ?? null,
+      [b.date.name]: bars.date[first] ?? null,
+      [b.source.name]: bars.source[first] ?? null,
+      [BLOCK_COUNT]: part.length,
+      [BLOCK_BARS]: encodeBars({ minutes, columns }),
+      [updatedName]: updated,
+    };
   }
-  return {
-    dataset: b.stored,
-    rows,
-    updatedAtGiven: Uint8Array.from(rows.map((r) => givenOf.get(r) ?? 0)),
-    blocks: { merge },
-  };
+  return { dataset: b.stored, rows, updatedAtGiven: given, blocks: { merge } };
 }

@@ -41,7 +41,7 @@ export function indexedFields(d: Dataset): Set<Field> {
 }
 
 /** Returns the stored value, or the reason the value is refused. */
-function checkValue(f: Field, v: unknown, indexed: boolean): { value: Value } | { reason: string } {
+export function checkValue(f: Field, v: unknown, indexed: boolean): { value: Value } | { reason: string } {
   switch (f.type) {
     case 'string':
       if (typeof v !== 'string') return { reason: 'must be a string' };
