@@ -7,13 +7,20 @@ import path from 'node:path';
 
 /** The longest files (docs/testing.md, measured alone), longest first. */
 const LONGEST = [
+  'faults-via-pgbouncer-crash',
+  'faults-crash-postgres',
+  'faults-crash-sqlite',
+  'faults-heavy-reads-postgres',
+  'faults-heavy-reads-sqlite',
   'faults-via-pgbouncer',
-  'faults-crash',
-  'faults-shutdown',
-  'faults-heavy-reads',
-  'faults-exports',
+  'disk-full',
+  'faults-shutdown-postgres',
+  'faults-shutdown-sqlite',
+  'faults-exports-postgres',
+  'faults-exports-sqlite',
   'revisions-faults',
-  'faults-concurrency',
+  'faults-concurrency-postgres',
+  'faults-concurrency-sqlite',
   // The other folders' files of 60 s or more, each alone on a loaded machine (docs/testing.md).
   'push-cli',
   'bars-periods',

@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { describe } from 'node:test';
 import Database from 'better-sqlite3';
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
 import pg from 'pg';
@@ -27,6 +28,17 @@ export type Backend = 'sqlite' | 'postgres';
  */
 export async function backends(): Promise<Backend[]> {
   return (await postgresAvailable()) ? ['sqlite', 'postgres'] : ['sqlite'];
+}
+
+/**
+ * Registers `suite` for one backend. The long fault suites are split into one test file per
+ * backend (`<suite>-sqlite.test.ts`, `<suite>-postgres.test.ts`) so that the runner runs the two
+ * halves side by side: they share no database, port or file. Without PostgreSQL its half is a
+ * skipped suite that says so.
+ */
+export async function onBackend(backend: Backend, suite: (backend: Backend) => void): Promise<void> {
+  if ((await backends()).includes(backend)) suite(backend);
+  else describe(`(${backend})`, { skip: `${backend} unreachable` }, () => {});
 }
 
 export interface Harness {

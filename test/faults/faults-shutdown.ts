@@ -1,20 +1,37 @@
 // Issue 6, faults: SIGTERM during a large batch. The batch commits or rolls back (never half),
 // requests arriving during the shutdown get 503 (or find the listener closed), and the process
-// exits within MDS_SHUTDOWN_GRACE_MS. On every backend.
-import { after, before, describe, it } from 'node:test';
+// exits within MDS_SHUTDOWN_GRACE_MS. Run once per backend, side by side:
+// faults-shutdown-{sqlite,postgres}.test.ts.
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import net from 'node:net';
 import Database from 'better-sqlite3';
 import pg from 'pg';
-import { backends, freshDatabaseUrl, INGEST_KEY, type Backend } from '../helpers/harness.js';
+import { INGEST_KEY, type Backend } from '../helpers/harness.js';
 import { bigEtfBatch } from '../helpers/big-batch.js';
 import { uniqueId } from '../helpers/batches.js';
-import { rawStatus, sleep, StagedPost, startServer, type ServerProcess } from '../helpers/server-process.js';
+import {
+  INGEST_HEADERS as HEADERS,
+  INGEST_PATH,
+  ingestLogged,
+  rawStatus,
+  serverOnFreshDatabase,
+  sleep,
+  StagedPost,
+} from '../helpers/server-process.js';
 import { batchState, pushBatch, rowCount } from '../helpers/server-calls.js';
 
-const ROWS = 50_000;
-const INGEST_PATH = '/api/v1/upstream/ingest/batches';
-const HEADERS = { 'Content-Type': 'application/json', 'UP-API-KEY': INGEST_KEY };
+/**
+ * The batch in flight at SIGTERM: signalled as soon as the server has its request, so it only
+ * has to take longer to parse and write than a signal takes to arrive. It was 50,000 records,
+ * which at a load average of 30–38 did not finish within the 60 s grace period.
+ */
+const ROWS = 10_000;
+/**
+ * A batch blocked by a lock: it waits for the lock however many records it has, so a small one
+ * (parsed at once) tests the same rollback.
+ */
+const BLOCKED_ROWS = 1_000;
 
 /** A connection that has sent part of a request's headers: not idle, so shutdown does not drop it. */
 function halfOpenRequest(port: number): { finish(): Promise<string> } {
@@ -84,27 +101,20 @@ async function holdWriteLock(backend: Backend, url: string): Promise<{ release()
   };
 }
 
-for (const backend of await backends()) {
-  describe(`faults: SIGTERM during a ${ROWS}-record batch (${backend})`, { timeout: 600_000 }, () => {
-    let db: { url: string; drop(): Promise<void> };
-    let server: ServerProcess | null = null;
+/** The shutdown suite on one backend (each backend's file calls this). */
+export function shutdownSuite(backend: Backend): void {
+  describe(`faults: SIGTERM during a batch (${backend})`, { timeout: 600_000 }, () => {
+    const fx = serverOnFreshDatabase(backend);
 
-    before(async () => {
-      db = await freshDatabaseUrl(backend);
-    });
-    after(async () => {
-      await server?.kill('SIGKILL');
-      await db.drop();
-    });
-
-    it('lets the batch finish within the grace period, answers 503 meanwhile, exits 0', async (t) => {
+    it(`lets a ${ROWS}-record batch finish within the grace period, answers 503 meanwhile, exits 0`, async (t) => {
       const batchId = uniqueId('term');
       const { body } = bigEtfBatch(ROWS, 'term', batchId);
-      server = await startServer({ databaseUrl: db.url, env: { MDS_SHUTDOWN_GRACE_MS: '60000' } });
+      let server = await fx.start({ env: { MDS_SHUTDOWN_GRACE_MS: '60000' } });
       const waiting = halfOpenRequest(server.port);
       const post = new StagedPost(server.port, INGEST_PATH, body, HEADERS);
       await post.sendUpTo(1);
-      await sleep(300);
+      // In flight: the server has the request; its parse and write take far longer than a signal.
+      await ingestLogged(server);
       server.child.kill('SIGTERM');
       await server.waitForOutput('"msg":"shutting down"');
 
@@ -123,19 +133,18 @@ for (const backend of await backends()) {
       assert.equal(rawStatus(answer), 200, 'the in-flight batch was finished, not dropped');
       assert.match(answer, /"status":"accepted"/);
 
-      server = await startServer({ databaseUrl: db.url });
+      server = await fx.start();
       assert.equal(await rowCount(server.port, 'term'), ROWS);
       const retry = await pushBatch(server.port, body);
       assert.match(retry.body, /"status":"duplicate"/);
-      await server.kill('SIGTERM');
-      server = null;
+      await fx.stop('SIGTERM');
     });
 
     it('an in-flight request on a keep-alive connection does not hold shutdown: Connection: close, exit 0', async () => {
       const { body } = bigEtfBatch(10, 'keepalive', uniqueId('keepalive'));
       // A grace period far longer than the test, and the default keep-alive timeout (72 s):
       // before the fix the process sat out the grace period and exited 1.
-      server = await startServer({ databaseUrl: db.url, env: { MDS_SHUTDOWN_GRACE_MS: '120000' } });
+      const server = await fx.start({ env: { MDS_SHUTDOWN_GRACE_MS: '120000' } });
       const idle = keepAliveSocket(server.port);
       idle.socket.write(`GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n`);
       // In flight at SIGTERM: headers authenticated, half the body sent.
@@ -146,7 +155,7 @@ for (const backend of await backends()) {
           `UP-API-KEY: ${INGEST_KEY}\r\nContent-Length: ${body.length}\r\n\r\n`,
       );
       busy.socket.write(body.subarray(0, half));
-      await server.waitForOutput('"url":"/api/v1/upstream/ingest/batches"');
+      await ingestLogged(server);
       while (!/"status":"ok"/.test(idle.received())) await sleep(20);
 
       server.child.kill('SIGTERM');
@@ -160,21 +169,22 @@ for (const backend of await backends()) {
       assert.match(answer, /"status":"accepted"/);
       const exit = await server.exited();
       assert.equal(exit.code, 0, 'exited by itself, before the grace period ran out');
-      server = null;
     });
 
     it('a batch blocked by a lock at SIGTERM is rolled back and the process exits', async (t) => {
       const batchId = uniqueId('grace');
-      const { body } = bigEtfBatch(ROWS, 'grace', batchId);
-      server = await startServer({ databaseUrl: db.url, env: { MDS_SHUTDOWN_GRACE_MS: '1500' } });
-      const lock = await holdWriteLock(backend, db.url);
+      const { body } = bigEtfBatch(BLOCKED_ROWS, 'grace', batchId);
+      let server = await fx.start({ env: { MDS_SHUTDOWN_GRACE_MS: '1500' } });
+      const lock = await holdWriteLock(backend, fx.url);
       let exit: { code: number | null; signal: NodeJS.Signals | null };
       let answer: string;
       try {
         const post = new StagedPost(server.port, INGEST_PATH, body, HEADERS);
         await post.sendUpTo(1);
-        // The batch is parsed and validated, then waits for the lock.
-        await sleep(3000);
+        // The batch is parsed and validated, then waits for the lock (SQLite's busy timeout,
+        // 5 s, outlasts the grace period). SIGTERM as soon as the request is in: before or after
+        // it reaches the lock, it is blocked there when the grace period runs out.
+        await ingestLogged(server);
         const started = Date.now();
         server.child.kill('SIGTERM');
         exit = await server.exited();
@@ -186,15 +196,14 @@ for (const backend of await backends()) {
       assert.notEqual(rawStatus(answer), 200, 'the blocked batch was not acknowledged');
       assert.ok(exit.code !== null, 'the process exited by itself');
 
-      server = await startServer({ databaseUrl: db.url });
+      server = await fx.start();
       const state = await batchState(server.port, batchId);
       assert.equal(state.status, 404, 'rolled back: absent');
       assert.equal(await rowCount(server.port, 'grace'), 0);
       const retry = await pushBatch(server.port, body);
       assert.match(retry.body, /"status":"accepted"/);
-      assert.equal(await rowCount(server.port, 'grace'), ROWS);
-      await server.kill('SIGTERM');
-      server = null;
+      assert.equal(await rowCount(server.port, 'grace'), BLOCKED_ROWS);
+      await fx.stop('SIGTERM');
     });
   });
 }

@@ -1,10 +1,10 @@
 // Issue 6, faults: one batch pushed 20 times at once to two server processes sharing a
 // database is applied once; a reader loop during full snapshots sees the old partition or the
 // new one, never a mix. On every backend, and (issue 28) the pushes through PgBouncer in
-// transaction mode.
+// transaction mode. Run once per backend, side by side: faults-concurrency-{sqlite,postgres}.test.ts.
 import { after, before, describe, it, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
-import { backends, freshDatabaseUrl, QUERY_KEY } from '../helpers/harness.js';
+import { freshDatabaseUrl, QUERY_KEY, type Backend } from '../helpers/harness.js';
 import { PG_ADMIN_URL, viaPort } from '../helpers/postgres.js';
 import { pgBouncerAvailable, privatePgBouncer, type PrivateServer } from '../helpers/private-servers.js';
 import { batch, etfBar, uniqueId } from '../helpers/batches.js';
@@ -74,55 +74,59 @@ async function pushStorm(
   assert.equal(st.accepted, ROWS);
 }
 
-const postgres = (await backends()).includes('postgres');
-const bouncer = postgres && pgBouncerAvailable();
-if (postgres && !bouncer) console.warn('# pgbouncer is not installed: the PgBouncer storm is SKIPPED');
+/** The storm through PgBouncer (PostgreSQL's file only). */
+function pgBouncerStorm(): void {
+  const bouncer = pgBouncerAvailable();
+  if (!bouncer) console.warn('# pgbouncer is not installed: the PgBouncer storm is SKIPPED');
 
-// Each process's pushes land on its one ingest thread, whose parses run back to back: its
-// connect and statement timers once expired behind them and answered 503 (docs/deployment.md).
-describe(
-  'faults: one batch pushed at once through PgBouncer in transaction mode (postgres)',
-  { skip: !bouncer && (postgres ? 'pgbouncer is not installed' : 'no PostgreSQL'), timeout: 600_000 },
-  () => {
-    let db: { url: string; drop(): Promise<void> } | undefined;
-    let pool: PrivateServer | undefined;
-    let a: ServerProcess | undefined;
-    let b: ServerProcess | undefined;
+  // Each process's pushes land on its one ingest thread, whose parses run back to back: its
+  // connect and statement timers once expired behind them and answered 503 (docs/deployment.md).
+  describe(
+    'faults: one batch pushed at once through PgBouncer in transaction mode (postgres)',
+    { skip: !bouncer && 'pgbouncer is not installed', timeout: 600_000 },
+    () => {
+      let db: { url: string; drop(): Promise<void> } | undefined;
+      let pool: PrivateServer | undefined;
+      let a: ServerProcess | undefined;
+      let b: ServerProcess | undefined;
 
-    before(async () => {
-      db = await freshDatabaseUrl('postgres');
-      pool = await privatePgBouncer(Number(new URL(PG_ADMIN_URL).port || 5432));
-      // Limits short enough that the thread's own parses outlast them (10 batches of 10,000
-      // records on one thread: seconds of CPU), long for a local database's answers: they must
-      // count the database's time only.
-      const env = {
-        LOG_LEVEL: 'warn',
-        MDS_PG_POOLER: 'pgbouncer',
-        MDS_PG_CONNECT_TIMEOUT_MS: '1000',
-        MDS_PG_QUERY_TIMEOUT_MS: '1000',
-      };
-      const url = viaPort(db.url, pool.port);
-      a = await startServer({ databaseUrl: url, env });
-      b = await startServer({ databaseUrl: url, env });
-    });
-    after(async () => {
-      await Promise.all([a?.kill('SIGTERM'), b?.kill('SIGTERM')]);
-      await pool?.remove();
-      await db?.drop();
-    });
+      before(async () => {
+        db = await freshDatabaseUrl('postgres');
+        pool = await privatePgBouncer(Number(new URL(PG_ADMIN_URL).port || 5432));
+        // Limits short enough that the thread's own parses outlast them (10 batches of 10,000
+        // records on one thread: seconds of CPU), long for a local database's answers: they must
+        // count the database's time only.
+        const env = {
+          LOG_LEVEL: 'warn',
+          MDS_PG_POOLER: 'pgbouncer',
+          MDS_PG_CONNECT_TIMEOUT_MS: '1000',
+          MDS_PG_QUERY_TIMEOUT_MS: '1000',
+        };
+        const url = viaPort(db.url, pool.port);
+        a = await startServer({ databaseUrl: url, env });
+        b = await startServer({ databaseUrl: url, env });
+      });
+      after(async () => {
+        await Promise.all([a?.kill('SIGTERM'), b?.kill('SIGTERM')]);
+        await pool?.remove();
+        await db?.drop();
+      });
 
-    // Three rounds, as the storm that first gave 503s (its rounds: 9, 14 and 0 of 20).
-    for (let round = 1; round <= 3; round++) {
-      it(
-        `round ${round}: ${PUSHES} pushes of one batch: no 5xx, applied exactly once`,
-        { timeout: 180_000 },
-        (t) => pushStorm(t, a as ServerProcess, b as ServerProcess, `storm${round}`),
-      );
-    }
-  },
-);
+      // Three rounds, as the storm that first gave 503s (its rounds: 9, 14 and 0 of 20).
+      for (let round = 1; round <= 3; round++) {
+        it(
+          `round ${round}: ${PUSHES} pushes of one batch: no 5xx, applied exactly once`,
+          { timeout: 180_000 },
+          (t) => pushStorm(t, a as ServerProcess, b as ServerProcess, `storm${round}`),
+        );
+      }
+    },
+  );
+}
 
-for (const backend of await backends()) {
+/** The concurrency suites on one backend (each backend's file calls this). */
+export function concurrencySuites(backend: Backend): void {
+  if (backend === 'postgres') pgBouncerStorm();
   describe(
     `faults: concurrency on two processes sharing one database (${backend})`,
     { timeout: 600_000 },

@@ -1,14 +1,14 @@
 // Issue 24 (items 1–3, "every request bounded"): heavy reads never hold the thread that answers
 // requests, and every query's statement is bounded. Real server processes on real sockets; the
 // probe runs in its own process and opens a fresh connection per request, so whichever worker
-// takes it is measured.
-import { after, afterEach, before, describe, it } from 'node:test';
+// takes it is measured. Run once per backend, side by side: faults-heavy-reads-{sqlite,postgres}.test.ts.
+import { afterEach, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import net from 'node:net';
-import { backends, freshDatabaseUrl, QUERY_KEY, type Backend } from '../helpers/harness.js';
+import { QUERY_KEY, type Backend } from '../helpers/harness.js';
 import { batch, days, etfBar } from '../helpers/batches.js';
-import { request, sleep, startServer, type ServerProcess } from '../helpers/server-process.js';
+import { request, serverOnFreshDatabase, sleep } from '../helpers/server-process.js';
 import { pushBatch } from '../helpers/server-calls.js';
 import { childrenOf } from '../helpers/private-servers.js';
 
@@ -107,30 +107,18 @@ function leaveAfter(port: number, path: string, ms: number): Promise<void> {
   });
 }
 
-for (const backend of await backends()) {
+/** The heavy-read suite on one backend (each backend's file calls this). */
+export function heavyReadSuite(backend: Backend): void {
   describe(`heavy reads and query deadlines (${backend})`, { timeout: 600_000 }, () => {
-    let db: { url: string; drop(): Promise<void> };
-    let server: ServerProcess | null = null;
-    const start = async (env: Record<string, string> = {}): Promise<ServerProcess> => {
-      server = await startServer({ databaseUrl: db.url, env: { LOG_LEVEL: 'info', ...env } });
-      return server;
-    };
-    const stop = async (): Promise<void> => {
-      await server?.kill('SIGKILL');
-      server = null;
-    };
+    const fx = serverOnFreshDatabase(backend, { LOG_LEVEL: 'info' });
+    const start = (env: Record<string, string> = {}) => fx.start({ env });
 
     before(async () => {
-      db = await freshDatabaseUrl(backend as Backend);
       const s = await start();
       await seed(s.port);
-      await stop();
+      await fx.stop();
     });
-    afterEach(stop);
-    after(async () => {
-      await stop();
-      await db.drop();
-    });
+    afterEach(() => fx.stop());
 
     it('/health answers within 1 s while one key runs deep sorts and a full CSV export', async () => {
       const s = await start({ MDS_QUERY_TIMEOUT_MS: '120000' });
@@ -210,11 +198,10 @@ for (const backend of await backends()) {
       );
       await sleep(300);
       const t = Date.now();
-      const exit = await s.kill('SIGTERM');
+      const exit = await fx.stop('SIGTERM');
       const took = Date.now() - t;
-      server = null;
       // Exit code 0: stopped by the shutdown itself, not by the grace timer (exit 1).
-      assert.equal(exit.code, 0, `exit ${JSON.stringify(exit)}; output:\n${s.output().slice(-3000)}`);
+      assert.equal(exit?.code, 0, `exit ${JSON.stringify(exit)}; output:\n${s.output().slice(-3000)}`);
       assert.ok(took < 20_000, `exited after ${took} ms`);
       for (const r of await Promise.all(inFlight)) if (r) assert.notEqual(r.status, 200);
     });
