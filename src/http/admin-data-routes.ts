@@ -1,5 +1,5 @@
 import { Type } from '@sinclair/typebox';
-import { registerQualityRoute } from './quality-routes.js';
+import { registerMinuteQualityRoutes, registerQualityRoute } from './quality-routes.js';
 import type { FastifyInstance } from 'fastify';
 import type { Catalog } from '../catalog/catalog.js';
 import type { Services } from '../services.js';
@@ -168,7 +168,8 @@ export function adminDataRoutes(catalog: Catalog): Route<Services>[] {
   ];
 }
 
-/** The dashboard's coverage drill-down: the same report as /api/v1/quality/{dataset}. */
+/** The dashboard's coverage drill-down: the same reports as /api/v1/quality/{dataset} (daily and minute). */
 export function registerAdminQualityRoute(app: FastifyInstance, services: Services): void {
   registerQualityRoute(app, '/admin/api/quality/:dataset', services.quality);
+  registerMinuteQualityRoutes(app, '/admin/api/quality', services.minuteQuality);
 }

@@ -94,6 +94,17 @@ export function qualityOperations(catalog: Catalog): ApiOperation[] {
       description: 'The report of GET /api/v1/quality/{dataset}, behind the admin token for the dashboard.',
       auth: 'admin',
     },
+    ...catalog.datasets
+      .filter((d) => d.blocks)
+      .map((d): ApiOperation => ({
+        ...minuteQualityOperation(d),
+        path: `/admin/api/quality/${d.name}`,
+        operationId: `admin_quality_report_${d.name}`,
+        tags: ['admin'],
+        summary: `Data-quality report of ${d.name} (dashboard)`,
+        description: `The report of GET /api/v1/quality/${d.name}, behind the admin token for the dashboard.`,
+        auth: 'admin',
+      })),
   ];
 }
 

@@ -1,5 +1,6 @@
 import type { Catalog, Dataset } from '../catalog/catalog.js';
 import { QUALITY_PARAMS } from '../query/quality-service.js';
+import { MINUTE_QUALITY_PARAMS } from '../query/minute-quality.js';
 import { QUALITY_SORTS } from '../model/quality-rules.js';
 import {
   endpointParameters,
@@ -196,6 +197,8 @@ const ANNOTATIONS = { readOnlyHint: true, openWorldHint: false, idempotentHint: 
 export function toolDefinitions(catalog: Catalog): ToolDefinition[] {
   const all = catalog.datasets;
   const daily = all.filter((d) => d.daily);
+  // The minute datasets' report compares them with their daily dataset (docs/minute-bars.md).
+  const minute = all.filter((d) => d.blocks);
   const cal = catalog.calendar?.calendar ?? null;
   const tools: ToolDefinition[] = [
     {
@@ -252,17 +255,23 @@ export function toolDefinitions(catalog: Catalog): ToolDefinition[] {
       description:
         'Per code of a daily dataset: bars against the trading calendar (missing days), stale codes, impossible OHLC bars, ' +
         'zero-volume and off-calendar dates, price jumps no factor change explains (beyond jump_pct %), runs of identical bars ' +
-        `and pre_close values inconsistent with the previous close and factors. At most ${MAX_ROWS} codes per answer; next_offset pages on.`,
+        'and pre_close values inconsistent with the previous close and factors. ' +
+        'Per code of a minute dataset: each day resampled to 1d against the daily dataset of the same source (mismatches beyond tolerance), ' +
+        'days with minutes but no daily bar and the reverse, minutes missing inside a session (gaps), impossible bars; ' +
+        'it takes code, source, date_from, date_to, limit, offset and order. ' +
+        `At most ${MAX_ROWS} codes per answer; next_offset pages on.`,
       inputSchema: {
         type: 'object',
         properties: {
           dataset: {
             type: 'string',
-            enum: daily.map((d) => d.name),
-            description: 'a daily dataset (list_datasets: quality_report true); the others have no report',
+            enum: [...daily, ...minute].map((d) => d.name),
+            description:
+              'a daily or minute dataset (list_datasets: quality_report true); the others have no report',
           },
           ...Object.fromEntries(
-            QUALITY_PARAMS.map((p): [string, JsonSchema] => {
+            [...new Set([...QUALITY_PARAMS, ...MINUTE_QUALITY_PARAMS])].map((p): [string, JsonSchema] => {
+              if (p === 'source') return [p, str('minute datasets: one source only')];
               if (p === 'sort') return [p, { type: 'string', enum: [...QUALITY_SORTS] }];
               if (p === 'code') return [p, str('one code only')];
               if (p === 'exchange') return [p, str('the calendar to judge by (default: the dataset’s own)')];
@@ -287,7 +296,15 @@ export function toolDefinitions(catalog: Catalog): ToolDefinition[] {
         type: 'object',
         properties: {
           dataset: { type: 'string' },
-          exchange: { type: 'string' },
+          exchange: { type: 'string', description: 'daily datasets: the calendar judged by' },
+          daily: {
+            type: ['string', 'null'],
+            description: 'minute datasets: the daily dataset compared with (null: none)',
+          },
+          tolerance: {
+            type: 'object',
+            description: 'minute datasets: the largest differences taken as equal (price, volume, amount)',
+          },
           rows: ROWS,
           returned: { type: 'integer' },
           total: { type: 'integer' },
@@ -297,14 +314,14 @@ export function toolDefinitions(catalog: Catalog): ToolDefinition[] {
             type: ['object', 'null'],
             properties: { from: { type: 'string' }, to: { type: 'string' } },
             description:
-              "the first and last day of the exchange's stored calendar (null: none); days outside it are not judged (each row's unjudged)",
+              "daily datasets: the first and last day of the exchange's stored calendar (null: none); days outside it are not judged (each row's unjudged)",
           },
         },
-        required: ['dataset', 'exchange', 'rows', 'returned', 'total', 'offset', 'next_offset', 'calendar'],
+        required: ['dataset', 'rows', 'returned', 'total', 'offset', 'next_offset'],
       },
       annotations: ANNOTATIONS,
       refusal:
-        'has no quality report in this tool: only daily datasets are judged against the trading calendar here (list_datasets: quality_report); the HTTP report GET /api/v1/quality/<minute dataset> compares minutes with the daily bars (docs/minute-bars.md)',
+        'has no quality report: only daily datasets (against the trading calendar) and minute datasets (against their daily bars) are judged (list_datasets: quality_report)',
     },
     {
       name: 'revision_trail',

@@ -4,6 +4,11 @@ import { INTERVALS } from '../catalog/catalog.js';
 import { AppError, invalid } from '../errors.js';
 import type { CoverageCache } from '../query/coverage-cache.js';
 import { MINUTE_INTERVALS, type MinuteQueryService } from '../query/minute-query.js';
+import {
+  MINUTE_QUALITY_LIMIT,
+  MINUTE_TOLERANCE,
+  type MinuteQualityService,
+} from '../query/minute-quality.js';
 import { allowedParams } from '../query/parse.js';
 import type { QualityService } from '../query/quality-service.js';
 import type { QueryService } from '../query/query-service.js';
@@ -20,6 +25,8 @@ export interface ToolServices {
   /** The intraday datasets' rows (catalog `blocks`), as their HTTP routes read them. */
   minute: Pick<MinuteQueryService, 'parse' | 'page'>;
   quality: QualityService;
+  /** The minute datasets' report (their 1d bars against the daily dataset), as its HTTP route. */
+  minuteQuality: Pick<MinuteQualityService, 'report'>;
   coverage: CoverageCache;
 }
 
@@ -193,7 +200,7 @@ async function listDatasets(s: ToolServices, args: Args): Promise<ToolAnswer> {
       date_field: d.range?.apiName ?? null,
       filters: d.exact.map((f) => f.apiName),
       text_filters: d.like.map((f) => f.apiName),
-      quality_report: d.daily !== null && s.catalog.calendar !== null,
+      quality_report: hasQualityReport(s.catalog, d),
     };
     if (!one) return brief;
     return {
@@ -300,21 +307,22 @@ const QUALITY_FIELDS = Object.keys(QualityRowSchema.properties);
 /** The checks' lists that flag a code (zero-volume days alone do not: a suspension is normal). */
 const FLAG_LISTS = ['jumps', 'identical_runs', 'pre_close_mismatches', 'off_calendar_dates'];
 
+/** Whether quality_report serves a dataset: a daily one judged by the calendar, or a minute one. */
+export const hasQualityReport = (catalog: Catalog, d: Dataset): boolean =>
+  (d.daily !== null && catalog.calendar !== null) || Boolean(d.blocks);
+
 async function qualityReport(s: ToolServices, args: Args): Promise<ToolAnswer> {
   const d = datasetOf(s.catalog, args);
-  const raw = queryParams(d, args, [], DEFAULT_ROWS);
-  const report = async (r: RawParams) => {
-    const page = await s.quality.report(d.name, r);
-    const rows = page.rows.map((row) =>
+  // A minute page's default is the HTTP report's (20 codes: a year of each within its block bound).
+  const raw = queryParams(d, args, [], d.blocks ? MINUTE_QUALITY_LIMIT : DEFAULT_ROWS);
+  if (d.blocks) return minuteQualityReport(s, d, raw);
+  const { page, n, next } = await reportPage(raw, async (r) => {
+    const p = await s.quality.report(d.name, r);
+    const rows = p.rows.map((row) =>
       Object.fromEntries(QUALITY_FIELDS.map((k) => [k, (row as unknown as Record<string, unknown>)[k]])),
     );
-    return { ...page, rows };
-  };
-  let page = await report(raw);
-  const n0 = fitting(page.rows);
-  if (n0 < page.rows.length) page = await report({ ...raw, limit: String(n0) });
-  const n = page.rows.length;
-  const next = page.offset + n < page.total ? page.offset + n : null;
+    return { ...p, rows };
+  });
   const listed = (r: Record<string, unknown>, k: string): boolean => (r[k] as unknown[]).length > 0;
   const flagged = page.rows.filter(
     (r) =>
@@ -331,23 +339,77 @@ async function qualityReport(s: ToolServices, args: Args): Promise<ToolAnswer> {
     partly > 0
       ? ` ${plural(partly, 'code')} with days outside the stored calendar, not judged (unjudged).`
       : '';
+  return reportAnswer(
+    d,
+    { page, n, next },
+    `judged by ${covered}`,
+    `missing days, staleness, impossible bars, jumps, identical runs, pre_close or off-calendar bars).${unjudgedText}`,
+    // As the HTTP report's meta.calendar: what the rows' `unjudged` spans are measured against.
+    { exchange: page.exchange, calendar: page.calendar },
+    flagged,
+  );
+}
+
+/** The minute report of a block dataset (docs/minute-bars.md), paged and cut as the daily one. */
+async function minuteQualityReport(s: ToolServices, d: Dataset, raw: RawParams): Promise<ToolAnswer> {
+  const { page, n, next } = await reportPage(raw, (r) => s.minuteQuality.report(d, r));
+  const flagged = page.rows.filter(
+    (r) => r.mismatched_days + r.no_daily + r.no_minutes + r.gap_days + r.ohlc_violations > 0,
+  ).length;
+  return reportAnswer(
+    d,
+    { page, n, next },
+    `each day's minutes resampled to 1d ${page.daily ? `against ${page.daily}` : 'with no daily dataset to compare with'}`,
+    'days differing from the daily bar, days one side lacks, minutes missing inside a session, impossible bars).',
+    // As the HTTP minute report's meta.daily and meta.tolerance.
+    { daily: page.daily, tolerance: MINUTE_TOLERANCE },
+    flagged,
+  );
+}
+
+interface ReportPage<P> {
+  page: P;
+  n: number;
+  /** The offset of the next page, null on the last. */
+  next: number | null;
+}
+
+/** A report's page within the byte budget: asked again for the codes that fit when it is larger. */
+async function reportPage<P extends { rows: readonly unknown[]; total: number; offset: number }>(
+  raw: RawParams,
+  run: (raw: RawParams) => Promise<P>,
+): Promise<ReportPage<P>> {
+  let page = await run(raw);
+  const fit = fitting(page.rows);
+  if (fit < page.rows.length) page = await run({ ...raw, limit: String(fit) });
+  const n = page.rows.length;
+  return { page, n, next: page.offset + n < page.total ? page.offset + n : null };
+}
+
+/** A report's answer: the summary's sentence, its rows and paging, and the report's own meta. */
+function reportAnswer(
+  d: Dataset,
+  { page, n, next }: ReportPage<{ rows: readonly unknown[]; total: number; offset: number }>,
+  judged: string,
+  flags: string,
+  meta: Record<string, unknown>,
+  flagged: number,
+): ToolAnswer {
   const summary =
-    `${d.name} judged by ${covered}: ${plural(page.total, 'code')}; ` +
-    `codes ${page.offset + 1}–${page.offset + n} returned, ${flagged} of them flagged (missing days, staleness, impossible bars, jumps, identical runs, pre_close or off-calendar bars).${unjudgedText} ` +
+    `${d.name} ${judged}: ${plural(page.total, 'code')}; ` +
+    `codes ${page.offset + 1}–${page.offset + n} returned, ${flagged} of them flagged (${flags} ` +
     (next !== null ? `More: call again with offset=${next}.` : 'This is the last page.');
   return {
     summary,
-    rows: page.rows,
+    rows: [...page.rows],
     structured: {
       dataset: d.name,
-      exchange: page.exchange,
+      ...meta,
       rows: page.rows,
       returned: n,
       total: page.total,
       offset: page.offset,
       next_offset: next,
-      // As the HTTP report's meta.calendar: what the rows' `unjudged` spans are measured against.
-      calendar: page.calendar,
     },
   };
 }

@@ -12,6 +12,7 @@ import { chromium, type Browser, type Page } from 'playwright-core';
 import { ADMIN_TOKEN, INGEST_KEY, QUERY_KEY, startApp, type Harness } from '../helpers/harness.js';
 import { batch, batchOfRecords, days, etfBar, record, uniqueId } from '../helpers/batches.js';
 import { CATALOG } from '../../src/catalog/catalog.js';
+import { dayBars } from '../helpers/minute-bars.js';
 
 /** The coverage table lists every catalog dataset. */
 const DATASETS = CATALOG.datasets.length;
@@ -437,6 +438,54 @@ describe(
       await page.click('#quality-table tr[data-code="GAPPY"] button.quality-detail');
       await page.waitForSelector('#quality-detail');
       assert.match((await page.textContent('#quality-detail')) ?? '', /2024-01-03, 2024-01-04/);
+    });
+
+    it('shows the quality report of a minute dataset: its days against the daily bars, with a drill-down', async () => {
+      // A day of 600000's minutes with one bar missing (a gap of 239 bars of 240) and no daily bar.
+      const bars = dayBars('600000', '2024-03-01').filter((b) => b.time !== '2024-03-01T10:00:00+08:00');
+      assert.equal((await pushHttp(batch('stock_minute', bars))).status, 200);
+      // Away and back: the view is mounted again, so its coverage (a Quality button) is read anew.
+      await tab('ingest');
+      await tab('coverage');
+      await page.waitForSelector('#coverage-table');
+      await page.fill('#coverage-filter', 'stock_minute');
+      await page.click('#coverage-table tr[data-dataset="stock_minute"] button.quality');
+      await page.waitForSelector('#quality-table.minute');
+      const head = await page.$$eval('#quality-table th', (ths) => ths.map((th) => th.textContent ?? ''));
+      assert.deepEqual(head.slice(0, 11), [
+        'Code',
+        'First',
+        'Last',
+        'Days',
+        'Bars',
+        'Compared',
+        'Mismatched',
+        'No daily',
+        'No minutes',
+        'Gaps',
+        'Bad bars',
+      ]);
+      const first = await page.$$eval('#quality-table tbody tr:first-child td', (tds) =>
+        tds.map((td) => td.textContent ?? ''),
+      );
+      assert.deepEqual(first.slice(0, 11), [
+        '600000',
+        '2024-03-01',
+        '2024-03-01',
+        '1',
+        '239',
+        '0',
+        '0',
+        '1',
+        '0',
+        '1',
+        '0',
+      ]);
+      await page.click('#quality-table tr[data-code="600000"] button.quality-detail');
+      await page.waitForSelector('#quality-detail');
+      const detail = (await page.textContent('#quality-detail')) ?? '';
+      assert.match(detail, /No daily bar \(1\)2024-03-01 eastmoney/);
+      assert.match(detail, /Gaps \(1\)2024-03-01 eastmoney 239\/240/);
     });
 
     it('shows what a batch changed (counts per op, values before and after) and reverts it after confirmation', async () => {

@@ -82,7 +82,7 @@ for (const backend of await backends()) {
       await (close ?? (() => h?.close()))();
     });
 
-    test('list_datasets: bars stored (not blocks), dates, filters, minute intervals, no quality report', async () => {
+    test('list_datasets: bars stored (not blocks), dates, filters, minute intervals, a quality report', async () => {
       const list = structured(await call(client, 'list_datasets', {})).datasets as Json[];
       for (const d of MINUTES) {
         const api = await http(`${d.endpoint}?limit=1`);
@@ -102,7 +102,7 @@ for (const backend of await backends()) {
             last: D2,
             date_field: 'date',
             filters: [codeField(d), 'date', 'source'],
-            quality: false,
+            quality: true,
           },
           d.name,
         );
@@ -284,18 +284,50 @@ for (const backend of await backends()) {
       );
     });
 
-    test('quality_report: the tool has no minute report and says where it is (the HTTP minute report)', async () => {
+    test('quality_report: the minute report of GET /api/v1/quality/<minute dataset>, paged as it', async () => {
       for (const d of MINUTES) {
-        const api = await http(`/api/v1/quality/${d.name}`);
-        assert.equal(api.status, 200);
-        assert.match(
-          errorText(await call(client, 'quality_report', { dataset: d.name })),
-          new RegExp(
-            `^invalid arguments \\(4001\\): dataset must be one of: .*; "${d.name}" has no quality report in this tool: only daily datasets are judged .* GET /api/v1/quality/<minute dataset>`,
-          ),
-        );
+        for (const [args, qs] of [
+          [{}, ''],
+          [{ code: CODE, date_from: D2 }, `code=${CODE}&date_from=${D2}`],
+          [{ limit: 1, offset: 1, order: 'desc' }, 'limit=1&offset=1&order=desc'],
+          [{ source: 'nope' }, 'source=nope'],
+        ] as const) {
+          const page = structured(await call(client, 'quality_report', { dataset: d.name, ...args }));
+          const api = await http(`/api/v1/quality/${d.name}?${qs}`);
+          assert.equal(api.status, 200, JSON.stringify(api.body));
+          const meta = api.body.meta as Json;
+          assert.deepEqual(page.rows, api.body.data, `${d.name} ${qs}`);
+          assert.deepEqual(
+            [page.total, page.offset, page.daily, page.tolerance],
+            [meta.total, meta.offset, meta.daily, meta.tolerance],
+            `${d.name} ${qs}`,
+          );
+          const next = meta.has_more ? Number(meta.offset) + (api.body.data as unknown[]).length : null;
+          assert.equal(page.next_offset, next, `${d.name} ${qs}`);
+        }
       }
-      // A name that is no dataset at all gets no such sentence.
+      // The minute days of 600000 have no daily bars: each is listed, and the summary says it is flagged.
+      const one = await call(client, 'quality_report', { dataset: 'stock_minute', code: CODE });
+      const [row] = structured(one).rows as Json[];
+      assert.equal(row?.no_daily, 2);
+      assert.match(
+        textOf(one),
+        /^stock_minute each day's minutes resampled to 1d against stock_daily: 1 code; codes 1–1 returned, 1 of them flagged/,
+      );
+      // The daily report's own parameters are the minute report's 4001, named.
+      assert.match(
+        errorText(await call(client, 'quality_report', { dataset: 'stock_minute', jump_pct: 5 })),
+        /jump_pct.*\(4001\)/,
+      );
+      // A dataset with no report at all is named with the reason; a name that is no dataset is not.
+      const none = CATALOG.datasets.find((d) => !d.blocks && !d.daily);
+      assert.ok(none, 'a dataset without a quality report');
+      assert.match(
+        errorText(await call(client, 'quality_report', { dataset: none.name })),
+        new RegExp(
+          `^invalid arguments \\(4001\\): dataset must be one of: .*; "${none.name}" has no quality report`,
+        ),
+      );
       assert.doesNotMatch(
         errorText(await call(client, 'quality_report', { dataset: 'nope' })),
         /has no quality report/,

@@ -26,8 +26,16 @@ export function mountCoverage(root, { api, navigate }) {
   const showQuality = async (dataset) => {
     quality = { dataset, rows: null, failure: null, detail: null };
     renderQuality();
+    const path = `quality/${encodeURIComponent(dataset)}`;
     try {
-      quality.rows = await api(`quality/${encodeURIComponent(dataset)}`, { query: { limit: 1000 } });
+      try {
+        quality.rows = await api(path, { query: { limit: 1000 } });
+      } catch (err) {
+        // A minute report reads at most 6,000 code-days a page: past that its 4001 names a
+        // smaller limit, so its default page (20 codes) is shown instead.
+        if (err.code !== 4001) throw err;
+        quality.rows = await api(path);
+      }
     } catch (err) {
       quality.failure = err;
     }
@@ -51,20 +59,60 @@ export function mountCoverage(root, { api, navigate }) {
       h('td', {}, r.stale ? badge('stale', 'stale') : badge('current', 'fresh')),
       h('td', { class: 'num', text: num(r.ohlc_violations) }),
       h('td', { class: 'num', text: num(r.zero_volume_days) }),
-      h(
-        'td',
-        {},
-        h('button', {
-          class: 'ghost small quality-detail',
-          type: 'button',
-          text: 'Details',
-          onclick: () => {
-            quality.detail = r;
-            renderQuality();
-          },
-        }),
-      ),
+      h('td', {}, detailButton(r)),
     );
+  }
+
+  /** A row of a minute dataset's report: its days against the daily bars (docs/minute-bars.md). */
+  function minuteRow(r) {
+    const flagged = r.mismatched_days + r.no_daily + r.no_minutes + r.gap_days + r.ohlc_violations > 0;
+    return h(
+      'tr',
+      { dataset: { code: r.code }, class: flagged ? 'bad-row' : '' },
+      h('td', { class: 'mono', text: r.code }),
+      h('td', { class: 'nowrap', text: r.first_date }),
+      h('td', { class: 'nowrap', text: r.last_date }),
+      h('td', { class: 'num', text: num(r.days) }),
+      h('td', { class: 'num', text: num(r.bars) }),
+      h('td', { class: 'num', text: num(r.compared_days) }),
+      h('td', { class: 'num', text: num(r.mismatched_days) }),
+      h('td', { class: 'num', text: num(r.no_daily) }),
+      h('td', { class: 'num', text: num(r.no_minutes) }),
+      h('td', { class: 'num', text: num(r.gap_days) }),
+      h('td', { class: 'num', text: num(r.ohlc_violations) }),
+      h('td', {}, detailButton(r)),
+    );
+  }
+
+  function detailButton(r) {
+    return h('button', {
+      class: 'ghost small quality-detail',
+      type: 'button',
+      text: 'Details',
+      onclick: () => {
+        quality.detail = r;
+        renderQuality();
+      },
+    });
+  }
+
+  const MINUTE_NOTE =
+    'Each day’s minutes resampled to one bar and compared with the daily bar of the same source (differing beyond the tolerance: mismatched); days with minutes but no daily bar, traded daily bars without minutes, days missing minutes inside a session (gaps) and bad bars. By code; the first 1,000 codes, or the first 20 when they hold more than 6,000 code-days.';
+
+  /** A minute code's lists: each item as one short text. */
+  function minuteDetail(d) {
+    const at = (x) => `${x.date} ${x.source}`;
+    return [
+      [
+        'Mismatches',
+        d.mismatches.map((x) => `${at(x)} ${x.field} ${x.minutes}/${x.daily}`),
+        d.mismatched_days,
+      ],
+      ['No daily bar', d.no_daily_dates.map(at), d.no_daily],
+      ['No minutes', d.no_minute_dates.map(at), d.no_minutes],
+      ['Gaps', d.gaps.map((x) => `${at(x)} ${x.bars}/${x.expected}`), d.gap_days],
+      ['Bad bars', d.ohlc_violation_times.map((x) => `${x.time} ${x.source}`), d.ohlc_violations],
+    ];
   }
 
   function renderQuality() {
@@ -75,7 +123,10 @@ export function mountCoverage(root, { api, navigate }) {
     if (quality.failure) {
       card.append(
         quality.failure.code === 4041
-          ? h('p', { class: 'muted', text: 'No quality report: this dataset is not a daily series.' })
+          ? h('p', {
+              class: 'muted',
+              text: 'No quality report: this dataset is not a daily or minute series.',
+            })
           : errorBox('Could not load the quality report', quality.failure),
       );
       return;
@@ -84,16 +135,49 @@ export function mountCoverage(root, { api, navigate }) {
       card.append(loading());
       return;
     }
+    const minute = quality.rows.some((r) => 'compared_days' in r);
     card.append(
-      table(
-        ['Code', 'First', 'Last', 'Bars', 'Expected', 'Missing', 'Current', 'Bad bars', 'Zero volume', ''],
-        quality.rows.map(qualityRow),
-        { id: 'quality-table' },
-      ),
+      minute
+        ? table(
+            [
+              'Code',
+              'First',
+              'Last',
+              'Days',
+              'Bars',
+              'Compared',
+              'Mismatched',
+              'No daily',
+              'No minutes',
+              'Gaps',
+              'Bad bars',
+              '',
+            ],
+            quality.rows.map(minuteRow),
+            { id: 'quality-table', class: 'minute' },
+          )
+        : table(
+            [
+              'Code',
+              'First',
+              'Last',
+              'Bars',
+              'Expected',
+              'Missing',
+              'Current',
+              'Bad bars',
+              'Zero volume',
+              '',
+            ],
+            quality.rows.map(qualityRow),
+            { id: 'quality-table' },
+          ),
       h(
         'p',
         { class: 'muted small' },
-        'Expected: open days of the trading calendar from the first to the last bar; missing: those without a bar; bad bars: low > high, open or close outside [low, high], or negative volume. Worst first.',
+        minute
+          ? MINUTE_NOTE
+          : 'Expected: open days of the trading calendar from the first to the last bar; missing: those without a bar; bad bars: low > high, open or close outside [low, high], or negative volume. Worst first.',
       ),
     );
     const d = quality.detail;
@@ -112,8 +196,12 @@ export function mountCoverage(root, { api, navigate }) {
           'div',
           { id: 'quality-detail', class: 'card inset' },
           h('h3', { text: d.code }),
-          list('Missing days', d.missing_dates, d.missing),
-          list('Bad bars', d.ohlc_violation_dates, d.ohlc_violations),
+          ...(minute
+            ? minuteDetail(d).map(([title, items, total]) => list(title, items, total))
+            : [
+                list('Missing days', d.missing_dates, d.missing),
+                list('Bad bars', d.ohlc_violation_dates, d.ohlc_violations),
+              ]),
         ),
       );
     }
@@ -271,7 +359,7 @@ export function mountCoverage(root, { api, navigate }) {
         h(
           'p',
           { class: 'muted small' },
-          'Dates are the span of each dataset’s date field (none for snapshot datasets). “Last change” is the last batch that wrote or deleted rows; freshness: fresh < 2 days, aging < 7 days, stale after. “Quality” opens the data-quality report of a daily dataset.',
+          'Dates are the span of each dataset’s date field (none for snapshot datasets). “Last change” is the last batch that wrote or deleted rows; freshness: fresh < 2 days, aging < 7 days, stale after. “Quality” opens the data-quality report of a daily or minute dataset.',
         ),
       ),
       qualitySlot,
