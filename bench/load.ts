@@ -3,6 +3,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { ROOT, cpuSeconds, tsxArgs } from './proc.js';
+import type { Row } from './table.js';
 
 /**
  * The load generator: wrk (C, one thread per core it is given) when it can be had, else
@@ -233,6 +234,41 @@ export interface ProbeStats {
   failed: number;
   /** With ProbeSpec.samples: [scheduled send time (ms since the epoch), latency ms] per request. */
   samples?: [number, number][];
+}
+
+/**
+ * `/health` and one page, each every `everyMs`, on a fresh connection per request (so every
+ * worker is measured), as `key`: the probe of the freeze and minuteduring phases.
+ */
+export function startHealthAndPageProbe(
+  url: string,
+  key: string,
+  page: string,
+  everyMs: number,
+): ReturnType<typeof startProbe> {
+  return startProbe({
+    url,
+    headers: { 'Q-API-KEY': key },
+    streams: [
+      { name: 'health', paths: ['/health'], everyMs, clients: 1 },
+      { name: 'page', paths: [page], everyMs, clients: 1 },
+    ],
+    durationSec: 0,
+    fresh: true,
+  });
+}
+
+/** One probe's figures as a row of the table, against the goal max ≤ 250 ms with no failure. */
+export function probeRow(phase: string, what: string, s: ProbeStats, detail: string): Row {
+  return {
+    phase,
+    server: `${what}: n ${s.n}, failed ${s.failed}, max ${s.max.toFixed(0)} ms; ${detail}`,
+    rate: null,
+    p50: s.p50,
+    p99: s.p99,
+    goal: 'max ≤ 250 ms',
+    met: s.max <= 250 && s.failed === 0,
+  };
 }
 
 /** A running latency probe (bench/probe.ts); `stop()` ends it and returns its figures. */

@@ -15,6 +15,7 @@ import { benchPgDatabase } from './pg-query-data.js';
 import { replicaPhase } from './phases/replica.js';
 import { storagePhase } from './phases/storage.js';
 import { minuteFile, minutePhase } from './phases/minute.js';
+import { minuteDuringPhase } from './phases/minute-during.js';
 import { printTable, type Row } from './table.js';
 
 /**
@@ -67,6 +68,14 @@ const PHASES: Record<string, (rows: Row[], ctx: Ctx) => Promise<void> | void> = 
     await minutePhase(rows, minuteFile(), 'SQLite');
     if (pgUrl)
       await inFreshDatabase(pgUrl, 'mds_bench_minute', (url) => minutePhase(rows, url, 'PostgreSQL'));
+  },
+  // Issue 30: /health and a daily page while a market day of minute bars is pushed.
+  minuteduring: async (rows, { pgUrl }) => {
+    await minuteDuringPhase(rows, minuteFile(), 'SQLite');
+    if (pgUrl)
+      await inFreshDatabase(pgUrl, 'mds_bench_minute_during', (url) =>
+        minuteDuringPhase(rows, url, 'PostgreSQL'),
+      );
   },
   // A private primary and a streaming replica (no DATABASE_URL needed).
   replica: (rows) => replicaPhase(rows),

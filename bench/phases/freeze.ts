@@ -2,7 +2,7 @@ import net from 'node:net';
 import { CFG, QUERY_KEY, log, startService } from '../context.js';
 import { code, tradingDays } from '../data.js';
 import { AUTH } from '../measure.js';
-import { startProbe, type ProbeStats } from '../load.js';
+import { probeRow, startHealthAndPageProbe, type ProbeStats } from '../load.js';
 import { requestThreadSeconds, type Server } from '../proc.js';
 import type { Row } from '../table.js';
 import { loadReference } from './bars.js';
@@ -72,16 +72,7 @@ export async function freezePhase(rows: Row[], target: string, label: string): P
     ];
     await exportCpu(rows, svc, label);
     for (const part of parts) {
-      const probe = startProbe({
-        url: svc.url,
-        headers: { 'Q-API-KEY': PROBE_KEY },
-        streams: [
-          { name: 'health', paths: ['/health'], everyMs: PROBE_EVERY_MS, clients: 1 },
-          { name: 'page', paths: [page], everyMs: PROBE_EVERY_MS, clients: 1 },
-        ],
-        durationSec: 0,
-        fresh: true,
-      });
+      const probe = startHealthAndPageProbe(svc.url, PROBE_KEY, page, PROBE_EVERY_MS);
       // The probe's process starts (tsx, a loaded machine: seconds) before the heavy requests do,
       // and runs a few seconds at least: a SIGTERM before it has started would kill it.
       await new Promise((r) => setTimeout(r, 3000));
@@ -99,15 +90,7 @@ export async function freezePhase(rows: Row[], target: string, label: string): P
         log(
           `freeze ${label}: ${part.name}: ${what} n ${s.n} p99 ${s.p99.toFixed(1)} max ${s.max.toFixed(0)} ms failed ${s.failed}; ${outcome}`,
         );
-        rows.push({
-          phase: `${label}: one key runs ${part.name}`,
-          server: `${what}: n ${s.n}, failed ${s.failed}, max ${s.max.toFixed(0)} ms; heavy: ${outcome}`,
-          rate: null,
-          p50: s.p50,
-          p99: s.p99,
-          goal: 'max ≤ 250 ms',
-          met: s.max <= 250 && s.failed === 0,
-        });
+        rows.push(probeRow(`${label}: one key runs ${part.name}`, what, s, `heavy: ${outcome}`));
       }
     }
   } finally {

@@ -106,7 +106,7 @@ async function post(svc: Server, bars: ReturnType<typeof dayBars>): Promise<void
 }
 
 /** A market day in 100,000-bar batches (bodies built before the clock starts). */
-async function pushDay(
+export async function pushDay(
   svc: Server,
   codes: number,
   day: string,
