@@ -37,7 +37,11 @@ export async function minuteDuringPhase(rows: Row[], database: string, label: st
     // The probe's process starts (tsx, a loaded machine: seconds) before the push does.
     await new Promise((r) => setTimeout(r, 3000));
     const cpuBefore = requestThreadSeconds(svc.pid);
-    const pushed = await pushDay(svc, codes, '2024-03-01');
+    // A failed push stops the probe too: its process would otherwise outlive the run.
+    const pushed = await pushDay(svc, codes, '2024-03-01').catch(async (err: unknown) => {
+      await probe.stop();
+      throw err;
+    });
     const cpu = requestThreadSeconds(svc.pid) - cpuBefore;
     await new Promise((r) => setTimeout(r, 3000));
     const probes = await probe.stop();
