@@ -17,7 +17,7 @@ import {
 } from 'apache-arrow';
 import type { Field } from '../catalog/catalog.js';
 import type { FieldType } from '../catalog/types.js';
-import type { Value } from '../model/values.js';
+import type { RowChunk } from './export-formats.js';
 import {
   ColumnBatch,
   columnBatches,
@@ -145,7 +145,7 @@ class TakenBytes extends AsyncByteQueue {
 /** The answer as an Arrow IPC stream; an error while reading rows ends the stream with that error. */
 export function arrowStream(
   fields: readonly Field[],
-  chunks: AsyncIterable<Value[][]>,
+  chunks: AsyncIterable<RowChunk>,
 ): AsyncGenerator<Uint8Array> {
   return arrowBatchStream(fields, columnBatches(fields, chunks, BATCH_ROWS));
 }

@@ -1,6 +1,8 @@
 import type { Field } from '../catalog/catalog.js';
 import type { Value } from '../model/values.js';
+import { valueAt, type ValueColumn } from '../model/value-columns.js';
 import { numericConverter, type Converter } from './column-values.js';
+import type { RowChunk } from './export-formats.js';
 
 /**
  * The columnar formats' unit of work: rows (arrays of the fields' values, as the store reads
@@ -49,12 +51,15 @@ function numbers(f: Field, n: number): Float64Array | Int32Array | Int8Array {
 export class ColumnBatch {
   length = 0;
   readonly columns: Column[];
+  /** Columns whose converter is `Number(v) + 0` on a number (number, integer, flag): copied as they are. */
+  private readonly plain: boolean[];
 
   constructor(
     fields: readonly Field[],
     readonly capacity: number,
     private readonly converters: readonly (Converter | null)[] = fields.map(numericConverter),
   ) {
+    this.plain = fields.map((f) => f.type === 'number' || f.type === 'integer' || f.type === 'flag');
     const bits = (capacity + 7) >> 3;
     this.columns = fields.map((f, j) =>
       converters[j]
@@ -68,24 +73,43 @@ export class ColumnBatch {
     );
   }
 
-  /** Copies rows from `rows[from]` on until the batch is full; returns the index of the first row left. */
-  fill(rows: readonly (readonly Value[])[], from: number): number {
+  /**
+   * Copies rows from row `from` of a chunk on until the batch is full; returns the index of the
+   * first row left. A chunk of columns is copied column to column: a number into a number
+   * column without a boxed value or a row in between.
+   */
+  fill(chunk: RowChunk, from: number): number {
+    const size = Array.isArray(chunk) ? chunk.length : chunk.length;
     const start = this.length;
-    const end = Math.min(rows.length, from + this.capacity - start);
+    const end = Math.min(size, from + this.capacity - start);
     for (let j = 0; j < this.columns.length; j++) {
       const col = this.columns[j] as Column;
       const convert = this.converters[j];
       const valid = col.valid;
+      const src = Array.isArray(chunk) ? null : (chunk.columns[j] as ValueColumn);
       let nulls = 0;
-      for (let r = from, i = start; r < end; r++, i++) {
-        const v = (rows[r] as readonly Value[])[j];
-        if (v === null || v === undefined) {
-          nulls++;
-          continue;
+      if (src?.kind === 'number' && col.kind === 'number' && this.plain[j] === true) {
+        const values = col.values;
+        for (let r = from, i = start; r < end; r++, i++) {
+          if (src.nulls?.[r] === 1) {
+            nulls++;
+            continue;
+          }
+          valid[i >> 3] = (valid[i >> 3] as number) | (1 << (i & 7));
+          // + 0: −0 as 0, as the number converter does.
+          values[i] = (src.values[r] as number) + 0;
         }
-        valid[i >> 3] = (valid[i >> 3] as number) | (1 << (i & 7));
-        if (convert) (col.values as Float64Array)[i] = convert(v) as number;
-        else (col.values as (string | null)[])[i] = String(v);
+      } else {
+        for (let r = from, i = start; r < end; r++, i++) {
+          const v = src ? valueAt(src, r) : (chunk as readonly (readonly Value[])[])[r]?.[j];
+          if (v === null || v === undefined) {
+            nulls++;
+            continue;
+          }
+          valid[i >> 3] = (valid[i >> 3] as number) | (1 << (i & 7));
+          if (convert) (col.values as Float64Array)[i] = convert(v) as number;
+          else (col.values as (string | null)[])[i] = String(v);
+        }
       }
       col.nulls += nulls;
     }
@@ -140,15 +164,15 @@ export class ColumnBatch {
  */
 export async function* columnBatches(
   fields: readonly Field[],
-  chunks: AsyncIterable<readonly (readonly Value[])[]>,
+  chunks: AsyncIterable<RowChunk>,
   size: number,
 ): AsyncGenerator<ColumnBatch> {
   // One set of converters for the whole export: a date or timestamp repeated across batches is parsed once.
   const converters = fields.map(numericConverter);
   const batch = new ColumnBatch(fields, size, converters);
-  for await (const rows of chunks) {
-    for (let at = 0; at < rows.length;) {
-      at = batch.fill(rows, at);
+  for await (const chunk of chunks) {
+    for (let at = 0; at < chunk.length;) {
+      at = batch.fill(chunk, at);
       if (batch.full) {
         yield batch;
         batch.reset();

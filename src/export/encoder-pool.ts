@@ -3,6 +3,7 @@ import type { Logger } from 'pino';
 import type { Field } from '../catalog/catalog.js';
 import { threadModuleUrl } from '../worker-threads.js';
 import { exportStream, type ExportFormat, type ExportSource } from './export-formats.js';
+import { movable, type ValueColumns } from '../model/value-columns.js';
 
 /**
  * Exports are encoded (CSV, NDJSON, Arrow, Parquet) on worker threads, so that a running export
@@ -32,6 +33,8 @@ export type EncoderRequest =
   /** The next piece of bytes, please. */
   | { t: 'pull'; id: number }
   | { t: 'rows'; id: number; rows: unknown[] }
+  /** The next chunk of `arrays` as columns (ExportSource.columns), its buffers moved. */
+  | { t: 'columns'; id: number; chunk: ValueColumns }
   | { t: 'end'; id: number }
   /** The export ends early (client gone, rows failed): drop it. */
   | { t: 'close'; id: number };
@@ -67,7 +70,7 @@ interface Slot {
   sessions: Map<number, Inbox>;
 }
 
-function rowsOf(source: ExportSource, kind: RowsKind): AsyncIterable<unknown[]> {
+function rowsOf(source: ExportSource, kind: RowsKind): AsyncIterable<unknown[] | ValueColumns> {
   if (kind === 'objects') return source.objects();
   // Chunks of columns travel as a list (a structured clone of typed arrays, no value per row).
   if (kind === 'columns' && source.columns) return source.columns() as AsyncIterable<unknown[]>;
@@ -111,7 +114,7 @@ export class ExportEncoders {
     slot.sessions.set(id, inbox);
     slot.worker.ref();
     const post = (m: EncoderRequest): void => slot.worker.postMessage(m);
-    let rows: AsyncIterator<unknown[]> | null = null;
+    let rows: AsyncIterator<unknown[] | ValueColumns> | null = null;
     let ended = false;
     try {
       post({ t: 'open', id, format, fields, columns: source.columns !== undefined });
@@ -123,7 +126,12 @@ export class ExportEncoders {
           // A failing read (deadline, a batch landed mid-export) fails the export here, with
           // its own error, as when encoding on this thread.
           const next = await rows.next();
-          post(next.done === true ? { t: 'end', id } : { t: 'rows', id, rows: next.value });
+          if (next.done === true) post({ t: 'end', id });
+          else if (Array.isArray(next.value)) post({ t: 'rows', id, rows: next.value });
+          else {
+            const { chunk, transfer } = movable(next.value);
+            slot.worker.postMessage({ t: 'columns', id, chunk } satisfies EncoderRequest, transfer);
+          }
         } else if (m.t === 'piece') {
           yield m.bytes;
           post({ t: 'pull', id });

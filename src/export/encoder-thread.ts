@@ -2,8 +2,9 @@ import { parentPort } from 'node:worker_threads';
 import { lowerThreadPriority } from '../thread-priority.js';
 import type { Value } from '../model/values.js';
 import { ownBytes } from '../worker-threads.js';
-import { exportStream } from './export-formats.js';
+import { exportStream, type RowChunk } from './export-formats.js';
 import type { ColumnChunk } from './column-batch.js';
+import type { ValueColumns } from '../model/value-columns.js';
 import { ENCODER_NICE, type EncoderReply, type EncoderRequest, type RowsKind } from './encoder-pool.js';
 
 /**
@@ -22,7 +23,7 @@ class ExportClosed extends Error {}
 /** Where one export's encoder takes its rows from. */
 interface Feed {
   /** The encoder's wait for its next chunk of rows, while the request thread reads it. */
-  waiting: { resolve: (rows: unknown[] | null) => void; reject: (e: Error) => void } | null;
+  waiting: { resolve: (rows: unknown[] | ValueColumns | null) => void; reject: (e: Error) => void } | null;
   closed: boolean;
 }
 
@@ -39,15 +40,15 @@ function post(m: EncoderReply, transfer: ArrayBuffer[] = []): void {
 }
 
 /** The rows of one export, asked of the request thread chunk by chunk as the encoder wants them. */
-async function* rowsOf<R>(id: number, s: Feed, kind: RowsKind): AsyncGenerator<R[]> {
+async function* rowsOf<R>(id: number, s: Feed, kind: RowsKind): AsyncGenerator<R> {
   for (;;) {
     if (s.closed) throw new ExportClosed();
-    const rows = await new Promise<unknown[] | null>((resolve, reject) => {
+    const rows = await new Promise<unknown[] | ValueColumns | null>((resolve, reject) => {
       s.waiting = { resolve, reject };
       post({ t: 'need', id, kind });
     });
     if (rows === null) return;
-    yield rows as R[];
+    yield rows as R;
   }
 }
 
@@ -75,9 +76,9 @@ port.on('message', (m: EncoderRequest) => {
   if (m.t === 'open') {
     const feed: Feed = { waiting: null, closed: false };
     const pieces = exportStream(m.format, m.fields, {
-      objects: () => rowsOf<Record<string, Value>>(m.id, feed, 'objects'),
-      arrays: () => rowsOf<Value[]>(m.id, feed, 'arrays'),
-      ...(m.columns ? { columns: () => rowsOf<ColumnChunk>(m.id, feed, 'columns') } : {}),
+      objects: () => rowsOf<Record<string, Value>[]>(m.id, feed, 'objects'),
+      arrays: () => rowsOf<RowChunk>(m.id, feed, 'arrays'),
+      ...(m.columns ? { columns: () => rowsOf<ColumnChunk[]>(m.id, feed, 'columns') } : {}),
     })[Symbol.asyncIterator]();
     sessions.set(m.id, { feed, pieces });
     return;
@@ -87,9 +88,9 @@ port.on('message', (m: EncoderRequest) => {
   const { feed } = s;
   const waiting = feed.waiting;
   if (m.t === 'pull') void pull(m.id, s);
-  else if (m.t === 'rows' || m.t === 'end') {
+  else if (m.t === 'rows' || m.t === 'columns' || m.t === 'end') {
     feed.waiting = null;
-    waiting?.resolve(m.t === 'rows' ? m.rows : null);
+    waiting?.resolve(m.t === 'rows' ? m.rows : m.t === 'columns' ? m.chunk : null);
   } else {
     // close: a waiting encoder fails at once (its writer is dropped, no footer is made).
     feed.closed = true;

@@ -1,6 +1,7 @@
 import { stringify } from 'csv-stringify/sync';
 import type { Field } from '../catalog/catalog.js';
 import type { Value } from '../model/values.js';
+import { fromColumns, type ValueColumns } from '../model/value-columns.js';
 import { arrowBatchStream, BATCH_ROWS } from './arrow-stream.js';
 import { parquetBatchStream } from './parquet-stream.js';
 import { columnBatches, rebatch, valueRows, type ColumnChunk } from './column-batch.js';
@@ -79,7 +80,7 @@ type Rows = AsyncIterable<Record<string, Value>[]>;
  */
 export interface ExportSource {
   objects(): Rows;
-  arrays(): AsyncIterable<Value[][]>;
+  arrays(): AsyncIterable<RowChunk>;
   /**
    * The rows as typed columns of the fields, for a reader that holds them so (the minute bars:
    * query/minute-columns.ts): Arrow and Parquet take them without a value per row.
@@ -87,18 +88,25 @@ export interface ExportSource {
   columns?: () => AsyncIterable<readonly ColumnChunk[]>;
 }
 
+/**
+ * A chunk of rows of the fields' values in order: as rows, or column by column (the daily
+ * datasets' exports, QueryService.streamArrays: a chunk reaches the encoding thread as a few
+ * moved buffers, and Arrow and Parquet copy its columns into theirs without a row in between).
+ */
+export type RowChunk = Value[][] | ValueColumns;
+
 /** A source that reads objects: its arrays are made from them (e.g. the revision trail's items). */
 export function objectSource(fields: readonly Field[], rows: Rows): ExportSource {
   return { objects: () => rows, arrays: () => valueRows(fields, rows) };
 }
 
 /** CSV: a header line, then each chunk's rows as value arrays (no object per row to build or clone). */
-async function* csvStream(
-  fields: readonly Field[],
-  chunks: AsyncIterable<Value[][]>,
-): AsyncGenerator<string> {
+async function* csvStream(fields: readonly Field[], chunks: AsyncIterable<RowChunk>): AsyncGenerator<string> {
   yield stringify([fields.map((f) => f.apiName)]);
-  for await (const rows of chunks) yield stringify(rows, { cast: { number: (n) => String(n) } });
+  for await (const c of chunks) {
+    const rows = Array.isArray(c) ? c : fromColumns(c);
+    yield stringify(rows, { cast: { number: (n) => String(n) } });
+  }
 }
 
 /** NDJSON: each row as its object (keys in the fields' order; a trail item keeps its nesting). */

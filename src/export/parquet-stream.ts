@@ -1,8 +1,8 @@
 import { RecordBatchStreamWriter, type Schema } from 'apache-arrow';
 import type * as ParquetWasm from 'parquet-wasm';
 import type { Field } from '../catalog/catalog.js';
+import type { RowChunk } from './export-formats.js';
 import { VERSION } from '../version.js';
-import type { Value } from '../model/values.js';
 import { arrowSchema, BATCH_ROWS, recordBatch } from './arrow-stream.js';
 import { ColumnBatch, columnBatches, type ColumnChunk } from './column-batch.js';
 
@@ -64,7 +64,7 @@ function wasmBatch(
  */
 export function parquetStream(
   fields: readonly Field[],
-  chunks: AsyncIterable<Value[][]>,
+  chunks: AsyncIterable<RowChunk>,
 ): AsyncGenerator<Uint8Array> {
   return parquetBatchStream(fields, columnBatches(fields, chunks, BATCH_ROWS));
 }

@@ -8,7 +8,7 @@ import type { ParsedQuery } from '../query/parse.js';
 import { revisionExport, revisionItem, revisionsPath } from '../query/revision-query.js';
 import type { QueryPlan } from '../model/query-plan.js';
 import type { Value } from '../model/values.js';
-import { EXPORT_FORMATS, objectSource, type ExportSource } from '../export/export-formats.js';
+import { EXPORT_FORMATS, objectSource, type ExportSource, type RowChunk } from '../export/export-formats.js';
 import type { ExportEncoders } from '../export/encoder-pool.js';
 import { envelopeSchema } from '../contract/envelope.js';
 import { rowSchema } from '../contract/rows.js';
@@ -31,8 +31,9 @@ export interface QueryRouteOptions {
 }
 
 /** What reads a dataset route's rows: QueryService, or MinuteQueryService for bar blocks. */
-type RowReader = Pick<QueryService, 'parse' | 'page' | 'stream' | 'streamArrays'> &
-  Partial<Pick<MinuteQueryService, 'streamColumns'>>;
+type RowReader = Pick<QueryService, 'parse' | 'page' | 'stream'> & {
+  streamArrays(plan: QueryPlan): AsyncIterable<RowChunk>;
+} & Partial<Pick<MinuteQueryService, 'streamColumns'>>;
 
 /**
  * One GET route per catalog dataset, and one for its revision trail (docs/point-in-time.md):

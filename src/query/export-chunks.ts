@@ -24,12 +24,34 @@ export class ExportChangedError extends Error {
  * after, the export fails (ExportChangedError) and the response is cut without its end, so a
  * client never takes a mix of two versions for a whole export.
  */
-export async function* exportChunks<R>(
+export function exportChunks<R>(
   plan: QueryPlan,
   read: (chunk: QueryPlan) => Promise<R[]>,
   keyOf: (row: R) => Value[],
   versionOf: () => Promise<string>,
 ): AsyncIterable<R[]> {
+  return exportChunksOf(
+    plan,
+    read,
+    { size: (rows) => rows.length, lastKey: (rows) => keyOf(rows[rows.length - 1] as R) },
+    versionOf,
+  );
+}
+
+/** How exportChunksOf sees a chunk of any shape (rows, or columns: model/value-columns.ts). */
+export interface ChunkShape<C> {
+  size(chunk: C): number;
+  /** The sort key of the chunk's last row (the chunk is not empty). */
+  lastKey(chunk: C): Value[];
+}
+
+/** `exportChunks` for chunks of any shape. */
+export async function* exportChunksOf<C>(
+  plan: QueryPlan,
+  read: (chunk: QueryPlan) => Promise<C>,
+  shape: ChunkShape<C>,
+  versionOf: () => Promise<string>,
+): AsyncIterable<C> {
   const name = plan.dataset.name;
   let version = await versionOf();
   let after = plan.after;
@@ -43,11 +65,11 @@ export async function* exportChunks<R>(
       after = plan.after;
       continue;
     }
-    const last = rows[rows.length - 1];
-    if (last === undefined) return;
-    after = keyOf(last);
+    const size = shape.size(rows);
+    if (size === 0) return;
+    after = shape.lastKey(rows);
     yielded = true;
     yield rows;
-    if (rows.length < EXPORT_CHUNK) return;
+    if (size < EXPORT_CHUNK) return;
   }
 }

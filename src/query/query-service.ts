@@ -11,7 +11,8 @@ import { PageTotals } from './page-totals.js';
 import { FactorSources, type FactorCodes, type FactorState } from './factor-sources.js';
 import { InProcessAdjust } from './in-process-adjust.js';
 import { adjustMeta } from './adjust-meta.js';
-import { exportChunks } from './export-chunks.js';
+import { exportChunks, exportChunksOf, type ChunkShape } from './export-chunks.js';
+import { valueAt, type ValueColumn, type ValueColumns } from '../model/value-columns.js';
 import type { FetchedRows, QueryPage } from './query-page.js';
 
 export type { PageRows, QueryPage } from './query-page.js';
@@ -239,20 +240,23 @@ export class QueryService {
   }
 
   /**
-   * `stream` with each row as an array of `plan.select`'s values in that order (the sort fields
-   * a projection left out follow them, for the keyset, and are cut off): no object per row, for
-   * the columnar exports, which copy the values straight into typed columns.
+   * `stream` as columns of `plan.select`'s values in that order (the sort fields a projection
+   * left out follow them, for the keyset, and are cut off): no object per row, and each chunk
+   * made column by column where it is read (model/value-columns.ts), so it reaches the encoding
+   * thread as a few buffers.
    */
-  async *streamArrays(plan: QueryPlan): AsyncIterable<Value[][]> {
+  async *streamArrays(plan: QueryPlan): AsyncIterable<ValueColumns> {
     const extra = this.extraFields(plan);
     const select = extra.length > 0 ? [...plan.select, ...extra] : plan.select;
     const at = plan.orderBy.map((o) => select.indexOf(o.field));
-    const keyOf = (r: Value[]): Value[] => at.map((i) => r[i] ?? null);
-    const n = plan.select.length;
-    const read = (p: QueryPlan): Promise<Value[][]> => this.store.datasets.queryArrays({ ...p, select });
-    for await (const rows of exportChunks(plan, read, keyOf, () => this.versionOf(plan))) {
-      if (extra.length > 0) for (const r of rows) r.length = n;
-      yield rows;
+    const shape: ChunkShape<ValueColumns> = {
+      size: (c) => c.length,
+      lastKey: (c) => at.map((i) => valueAt(c.columns[i] as ValueColumn, c.length - 1)),
+    };
+    const read = (p: QueryPlan): Promise<ValueColumns> => this.store.datasets.queryColumns({ ...p, select });
+    for await (const chunk of exportChunksOf(plan, read, shape, () => this.versionOf(plan))) {
+      chunk.columns.length = Math.min(chunk.columns.length, plan.select.length);
+      yield chunk;
     }
   }
 }

@@ -15,6 +15,7 @@ import { minutePageSql } from './quality-minute-sql.js';
 import { QUALITY_RULE, qualityVerdicts, verdictFromRow } from './quality-summary.js';
 import { runAsync, wait } from './step.js';
 import { KnownTimes } from './known-times.js';
+import { toColumns, type ValueColumns } from '../model/value-columns.js';
 import { boundedRead } from './bounded-read.js';
 import {
   PRE_CLOSE_TOLERANCE,
@@ -62,11 +63,13 @@ export class SqlDatasetStore implements DatasetStore {
     return { rows: rows as Record<string, Value>[], total };
   }
 
-  async queryArrays(plan: QueryPlan): Promise<Value[][]> {
-    const parts = planSelectParts(plan, this.reads.dialect, true, false);
-    const rows = (await this.reads.arrays(renderSelect(parts), { prepared: true })) as Value[][];
-    await this.known.arrays(plan.dataset.name, plan.select, rows);
-    return rows;
+  async queryColumns(plan: QueryPlan): Promise<ValueColumns> {
+    const s = renderSelect(planSelectParts(plan, this.reads.dialect, true, false));
+    const chunk = this.reads.columns
+      ? await this.reads.columns(s)
+      : toColumns((await this.reads.arrays(s, { prepared: true })) as Value[][]);
+    await this.known.columns(plan.dataset.name, plan.select, chunk);
+    return chunk;
   }
 
   /** `query` for a plan selecting every row field, each row as its response JSON (plan.select ignored). */

@@ -1,4 +1,5 @@
 import type { Dataset } from '../catalog/catalog.js';
+import type { ValueColumns } from '../model/value-columns.js';
 import type { Dialect, Sql } from './sql.js';
 import type { Step } from './step.js';
 import type { WriteBatch } from './store.js';
@@ -60,6 +61,11 @@ export type ReadDb = Pick<Db, 'backend' | 'dialect' | 'rows' | 'arrays' | 'value
    * snapshot, where that saves a round trip (SQLite's reader processes: one IPC message, not two).
    */
   pageAndCount?(page: Sql, count: Sql, short: ShortPage): Promise<{ rows: DbRow[]; total: number }>;
+  /**
+   * `arrays` column by column, made where the rows are read (SQLite's reader processes). Without
+   * it (PostgreSQL: the rows are on the request thread already) the store turns `arrays` into columns.
+   */
+  columns?(s: Sql): Promise<ValueColumns>;
 };
 
 /** What a step can do inside `Db.transaction`. */

@@ -2,6 +2,7 @@ import type { Field } from '../catalog/catalog.js';
 import type { DbRow, ReadDb } from './db.js';
 import { isKnownTimeField, join, sql } from './sql.js';
 import type { Value } from '../model/values.js';
+import { columnOf, columnValues, type ValueColumn, type ValueColumns } from '../model/value-columns.js';
 
 /** Stamps whose knowledge instant is kept per process before the map starts again. */
 const KEPT = 100_000;
@@ -76,14 +77,21 @@ export class KnownTimes {
     for (const r of rows) for (const n of names) if (typeof r[n] === 'string') r[n] = at(r[n]);
   }
 
-  /** Rows as arrays of `fields`' values, in place (the columnar exports). */
-  async arrays(d: string, fields: readonly Field[], rows: Value[][]): Promise<void> {
-    const at = fields.flatMap((f, i) => (isKnownTimeField(f) ? [i] : []));
-    if (at.length === 0 || rows.length === 0) return;
+  /**
+   * A chunk of `fields`' columns, in place (the exports). A column is rebuilt only when one of its
+   * stamps answers as another instant: most chunks' stamps are their own instants.
+   */
+  async columns(d: string, fields: readonly Field[], chunk: ValueColumns): Promise<void> {
+    const at = fields.flatMap((f, i) => (isKnownTimeField(f) && chunk.columns[i] ? [i] : []));
+    if (at.length === 0 || chunk.length === 0) return;
+    const values = at.map((i) => columnValues(chunk.columns[i] as ValueColumn, chunk.length));
     const stamps = new Set<string>();
-    for (const r of rows) for (const i of at) if (typeof r[i] === 'string') stamps.add(r[i]);
+    for (const vs of values) for (const v of vs) if (typeof v === 'string') stamps.add(v);
     const of = await this.mapper(d, stamps);
-    for (const r of rows) for (const i of at) if (typeof r[i] === 'string') r[i] = of(r[i]);
+    if ([...stamps].every((s) => of(s) === s)) return;
+    at.forEach((i, k) => {
+      chunk.columns[i] = columnOf((values[k] as Value[]).map((v) => (typeof v === 'string' ? of(v) : v)));
+    });
   }
 
   /** Whole rows' response JSON (sql.ts ROW_JSON_SELECT: created_at last): its created_at answered as its instant. */

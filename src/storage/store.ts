@@ -11,6 +11,7 @@ import type { ApiKeyRecord, KeyPatch, UsageEntry } from '../model/keys.js';
 import type { ApplyResult, BatchRecord, RevertCounts } from '../model/batch.js';
 import type { QueryPlan } from '../model/query-plan.js';
 import type { Row, Value } from '../model/values.js';
+import type { ValueColumns } from '../model/value-columns.js';
 
 /**
  * The storage's types and the `Store` the domain is wired with. One implementation over two
@@ -155,10 +156,11 @@ export class SchemaTooNewError extends StoreSetupError {}
 export interface DatasetStore {
   query(plan: QueryPlan, withTotal: boolean): Promise<QueryResult>;
   /**
-   * `query` without a total, each row as an array of `plan.select`'s values in that order: no
-   * object per row, for the columnar exports (Arrow, Parquet) that copy values into typed columns.
+   * `query` without a total, as columns of `plan.select`'s values in that order
+   * (model/value-columns.ts): no object per row, and a chunk of an export crosses to its encoding
+   * thread as a few buffers.
    */
-  queryArrays(plan: QueryPlan): Promise<Value[][]>;
+  queryColumns(plan: QueryPlan): Promise<ValueColumns>;
   /** `query` for a plan selecting every row field, each row as its response JSON (plan.select ignored). */
   queryJson(plan: QueryPlan, withTotal: boolean): Promise<QueryJsonResult>;
   /** A number that changes whenever a batch changes the dataset's rows (ETag, caches). */

@@ -10,6 +10,7 @@ import {
   type ExportSource,
 } from '../../src/export/export-formats.js';
 import type { Value } from '../../src/model/values.js';
+import { toColumns, type ValueColumns } from '../../src/model/value-columns.js';
 import { exportRow } from '../helpers/sample-rows.js';
 
 /**
@@ -31,8 +32,11 @@ const FORMATS = Object.keys(EXPORT_FORMATS) as ExportFormat[];
 /** A quoted source: CSV's escaping is part of what both threads must agree on. */
 const row = (i: number): Value[] => exportRow(FIELDS, i, 'test, "quoted"');
 
-/** `total` rows in chunks of 1,000, read either way; throws `fail` before the chunk at `failAt`. */
-function source(total: number, fail?: { at: number; error: Error }, chunks?: Value[][][]) {
+/**
+ * `total` rows in chunks of 1,000, read either way (`columns`: also column by column, as the
+ * daily datasets' exports are: QueryService.streamColumns); throws `fail` before the chunk at `failAt`.
+ */
+function source(total: number, fail?: { at: number; error: Error }, chunks?: Value[][][], columns = false) {
   const state = { read: 0, finished: false };
   const all = chunks ?? [];
   if (!chunks) {
@@ -56,7 +60,10 @@ function source(total: number, fail?: { at: number; error: Error }, chunks?: Val
       yield rows.map((r) => Object.fromEntries(FIELDS.map((f, j) => [f.apiName, r[j] ?? null])));
     }
   }
-  const src: ExportSource = { objects, arrays };
+  async function* columnChunks(): AsyncGenerator<ValueColumns> {
+    for await (const rows of arrays()) yield toColumns(rows);
+  }
+  const src: ExportSource = { objects, arrays: columns ? columnChunks : arrays };
   return { src, state, chunks: all };
 }
 
@@ -78,15 +85,19 @@ describe('export encoding threads (issue 24)', () => {
   after(() => encoders.close());
 
   for (const format of FORMATS) {
-    test(`${format}: the same bytes as encoded on the request thread, with rows and without`, async () => {
+    test(`${format}: the same bytes as encoded on the request thread, with rows and without, rows sent as rows or columns`, async () => {
       for (const total of [0, 2_500, 20_000]) {
         const here = await collect(exportStream(format, FIELDS, source(total).src));
-        const there = await collect(encoders.encode(format, FIELDS, source(total).src));
-        assert.ok(total === 0 || here.length > 0);
-        assert.ok(
-          there.equals(here),
-          `${format}, ${total} rows: ${there.length} bytes against ${here.length}`,
-        );
+        for (const columns of [false, true]) {
+          const there = await collect(
+            encoders.encode(format, FIELDS, source(total, undefined, undefined, columns).src),
+          );
+          assert.ok(total === 0 || here.length > 0);
+          assert.ok(
+            there.equals(here),
+            `${format}, ${total} rows, columns ${columns}: ${there.length} bytes against ${here.length}`,
+          );
+        }
       }
     });
   }
@@ -129,8 +140,8 @@ describe('export encoding threads (issue 24)', () => {
   );
 
   test('a client that leaves stops the reads, and the thread takes the next export', async () => {
-    for (const format of FORMATS) {
-      const { src, state } = source(100_000);
+    for (const [format, columns] of FORMATS.flatMap((f) => [[f, false] as const, [f, true] as const])) {
+      const { src, state } = source(100_000, undefined, undefined, columns);
       const it = encoders.encode(format, FIELDS, src)[Symbol.asyncIterator]();
       // Past the header (CSV's comes before any row is read).
       while (state.read === 0) assert.equal((await it.next()).done, false);
@@ -144,9 +155,9 @@ describe('export encoding threads (issue 24)', () => {
 
   test("a failing read fails the export with the read's own error, before its end", async () => {
     class ChangedError extends Error {}
-    for (const format of FORMATS) {
+    for (const [format, columns] of FORMATS.flatMap((f) => [[f, false] as const, [f, true] as const])) {
       const error = new ChangedError('dataset changed');
-      const { src, state } = source(30_000, { at: 12_000, error });
+      const { src, state } = source(30_000, { at: 12_000, error }, undefined, columns);
       const parts: Uint8Array[] = [];
       await assert.rejects(
         async () => {

@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { fromColumns } from '../../src/model/value-columns.js';
 import { after, before, describe, test } from 'node:test';
 import { CATALOG, type Dataset } from '../../src/catalog/catalog.js';
 import { QueryService } from '../../src/query/query-service.js';
@@ -152,10 +153,10 @@ async function scenario(store: Store): Promise<unknown[]> {
   );
   seen.push(await store.datasets.query(plan({ limit: 2, offset: 1 }), true));
   seen.push(await store.datasets.query(plan({ offset: 50 }), true));
-  // Rows as arrays of the selected values (the columnar exports' reads), a page of them, past the end.
-  seen.push(await store.datasets.queryArrays(plan()));
-  seen.push(await store.datasets.queryArrays(plan({ limit: 2, offset: 1 })));
-  seen.push(await store.datasets.queryArrays(plan({ offset: 50 })));
+  // Columns of the selected values (the exports' reads), a page of them, past the end.
+  seen.push(await store.datasets.queryColumns(plan()));
+  seen.push(await store.datasets.queryColumns(plan({ limit: 2, offset: 1 })));
+  seen.push(await store.datasets.queryColumns(plan({ offset: 50 })));
   // Whole rows as their stored JSON, with and without the total, past the end.
   seen.push(await store.datasets.queryJson(plan(), true));
   seen.push(await store.datasets.queryJson(plan({ limit: 2, offset: 1 }), false));
@@ -204,11 +205,12 @@ async function scenario(store: Store): Promise<unknown[]> {
     streamed.slice(0, 3),
     streamed.slice(-1),
   );
-  // The same rows as arrays: a projection without the sort fields leaves them out of each row.
+  // The same rows column by column: a projection without the sort fields leaves them out.
   const dated = plan({ where: [{ field: etf.fieldByName.get('date')!, op: 'eq', value: '2024-07-01' }] });
   const arrays: unknown[] = [];
-  for await (const page of new QueryService(store).streamArrays({ ...dated, select: [dated.select[3]!] })) {
-    arrays.push(...page);
+  for await (const chunk of new QueryService(store).streamArrays({ ...dated, select: [dated.select[3]!] })) {
+    assert.equal(chunk.columns.length, 1);
+    arrays.push(...fromColumns(chunk));
   }
   seen.push(arrays.length, arrays.slice(0, 3), arrays.slice(-1));
   // A consumer that stops early releases its connection.
@@ -275,7 +277,7 @@ async function scenario(store: Store): Promise<unknown[]> {
 const OPERATIONS = {
   datasets: {
     query: true,
-    queryArrays: true,
+    queryColumns: true,
     queryJson: true,
     datasetVersion: true,
     datasetState: true,

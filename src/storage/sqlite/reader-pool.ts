@@ -1,6 +1,7 @@
 import { fork, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { currentQueryContext, QueryAbortedError } from '../../request-context.js';
+import type { ValueColumns } from '../../model/value-columns.js';
 import type { DbRow, ReadDb, ShortPage } from '../db.js';
 import { SQLITE, compile, type Sql } from '../sql.js';
 import { QueryTimeoutError, StoreUnavailableError } from '../store.js';
@@ -21,7 +22,8 @@ import { QueryTimeoutError, StoreUnavailableError } from '../store.js';
  * within one statement's time.
  */
 
-export type ReadMode = 'rows' | 'arrays' | 'values';
+/** `columns`: the rows as arrays, sent column by column (model/value-columns.ts). */
+export type ReadMode = 'rows' | 'arrays' | 'values' | 'columns';
 
 /** What a reader runs: one statement, or a page with its count (run unless the page tells its total). */
 export type ReadStatement =
@@ -277,6 +279,11 @@ export class ThreadReads implements ReadDb {
 
   async arrays(s: Sql): Promise<unknown[][]> {
     return (await this.pool.read('arrays', s)) as unknown[][];
+  }
+
+  /** An export's chunk: made column by column in the reader, so the IPC copies buffers, not values. */
+  async columns(s: Sql): Promise<ValueColumns> {
+    return (await this.pool.read('columns', s)) as ValueColumns;
   }
 
   async values(s: Sql): Promise<unknown[]> {

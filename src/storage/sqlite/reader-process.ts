@@ -2,6 +2,8 @@ import { StoreUnavailableError } from '../store.js';
 import type { ReadReply, ReadRequest, ReaderInit } from './reader-pool.js';
 import { SqliteDb } from './sqlite-db.js';
 import { lowerThreadPriority } from '../../thread-priority.js';
+import { toColumns } from '../../model/value-columns.js';
+import type { Value } from '../../model/values.js';
 
 /**
  * Nice steps below the request thread: on a busy machine requests and /health get the CPU
@@ -26,7 +28,11 @@ process.on('message', (req: ReadRequest) => {
   let reply: ReadReply;
   try {
     const value =
-      req.mode === 'page' ? db.pageCompiled(req, req.count) : db.readCompiled(req.mode, req.sql, req.params);
+      req.mode === 'page'
+        ? db.pageCompiled(req, req.count)
+        : req.mode === 'columns'
+          ? toColumns(db.readCompiled('arrays', req.sql, req.params) as Value[][])
+          : db.readCompiled(req.mode, req.sql, req.params);
     reply = { id: req.id, ok: true, value };
   } catch (err) {
     const unavailable = err instanceof StoreUnavailableError;
