@@ -17,7 +17,7 @@ import {
 } from 'apache-arrow';
 import type { Field } from '../catalog/catalog.js';
 import type { FieldType } from '../catalog/types.js';
-import type { RowChunk } from './export-formats.js';
+import type { RowChunk } from '../model/value-columns.js';
 import {
   ColumnBatch,
   columnBatches,

@@ -2,7 +2,7 @@ import type { Field } from '../catalog/catalog.js';
 import type { Value } from '../model/values.js';
 import { valueAt, type ValueColumn } from '../model/value-columns.js';
 import { numericConverter, type Converter } from './column-values.js';
-import type { RowChunk } from './export-formats.js';
+import type { RowChunk } from '../model/value-columns.js';
 
 /**
  * The columnar formats' unit of work: rows (arrays of the fields' values, as the store reads

@@ -1,7 +1,7 @@
 import { stringify } from 'csv-stringify/sync';
 import type { Field } from '../catalog/catalog.js';
 import type { Value } from '../model/values.js';
-import { fromColumns, type ValueColumns } from '../model/value-columns.js';
+import { fromColumns } from '../model/value-columns.js';
 import { arrowBatchStream, BATCH_ROWS } from './arrow-stream.js';
 import { parquetBatchStream } from './parquet-stream.js';
 import { columnBatches, rebatch, valueRows, type ColumnChunk } from './column-batch.js';
@@ -88,12 +88,9 @@ export interface ExportSource {
   columns?: () => AsyncIterable<readonly ColumnChunk[]>;
 }
 
-/**
- * A chunk of rows of the fields' values in order: as rows, or column by column (the daily
- * datasets' exports, QueryService.streamArrays: a chunk reaches the encoding thread as a few
- * moved buffers, and Arrow and Parquet copy its columns into theirs without a row in between).
- */
-export type RowChunk = Value[][] | ValueColumns;
+// The encoders take it too: it lives with the columns so that they need not import this table.
+import type { RowChunk } from '../model/value-columns.js';
+export type { RowChunk };
 
 /** A source that reads objects: its arrays are made from them (e.g. the revision trail's items). */
 export function objectSource(fields: readonly Field[], rows: Rows): ExportSource {

@@ -1,7 +1,7 @@
 import { RecordBatchStreamWriter, type Schema } from 'apache-arrow';
 import type * as ParquetWasm from 'parquet-wasm';
 import type { Field } from '../catalog/catalog.js';
-import type { RowChunk } from './export-formats.js';
+import type { RowChunk } from '../model/value-columns.js';
 import { VERSION } from '../version.js';
 import { arrowSchema, BATCH_ROWS, recordBatch } from './arrow-stream.js';
 import { ColumnBatch, columnBatches, type ColumnChunk } from './column-batch.js';

@@ -144,3 +144,10 @@ export function movable(c: ValueColumns): { chunk: ValueColumns; transfer: Array
   });
   return { chunk: { length: c.length, columns }, transfer };
 }
+
+/**
+ * A chunk of rows of the fields' values in order: as rows, or column by column (the daily
+ * datasets' exports, QueryService.streamArrays: a chunk reaches the encoding thread as a few
+ * moved buffers, and Arrow and Parquet copy its columns into theirs without a row in between).
+ */
+export type RowChunk = Value[][] | ValueColumns;
