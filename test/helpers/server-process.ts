@@ -142,6 +142,25 @@ export async function startServer(opts: StartOptions): Promise<ServerProcess> {
 }
 
 /** The ingest endpoint, and the headers of a batch POSTed to it (StagedPost). */
+/**
+ * Two processes on one database: a writer that holds each change while `holdFile` exists
+ * (MDS_TEST_HOLD_FILE, where the test hooks say) and a reader with its own connections, for
+ * tests that read while a change is held (knowledge-time, minute-during-batch).
+ */
+export async function heldWriterAndReader(
+  databaseUrl: string,
+  holdFile: string,
+): Promise<{ writer: ServerProcess; reader: ServerProcess }> {
+  const writer = await startServer({
+    databaseUrl,
+    env: { MDS_TEST_HOLD_FILE: holdFile, LOG_LEVEL: 'warn' },
+    hooks: true,
+    readyTimeoutMs: 180_000,
+  });
+  const reader = await startServer({ databaseUrl, env: { LOG_LEVEL: 'warn' }, readyTimeoutMs: 180_000 });
+  return { writer, reader };
+}
+
 export const INGEST_PATH = '/api/v1/upstream/ingest/batches';
 export const INGEST_HEADERS = { 'Content-Type': 'application/json', 'UP-API-KEY': INGEST_KEY };
 

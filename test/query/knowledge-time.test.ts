@@ -13,7 +13,13 @@ import { ADMIN_TOKEN, QUERY_KEY, backends, freshDatabaseUrl } from '../helpers/h
 import { bigEtfBatch } from '../helpers/big-batch.js';
 import { adjFactor, batch, etfBar, uniqueId } from '../helpers/batches.js';
 import { pushBatch } from '../helpers/server-calls.js';
-import { request, sleep, startServer, type ServerProcess } from '../helpers/server-process.js';
+import {
+  heldWriterAndReader,
+  request,
+  sleep,
+  startServer,
+  type ServerProcess,
+} from '../helpers/server-process.js';
 
 type Json = Record<string, unknown>;
 
@@ -69,17 +75,7 @@ for (const backend of await backends()) {
       hold = path.join(dir, 'hold');
       // The writer holds each change just before it becomes known while `hold` exists; the
       // reader is another process on the same database.
-      writer = await startServer({
-        databaseUrl: db.url,
-        env: { MDS_TEST_HOLD_FILE: hold, LOG_LEVEL: 'warn' },
-        hooks: true,
-        readyTimeoutMs: 180_000,
-      });
-      reader = await startServer({
-        databaseUrl: db.url,
-        env: { LOG_LEVEL: 'warn' },
-        readyTimeoutMs: 180_000,
-      });
+      ({ writer, reader } = await heldWriterAndReader(db.url, hold));
       knownHold = path.join(dir, 'known-hold');
       if (backend === 'sqlite') {
         knownWriter = await startServer({

@@ -13,7 +13,7 @@ import { ADMIN_TOKEN, QUERY_KEY, backends, freshDatabaseUrl } from '../helpers/h
 import { batch, uniqueId } from '../helpers/batches.js';
 import { dayBars } from '../helpers/minute-bars.js';
 import { pushBatch } from '../helpers/server-calls.js';
-import { request, sleep, startServer, type ServerProcess } from '../helpers/server-process.js';
+import { heldWriterAndReader, request, sleep, type ServerProcess } from '../helpers/server-process.js';
 
 const D1 = '2024-03-01';
 const CODES = ['600000', '600001', '600002'];
@@ -81,17 +81,7 @@ for (const backend of await backends()) {
       hold = path.join(dir, 'hold');
       // The writer holds each change before its COMMIT while `hold` exists; the reader is
       // another process on the same database (its own connections, its own reader processes).
-      writer = await startServer({
-        databaseUrl: db.url,
-        env: { MDS_TEST_HOLD_FILE: hold, LOG_LEVEL: 'warn' },
-        hooks: true,
-        readyTimeoutMs: 180_000,
-      });
-      reader = await startServer({
-        databaseUrl: db.url,
-        env: { LOG_LEVEL: 'warn' },
-        readyTimeoutMs: 180_000,
-      });
+      ({ writer, reader } = await heldWriterAndReader(db.url, hold));
     });
     after(async () => {
       fs.rmSync(hold, { force: true });
