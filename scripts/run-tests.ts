@@ -1,7 +1,7 @@
 // `npm run test:unit`: every test file under test/, several at a time, the longest started first
 // so that none of them ends the run alone. Files given as arguments run instead of all.
 // MDS_TEST_CONCURRENCY sets how many files run at once (default 3: docs/testing.md).
-import { spawnSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 
@@ -76,9 +76,18 @@ const reporters = [
   `--test-reporter=${path.join(import.meta.dirname, 'file-times-reporter.mjs')}`,
   '--test-reporter-destination=stdout',
 ];
-const run = spawnSync(
+// MDS_TEST_CPU_REPORT=<file>: each file's CPU and the shared servers' at the end (scripts/test-cpu.ts).
+const cpuReport = process.env.MDS_TEST_CPU_REPORT;
+if (cpuReport !== undefined) fs.writeFileSync(cpuReport, '');
+const sampler =
+  cpuReport === undefined ? null : await (await import('./test-cpu.js')).startCpuSampler(cpuReport);
+const preload =
+  cpuReport === undefined ? [] : ['--import', path.join(import.meta.dirname, 'file-cpu-preload.mjs')];
+const run = spawn(
   process.execPath,
-  ['--import', 'tsx', '--test', `--test-concurrency=${concurrency}`, ...reporters, ...files],
+  [...preload, '--import', 'tsx', '--test', `--test-concurrency=${concurrency}`, ...reporters, ...files],
   { stdio: 'inherit' },
 );
-process.exit(run.status ?? 1);
+const status = await new Promise<number | null>((resolve) => run.once('exit', resolve));
+await sampler?.finish();
+process.exit(status ?? 1);
