@@ -1,7 +1,7 @@
 import { InvalidArgumentError, type Command } from 'commander';
 import type { Store } from '../storage/store.js';
 import { withStore } from './with-store.js';
-import { KeyService, keyDefaults, type KeyView } from '../access/key-service.js';
+import type { KeyService, KeyView } from '../access/key-service.js';
 
 /** `none` (or `unlimited`) clears a limit; otherwise a positive integer. (Commander turns a null into '', hence the word.) */
 function limitArg(v: string): number | 'none' {
@@ -33,8 +33,11 @@ const out = (s: string): void => {
   process.stdout.write(`${s}\n`);
 };
 
-const withKeys = <T>(fn: (keys: KeyService, store: Store) => Promise<T>): Promise<T> =>
-  withStore((store, config) => fn(new KeyService(store, keyDefaults(config)), store));
+/** The key service is loaded when a command runs, not for `mds keys --help` (see with-store.ts). */
+const withKeys = async <T>(fn: (keys: KeyService, store: Store) => Promise<T>): Promise<T> => {
+  const { KeyService, keyDefaults } = await import('../access/key-service.js');
+  return withStore((store, config) => fn(new KeyService(store, keyDefaults(config)), store));
+};
 
 /** A full id, or a unique beginning of one (at least 4 characters), like git's short hashes. */
 async function resolveId(store: Store, id: string): Promise<string> {
