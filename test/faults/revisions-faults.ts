@@ -1,14 +1,12 @@
 // Issue 16, point in time under faults: a killed batch leaves neither rows nor revisions;
 // concurrent batches on two processes keep every key's revision chain whole; retention (the
 // background job and the 4005 horizon); rows stored before history existed (the baseline).
-// On every backend.
-import { after, before, describe, it } from 'node:test';
+// Run once per backend, side by side: revisions-faults-{sqlite,postgres}.test.ts.
+import { after, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import pg from 'pg';
 import {
   ADMIN_TOKEN,
-  backends,
-  freshDatabaseUrl,
   get,
   json,
   push,
@@ -18,7 +16,14 @@ import {
   type Json,
 } from '../helpers/harness.js';
 import { batch, etfBar, uniqueId } from '../helpers/batches.js';
-import { PAUSE_MARKER, request, sleep, startServer, type ServerProcess } from '../helpers/server-process.js';
+import {
+  PAUSE_MARKER,
+  request,
+  serverOnFreshDatabase,
+  sleep,
+  startServer,
+  type ServerProcess,
+} from '../helpers/server-process.js';
 import { batchState, pushBatch } from '../helpers/server-calls.js';
 import type { SqliteStore } from '../../src/storage/sqlite/sqlite-store.js';
 import { CATALOG } from '../../src/catalog/catalog.js';
@@ -122,23 +127,21 @@ async function dropRevisions(backend: Backend, store: Store, databaseUrl: string
   await c.end();
 }
 
-for (const backend of await backends()) {
+/** The point-in-time fault suite on one backend (each backend's file calls this). */
+export function revisionFaults(backend: Backend): void {
   describe(`point in time under faults (${backend})`, { timeout: 600_000 }, () => {
-    let db: { url: string; drop(): Promise<void> };
-    const servers: ServerProcess[] = [];
-    before(async () => {
-      db = await freshDatabaseUrl(backend);
-    });
+    // The second server of the two-process test (the first is the fixture's); registered
+    // before the fixture, so it is killed before the fixture drops the database.
+    const second: ServerProcess[] = [];
     after(async () => {
-      await Promise.all(servers.map((s) => s.kill('SIGKILL')));
-      await db.drop();
+      await Promise.all(second.map((s) => s.kill('SIGKILL')));
     });
+    const fx = serverOnFreshDatabase(backend);
 
     it('a batch killed just before commit leaves neither rows nor revisions; its retry writes them once', async () => {
       const source = uniqueId('crash');
       const day = '2024-05-06';
-      let server = await startServer({ databaseUrl: db.url });
-      servers.push(server);
+      let server = await fx.start();
       const first = await pushBatch(
         server.port,
         JSON.stringify(batch('etf_daily', bars(300, source, 1), { source })),
@@ -147,7 +150,7 @@ for (const backend of await backends()) {
       const rowsBefore = await rowsOf(server.port, source);
       const trailBefore = await trailOf(server.port, source);
       assert.equal(trailBefore.length, 300);
-      await server.kill('SIGTERM');
+      await fx.stop('SIGTERM');
 
       // Updates every row, inserts 100, prunes nothing else: killed with every change written.
       const id = uniqueId('killed');
@@ -159,20 +162,14 @@ for (const backend of await backends()) {
           businessDate: day,
         }),
       );
-      server = await startServer({
-        databaseUrl: db.url,
-        env: { MDS_TEST_PAUSE_BEFORE_COMMIT_MS: '60000' },
-        hooks: true,
-      });
-      servers.push(server);
+      server = await fx.start({ env: { MDS_TEST_PAUSE_BEFORE_COMMIT_MS: '60000' }, hooks: true });
       const pending = pushBatch(server.port, body).catch(() => null);
       await server.waitForOutput(`${PAUSE_MARKER} ${id}`, 120_000);
-      const exit = await server.kill('SIGKILL');
-      assert.equal(exit.signal, 'SIGKILL');
+      const exit = await fx.stop('SIGKILL');
+      assert.equal(exit?.signal, 'SIGKILL');
       await pending;
 
-      server = await startServer({ databaseUrl: db.url });
-      servers.push(server);
+      server = await fx.start();
       assert.equal((await batchState(server.port, id)).status, 404);
       assert.deepEqual(await rowsOf(server.port, source), rowsBefore);
       assert.deepEqual(await trailOf(server.port, source), trailBefore);
@@ -183,14 +180,14 @@ for (const backend of await backends()) {
       assert.equal(trail.filter((i) => i.batch_id === id && i.op === 'update').length, 300);
       assert.equal(trail.filter((i) => i.batch_id === id && i.op === 'insert').length, 100);
       assert.equal(trail.length, 700);
-      await server.kill('SIGTERM');
+      await fx.stop('SIGTERM');
     });
 
     it('two processes pushing the same keys at once: every key keeps one whole chain', async (t) => {
       const source = uniqueId('race');
-      const a = await startServer({ databaseUrl: db.url, env: { LOG_LEVEL: 'warn' } });
-      const b = await startServer({ databaseUrl: db.url, env: { LOG_LEVEL: 'warn' } });
-      servers.push(a, b);
+      const a = await fx.start({ env: { LOG_LEVEL: 'warn' } });
+      const b = await startServer({ databaseUrl: fx.url, env: { LOG_LEVEL: 'warn' } });
+      second.push(b);
       const KEYS = 40;
       const PUSHES = 12;
       const answers = await Promise.all(
@@ -245,7 +242,7 @@ for (const backend of await backends()) {
         const processed = (JSON.parse(st.body) as { processed_at: string }).processed_at;
         assert.ok(trail.filter((i) => i.batch_id === id).every((i) => i.valid_from === processed));
       }
-      await Promise.all([a.kill('SIGTERM'), b.kill('SIGTERM')]);
+      await Promise.all([fx.stop('SIGTERM'), b.kill('SIGTERM')]);
     });
 
     it('retention: the background job removes revisions past MDS_REVISIONS_KEEP_DAYS; an as_of before it is 4005', async () => {
@@ -294,12 +291,12 @@ for (const backend of await backends()) {
     });
 
     it('rows stored before history existed get a baseline revision; their batch cannot be reverted (4093)', async () => {
-      const h = await startApp(backend, {}, { databaseUrl: db.url });
+      const h = await startApp(backend, {}, { databaseUrl: fx.url });
       try {
         const source = uniqueId('pre');
         const pushed = await push(h.app, batch('etf_daily', bars(3, source, 5), { source }));
         const id = String(json(pushed).batch_id);
-        await dropRevisions(backend, h.store, db.url);
+        await dropRevisions(backend, h.store, fx.url);
         const before = new Date().toISOString();
         await sleep(5);
         await h.store.migrate();
