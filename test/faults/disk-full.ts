@@ -8,7 +8,8 @@ import { after, before, describe, test } from 'node:test';
 import pg from 'pg';
 import { bigEtfBatch } from '../helpers/big-batch.js';
 import { batch, etfBar, uniqueId } from '../helpers/batches.js';
-import { PG_ADMIN_URL, postgresAvailable } from '../helpers/postgres.js';
+import { PG_ADMIN_URL } from '../helpers/postgres.js';
+import type { Backend } from '../helpers/harness.js';
 import { startServer, type ServerProcess } from '../helpers/server-process.js';
 import { pushBatch } from '../helpers/server-calls.js';
 
@@ -19,6 +20,7 @@ import { pushBatch } from '../helpers/server-calls.js';
  * the database or its disk is full`, nothing is written, and once there is room again the same
  * batch is accepted. Before, the condition was lost on its way back from the ingest thread and
  * the answer said `database unavailable (unavailable)`. Mounting needs root: skipped otherwise.
+ * Run once per backend, side by side: disk-full-{sqlite,postgres}.test.ts.
  */
 
 const canMount = process.getuid?.() === 0 && process.platform === 'linux';
@@ -66,89 +68,103 @@ async function fullDisk(server: ServerProcess, filler: string, message: string):
   assert.equal((JSON.parse(retry.body) as { status: string }).status, 'accepted');
 }
 
-describe(
-  'a full disk (sqlite on a small tmpfs)',
-  { skip: !canMount && 'needs root to mount a tmpfs' },
-  () => {
+/** A database on the tmpfs folder `dir`, and how to drop it. */
+interface DatabaseOnDisk {
+  url: string;
+  drop(): Promise<void>;
+}
+
+/**
+ * One backend's suite: a tmpfs of `size` mounted on a folder of its own, the database `open`
+ * puts on it, and the server on that database; after the test the server is killed, the
+ * database dropped and the tmpfs unmounted.
+ */
+function diskFullSuite(
+  title: string,
+  size: string,
+  open: (dir: string) => Promise<DatabaseOnDisk>,
+  message: string,
+): void {
+  describe(title, () => {
     let dir: string;
     let server: ServerProcess;
+    let db: DatabaseOnDisk | undefined;
     let mounted = false;
     before(async () => {
       dir = fs.mkdtempSync(path.join(os.tmpdir(), 'mds-full-'));
-      mounted = mountTmpfs(dir, '16m');
+      mounted = mountTmpfs(dir, size);
       assert.ok(mounted, 'tmpfs mounted');
-      server = await startServer({ databaseUrl: `sqlite:${path.join(dir, 'db.sqlite')}` });
+      db = await open(dir);
+      server = await startServer({ databaseUrl: db.url });
     });
     after(async () => {
       await server?.kill('SIGKILL');
+      await db?.drop();
       if (mounted) spawnSync('umount', ['-l', dir]);
       fs.rmSync(dir, { recursive: true, force: true });
     });
 
-    test('the batch is 503 naming the full disk, nothing is written, and the retry is accepted', () =>
-      fullDisk(
-        server,
-        path.join(dir, 'filler'),
-        'database unavailable (SQLITE_FULL): the database or its disk is full',
-      ));
-  },
-);
+    test(`the batch is 503 naming the full disk, nothing is written, and the retry is accepted`, () =>
+      fullDisk(server, path.join(dir, 'filler'), message));
+  });
+}
+
+/** SQLite: the database file on the tmpfs. */
+const sqliteOn = async (dir: string): Promise<DatabaseOnDisk> => ({
+  url: `sqlite:${path.join(dir, 'db.sqlite')}`,
+  drop: async () => {},
+});
 
 /**
- * PostgreSQL: the test database lives in a tablespace on a small tmpfs (its WAL stays on the
+ * PostgreSQL: the test database lives in a tablespace on the tmpfs (its WAL stays on the
  * server's own disk, so the server keeps running): extending a table fails with 53100
  * disk_full.
  */
-describe(
-  'a full disk (postgresql, a tablespace on a small tmpfs)',
-  {
-    skip:
-      (!canMount && 'needs root to mount a tmpfs') ||
-      (!(await postgresAvailable()) && 'PostgreSQL unreachable'),
-  },
-  () => {
-    let dir: string;
-    let server: ServerProcess;
-    let mounted = false;
-    const suffix = `${process.pid}_${randomBytes(3).toString('hex')}`;
-    const name = `mds_full_${suffix}`;
-    const space = `mds_tiny_${suffix}`;
-    const admin = async (statement: string): Promise<void> => {
-      const c = new pg.Client({ connectionString: PG_ADMIN_URL });
-      await c.connect();
-      try {
-        await c.query(statement);
-      } finally {
-        await c.end();
-      }
-    };
-    before(async () => {
-      dir = fs.mkdtempSync(path.join(os.tmpdir(), 'mds-full-pg-'));
-      mounted = mountTmpfs(dir, '96m');
-      assert.ok(mounted, 'tmpfs mounted');
-      // The tablespace's directory belongs to the server's user.
-      const id = (flag: string): number =>
-        Number(spawnSync('id', [flag, 'postgres'], { encoding: 'utf8' }).stdout.trim());
-      fs.chownSync(dir, id('-u'), id('-g'));
-      await admin(`CREATE TABLESPACE ${space} LOCATION '${dir}'`);
-      await admin(`CREATE DATABASE ${name} TABLESPACE ${space}`);
-      const url = new URL(PG_ADMIN_URL);
-      url.pathname = `/${name}`;
-      server = await startServer({ databaseUrl: url.toString() });
-    });
-    after(async () => {
-      await server?.kill('SIGKILL');
+async function postgresOn(dir: string): Promise<DatabaseOnDisk> {
+  const suffix = `${process.pid}_${randomBytes(3).toString('hex')}`;
+  const name = `mds_full_${suffix}`;
+  const space = `mds_tiny_${suffix}`;
+  const admin = async (statement: string): Promise<void> => {
+    const c = new pg.Client({ connectionString: PG_ADMIN_URL });
+    await c.connect();
+    try {
+      await c.query(statement);
+    } finally {
+      await c.end();
+    }
+  };
+  // The tablespace's directory belongs to the server's user.
+  const id = (flag: string): number =>
+    Number(spawnSync('id', [flag, 'postgres'], { encoding: 'utf8' }).stdout.trim());
+  fs.chownSync(dir, id('-u'), id('-g'));
+  await admin(`CREATE TABLESPACE ${space} LOCATION '${dir}'`);
+  await admin(`CREATE DATABASE ${name} TABLESPACE ${space}`);
+  const url = new URL(PG_ADMIN_URL);
+  url.pathname = `/${name}`;
+  return {
+    url: url.toString(),
+    async drop() {
       await admin(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`).catch(() => {});
       await admin(`DROP TABLESPACE IF EXISTS ${space}`).catch(() => {});
-      if (mounted) spawnSync('umount', ['-l', dir]);
-      fs.rmSync(dir, { recursive: true, force: true });
-    });
+    },
+  };
+}
 
-    test('the batch is 503 naming the full disk (53100), and the retry is accepted', () =>
-      fullDisk(
-        server,
-        path.join(dir, 'filler'),
-        "database unavailable (53100): the database server's disk is full",
-      ));
-  },
-);
+/** The full-disk suite on one backend (each backend's file calls this); skipped, saying so, without root. */
+export function diskFull(backend: Backend): void {
+  if (!canMount) describe(`a full disk (${backend})`, { skip: 'needs root to mount a tmpfs' }, () => {});
+  else if (backend === 'sqlite')
+    diskFullSuite(
+      'a full disk (sqlite on a small tmpfs)',
+      '16m',
+      sqliteOn,
+      'database unavailable (SQLITE_FULL): the database or its disk is full',
+    );
+  else
+    diskFullSuite(
+      'a full disk (postgresql, a tablespace on a small tmpfs)',
+      '96m',
+      postgresOn,
+      "database unavailable (53100): the database server's disk is full",
+    );
+}
