@@ -25,8 +25,11 @@ export interface ServerProcess {
   readonly child: ChildProcess;
   /** Everything the process wrote to stdout and stderr so far. */
   output(): string;
-  /** Resolves when `text` appears in the output (or rejects after `timeoutMs`). */
-  waitForOutput(text: string, timeoutMs?: number): Promise<void>;
+  /**
+   * Resolves when `text` appears in the output from offset `from` on (or rejects after
+   * `timeoutMs`): a server that served earlier requests has logged the same lines before.
+   */
+  waitForOutput(text: string, timeoutMs?: number, from?: number): Promise<void>;
   /** Sends the signal; resolves with the exit code / signal once the process is gone. */
   kill(signal: NodeJS.Signals): Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
   /** Resolves when the process has exited. */
@@ -68,12 +71,12 @@ export async function startServer(opts: StartOptions): Promise<ServerProcess> {
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';
-  const waiters: { text: string; resolve: () => void }[] = [];
+  const waiters: { text: string; from: number; resolve: () => void }[] = [];
   const onData = (chunk: Buffer): void => {
     out += chunk.toString('utf8');
     for (let i = waiters.length - 1; i >= 0; i--) {
-      const w = waiters[i] as { text: string; resolve: () => void };
-      if (out.includes(w.text)) {
+      const w = waiters[i] as { text: string; from: number; resolve: () => void };
+      if (out.includes(w.text, w.from)) {
         waiters.splice(i, 1);
         w.resolve();
       }
@@ -85,15 +88,16 @@ export async function startServer(opts: StartOptions): Promise<ServerProcess> {
     child.once('exit', (code, signal) => resolve({ code, signal }));
   });
 
-  const waitForOutput = (text: string, timeoutMs = 30_000): Promise<void> =>
+  const waitForOutput = (text: string, timeoutMs = 30_000, from = 0): Promise<void> =>
     new Promise((resolve, reject) => {
-      if (out.includes(text)) return resolve();
+      if (out.includes(text, from)) return resolve();
       const timer = setTimeout(
         () => reject(new Error(`server output never showed "${text}"; output:\n${out.slice(-3000)}`)),
         timeoutMs,
       );
       waiters.push({
         text,
+        from,
         resolve: () => {
           clearTimeout(timer);
           resolve();
@@ -101,7 +105,7 @@ export async function startServer(opts: StartOptions): Promise<ServerProcess> {
       });
       void exit.then(() => {
         clearTimeout(timer);
-        if (!out.includes(text))
+        if (!out.includes(text, from))
           reject(new Error(`server exited before "${text}"; output:\n${out.slice(-3000)}`));
       });
     });
@@ -165,12 +169,13 @@ export const INGEST_PATH = '/api/v1/upstream/ingest/batches';
 export const INGEST_HEADERS = { 'Content-Type': 'application/json', 'UP-API-KEY': INGEST_KEY };
 
 /**
- * Resolves once the server has logged a request to the ingest endpoint: it has read the
- * request's headers (it logs a request before it reads the body). The kill points and signals
- * that belong right after the headers wait for this rather than for a fixed time.
+ * Resolves once the server has logged a request to the ingest endpoint (in its output from
+ * offset `from` on): it has read the request's headers (it logs a request before it reads the
+ * body). The kill points and signals that belong right after the headers wait for this rather
+ * than for a fixed time.
  */
-export const ingestLogged = (server: ServerProcess): Promise<void> =>
-  server.waitForOutput(`"url":"${INGEST_PATH}"`);
+export const ingestLogged = (server: ServerProcess, from = 0): Promise<void> =>
+  server.waitForOutput(`"url":"${INGEST_PATH}"`, 30_000, from);
 
 /** One server process at a time on a database of its own: the kill-point suites' set-up. */
 export interface ServerOnDatabase {
