@@ -112,14 +112,20 @@ export function qualityViolationsSql(qq: QualityQuery, scope: RowScope = null): 
 }
 
 /**
- * The codes of a batch's changes (`changed`, alias "c": its revisions), in one pass: each with
- * its oldest changed date (`since`) and `kept` = 1 when every changed bar replaced a bar of the
- * same key with the same zero-volume and impossible-bar verdicts (a price or volume corrected):
- * its dates, gaps, zero-volume days and bad bars are what they were, so its summary stands. An
- * inserted or deleted bar, or a verdict that changed, does not count.
+ * The codes of a batch's changes (`changed`, alias "c": its revisions), in one pass, each beside
+ * its stored summary (the summary's columns under their own names, `stored` = 1 when there is
+ * one):
+ * - `since`: its oldest changed date; `kept` = 1 when every changed bar replaced a bar of the
+ *   same key with the same zero-volume and impossible-bar verdicts (a price or volume
+ *   corrected): its dates, gaps, zero-volume days and bad bars are what they were, so its
+ *   summary stands. An inserted or deleted bar, or a verdict that changed, does not count.
+ * - `inserted` = 1 when every change is a new bar, and then the changed bars' own aggregates as
+ *   qualitySummarySql computes them (`n_last`, `n_bars`, `n_open`, `n_zero`, `n_last_zero`): when
+ *   they all fall after the summary's last date (or the code has none), they are all the bars
+ *   the summary lacks, so it is extended from them without reading the dataset's rows.
  */
-export function touchedCodesSql(d: Dataset, changed: Sql): Sql {
-  const s = daily(d);
+export function changedCodesSql(qq: QualityQuery, changed: Sql): Sql {
+  const s = daily(qq.dataset);
   const flags = (a: string): string => {
     const bad = badBar(s, a);
     const v = s.bar?.volume;
@@ -127,10 +133,31 @@ export function touchedCodesSql(d: Dataset, changed: Sql): Sql {
     return `${bad ? `CASE WHEN ${bad} THEN 2 ELSE 0 END` : '0'} + ${zero}`;
   };
   const kept = `c.${q(REV_OP)} = 'update' AND p.${q(REV_OP)} IS NOT NULL AND ${flags('c')} = ${flags('p')}`;
-  return sql`SELECT c.${ident(s.code.name)} AS code, min(c.${ident(s.date.name)}) AS since,
-      CASE WHEN sum(CASE WHEN ${raw(kept)} THEN 0 ELSE 1 END) = 0 THEN 1 ELSE 0 END AS kept
-    FROM ${changed} LEFT JOIN ${ident(revisionTableName(d))} AS p ON ${raw(replacedBy(d, 'p', 'c'))}
-    GROUP BY c.${ident(s.code.name)}`;
+  const date = `c.${q(s.date.name)}`;
+  const volume = s.bar?.volume;
+  const zeroDate = `CASE WHEN c.${q(volume?.name ?? '')} = 0 THEN ${date} END`;
+  const zero = volume
+    ? `count(DISTINCT ${zeroDate}) AS n_zero, max(${zeroDate}) AS n_last_zero`
+    : 'CAST(NULL AS INTEGER) AS n_zero, CAST(NULL AS TEXT) AS n_last_zero';
+  const stored = [...SUMMARY_COLUMNS, ...LAST_DAY_COLUMNS].filter((c) => c !== 'code').map((c) => `s.${c}`);
+  return sql`SELECT g.*, CASE WHEN s.code IS NULL THEN 0 ELSE 1 END AS stored, ${raw(stored.join(', '))}
+    FROM (SELECT c.${ident(s.code.name)} AS code, min(${raw(date)}) AS since,
+      CASE WHEN sum(CASE WHEN ${raw(kept)} THEN 0 ELSE 1 END) = 0 THEN 1 ELSE 0 END AS kept,
+      CASE WHEN sum(CASE WHEN c.${ident(REV_OP)} = 'insert' THEN 0 ELSE 1 END) = 0 THEN 1 ELSE 0 END AS inserted,
+      max(${raw(date)}) AS n_last, count(DISTINCT ${raw(date)}) AS n_bars,
+      count(DISTINCT CASE WHEN ${raw(date)} IN (${openDays(qq)}) THEN ${raw(date)} END) AS n_open, ${raw(zero)}
+    FROM ${changed} LEFT JOIN ${ident(revisionTableName(qq.dataset))} AS p ON ${raw(replacedBy(qq.dataset, 'p', 'c'))}
+    GROUP BY c.${ident(s.code.name)}) AS g
+    LEFT JOIN mds_quality_codes AS s ON s.dataset = ${qq.dataset.name} AND s.exchange = ${qq.exchange} AND s.code = g.code`;
+}
+
+/** The impossible bars (badBar) among a batch's new and changed bars, per code and date. */
+export function changedViolationsSql(qq: QualityQuery, changed: Sql): Sql | null {
+  const s = daily(qq.dataset);
+  const bad = badBar(s, 'c');
+  if (!bad) return null;
+  return sql`SELECT DISTINCT c.${ident(s.code.name)} AS code, c.${ident(s.date.name)} AS date FROM ${changed}
+    WHERE c.${ident(REV_OP)} <> 'delete' AND ${raw(bad)} ORDER BY code, date`;
 }
 
 /** The open days of the exchange, oldest first. */
@@ -188,12 +215,6 @@ export function lockSummarySql(qq: QualityQuery): Sql {
 export function setSummaryStateSql(qq: QualityQuery, rule: number): Sql {
   return sql`INSERT INTO mds_quality_state (dataset, exchange, rule) VALUES (${qq.dataset.name}, ${qq.exchange}, ${rule})
     ON CONFLICT (dataset) DO UPDATE SET exchange = excluded.exchange, rule = excluded.rule`;
-}
-
-/** The summaries of these codes. */
-export function summariesOfSql(qq: QualityQuery, codes: readonly string[]): Sql {
-  return sql`SELECT ${raw([...SUMMARY_COLUMNS, ...LAST_DAY_COLUMNS].join(', '))} FROM mds_quality_codes
-    WHERE dataset = ${qq.dataset.name} AND exchange = ${qq.exchange} AND code IN (${padded(codes)})`;
 }
 
 /** Deletes the dataset's summaries: of these codes, or all (of every exchange). */

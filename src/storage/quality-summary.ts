@@ -10,6 +10,8 @@ import {
 } from '../model/quality-rules.js';
 import type { DbRow, Tx } from './db.js';
 import {
+  changedCodesSql,
+  changedViolationsSql,
   codeDatesSql,
   deleteSummariesSql,
   insertSummariesSql,
@@ -18,9 +20,7 @@ import {
   qualitySummarySql,
   qualityViolationsSql,
   setSummaryStateSql,
-  summariesOfSql,
   summaryStateSql,
-  touchedCodesSql,
   touchedExchangesSql,
   type RowScope,
 } from './quality-sql.js';
@@ -75,15 +75,33 @@ export function* qualityVerdicts(
     zero_volume_days: x.zero_volume_days === null ? null : num(x.zero_volume_days),
     last_zero: x.last_zero_date !== null && String(x.last_zero_date) === String(x.last_date),
   }));
-  const bad = new Map<string, string[]>();
   const violations = qualityViolationsSql(qq, scope);
-  for (const v of violations ? yield* r.rows(violations) : []) {
+  const bad = badDates(violations ? yield* r.rows(violations) : []);
+  return yield* judged(r, qq, codes, bad, priors, open);
+}
+
+/** Bad bars' dates by code (rows of code and date, oldest first within a code). */
+function badDates(rows: readonly DbRow[]): Map<string, string[]> {
+  const bad = new Map<string, string[]>();
+  for (const v of rows) {
     const code = String(v.code);
     const dates = bad.get(code);
     // Appended in place: a code may have thousands of bad bars.
     if (dates) dates.push(String(v.date));
     else bad.set(code, [String(v.date)]);
   }
+  return bad;
+}
+
+/** The verdicts of codes' aggregates and bad bars, each extending its prior when it has one. */
+function* judged(
+  r: Reader,
+  qq: QualityQuery,
+  codes: readonly QualityCodeSummary[],
+  bad: ReadonlyMap<string, string[]>,
+  priors: ReadonlyMap<string, Prior> | null,
+  open: readonly string[],
+): Step<KeptVerdict[]> {
   const out: KeptVerdict[] = [];
   for (const c of codes) {
     const prior = priors?.get(c.code) ?? null;
@@ -167,24 +185,57 @@ export function* refreshQuality(tx: Tx, catalog: Catalog, d: Dataset, changed: S
   if ((yield* tx.run(lockSummarySql(qq))) === 0) return;
   // A code whose changed bars each replaced one with the same verdicts (a correction of prices
   // or volumes) keeps its summary: judging its bars again would give the same one.
-  const touched = (yield* tx.rows(touchedCodesSql(d, changed))).filter((r) => Number(r.kept) !== 1);
-  const open = touched.length > 0 ? yield* readOpenDays(tx, qq) : [];
-  for (let i = 0; i < touched.length; i += CHUNK) {
-    const chunk = touched.slice(i, i + CHUNK).map((r) => ({ code: String(r.code), since: String(r.since) }));
+  const touched = (yield* tx.rows(changedCodesSql(qq, changed))).filter((r) => Number(r.kept) !== 1);
+  if (touched.length === 0) return;
+  const open = yield* readOpenDays(tx, qq);
+  const stored = new Map<string, KeptVerdict>();
+  for (const r of touched) {
+    if (Number(r.stored) !== 1) continue;
+    stored.set(String(r.code), {
+      verdict: verdictFromRow(r),
+      lastZero: Number(r.last_zero) === 1,
+      lastBad: Number(r.last_bad) === 1,
+    });
+  }
+  // A code whose changes are all new bars after its summary's last date (the daily append), or
+  // all of a code new to the dataset (a backfill): those bars are all it lacks, so its summary
+  // is extended by their aggregates, computed from the changes alone (the span starts after
+  // the last date: `from` just above it), without reading the dataset's rows.
+  const appended = touched.filter((r) => {
+    const kept = stored.get(String(r.code));
+    return Number(r.inserted) === 1 && (!kept || String(r.since) > kept.verdict.last_date);
+  });
+  const verdicts: KeptVerdict[] = [];
+  if (appended.length > 0) {
+    const violations = changedViolationsSql(qq, changed);
+    const bad = badDates(violations ? yield* tx.rows(violations) : []);
+    const priors = new Map<string, Prior>();
+    const codes = appended.map((r): QualityCodeSummary => {
+      const code = String(r.code);
+      const kept = stored.get(code);
+      if (kept) priors.set(code, { verdict: kept.verdict, from: `${kept.verdict.last_date}\u0000` });
+      const last = String(r.n_last);
+      return {
+        code,
+        first_date: String(r.since),
+        last_date: last,
+        bars: num(r.n_bars),
+        open_bars: num(r.n_open),
+        zero_volume_days: r.n_zero === null ? null : num(r.n_zero),
+        last_zero: r.n_last_zero !== null && String(r.n_last_zero) === last,
+      };
+    });
+    verdicts.push(...(yield* judged(tx, qq, codes, bad, priors, open)));
+  }
+  const done = new Set(appended.map((r) => String(r.code)));
+  const rest = touched.filter((r) => !done.has(String(r.code)));
+  for (let i = 0; i < rest.length; i += CHUNK) {
+    const chunk = rest.slice(i, i + CHUNK).map((r) => ({ code: String(r.code), since: String(r.since) }));
     const codes = chunk.map((c) => c.code);
-    const stored = new Map(
-      (yield* tx.rows(summariesOfSql(qq, codes))).map((r) => [
-        String(r.code),
-        {
-          verdict: verdictFromRow(r),
-          lastZero: Number(r.last_zero) === 1,
-          lastBad: Number(r.last_bad) === 1,
-        },
-      ]),
-    );
-    // A code whose changed bars are all on or after its summary's last date (the daily append,
-    // or that day pushed again): its summary without that day, extended by its bars from that
-    // day on, read through the key index. Any other change: the code's bars are judged again.
+    // A code whose changed bars are all on or after its summary's last date (that day pushed
+    // again, or changed with new days after it): its summary without that day, extended by its
+    // bars from that day on, read through the key index. Any other change: the code's bars are
+    // judged again.
     const priors = new Map<string, Prior>();
     for (const c of chunk) {
       const kept = stored.get(c.code);
@@ -198,16 +249,17 @@ export function* refreshQuality(tx: Tx, catalog: Catalog, d: Dataset, changed: S
     const done = new Set(extended.map((k) => k.verdict.code));
     // Also a code with no bar left from that day on: its last date is now an earlier one.
     const again = codes.filter((c) => !done.has(c));
-    const verdicts = [
+    const chunkVerdicts = [
       ...extended,
       ...(again.length > 0 ? yield* qualityVerdicts(tx, qq, { codes: again, after: false }, null, open) : []),
     ];
     // A code with no bar left has no verdict: its summary goes. The others' are replaced.
-    const judged = new Set(verdicts.map((k) => k.verdict.code));
-    const gone = codes.filter((c) => !judged.has(c));
+    const judgedCodes = new Set(chunkVerdicts.map((k) => k.verdict.code));
+    const gone = codes.filter((c) => !judgedCodes.has(c));
     if (gone.length > 0) yield* tx.run(deleteSummariesSql(d, gone));
-    yield* insertVerdicts(tx, qq, verdicts);
+    verdicts.push(...chunkVerdicts);
   }
+  yield* insertVerdicts(tx, qq, verdicts);
 }
 
 /** A summary row as the verdict it keeps. */

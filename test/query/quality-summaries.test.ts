@@ -164,9 +164,18 @@ for (const backend of await backends()) {
           bar('GAPS', '2024-05-17'),
           bar('SAT', '2024-05-11'),
           ...OPEN.slice(60, 63).map((d) => bar('BAD', d, { close: 20 })),
+          // A code new in this batch, two sources of one day (counted once), a gap, zero volume.
+          bar('TWO', '2024-05-13'),
+          bar('TWO', '2024-05-13', { source: 'other', low: 12 }),
+          bar('TWO', '2024-05-15', { source: 'other', volume: 0 }),
         ]),
       );
       await same('appends');
+      const two = (await fromSummaries.report('etf_daily', { code: 'TWO' })).rows[0];
+      assert.deepEqual(
+        [two?.bars, two?.missing_dates, two?.ohlc_violation_dates, two?.zero_volume_days],
+        [2, ['2024-05-14'], ['2024-05-13'], 1],
+      );
       const appended = await fromSummaries.report('etf_daily', { code: 'GAPS' });
       assert.deepEqual(appended.rows[0]?.missing_dates, [
         '2024-05-07',
