@@ -84,29 +84,26 @@ function periodBounds(
 const FOLD_BOUND = '1e300';
 
 /**
- * "The touched period `k` (one changed row, its values under their own names) only appends a
- * day to stored period `p`": after its last bar, and every kept sum state known and far from
- * overflowing. The changed row is then new (a row of the period's days is on or before its
- * last) and no other row of the period changed.
+ * "The touched period `k` (one changed row, on its date `k`.date) only appends a day to stored
+ * period `p`": after its last bar, and every kept sum state and the row's summed values
+ * (`k`._big: any of them not) known and far from overflowing. The changed row is then new (a row of the period's days
+ * is on or before its last) and no other row of the period changed.
  */
 function appends(daily: Daily, dialect: Dialect): string {
   const date = q(daily.date.name);
   const terms = [`"k"."_n" = 1`, `"p".${date} < "k".${date}`];
   if (dialect.fold.compensatedSum) {
+    terms.push(`"k"."_big" = 0`);
     for (const s of sumStates(daily)) {
-      const f = q(s.field.name);
-      terms.push(
-        `abs("p".${q(s.sum)}) < ${FOLD_BOUND}`,
-        `abs("p".${q(s.err)}) < ${FOLD_BOUND}`,
-        `("k".${f} IS NULL OR abs("k".${f}) < ${FOLD_BOUND})`,
-      );
+      terms.push(`abs("p".${q(s.sum)}) < ${FOLD_BOUND}`, `abs("p".${q(s.err)}) < ${FOLD_BOUND}`);
     }
   }
   return terms.join(' AND ');
 }
 
 /**
- * The stored row `p` with the one new day `k` appended, as the engine's window aggregates
+ * The stored row `p` with the one new day (`k`: its period and date, `t`: its row) appended, as
+ * the engine's window aggregates
  * would have folded that day after the period's others (Dialect.fold): the same bits as the
  * period computed again. Columns in writtenColumns' order.
  */
@@ -114,14 +111,16 @@ function appendedColumns(daily: Daily, dialect: Dialect): string[] {
   const { compensatedSum, tieKeepsEarlier } = dialect.fold;
   const p = (c: string): string => `"p".${q(c)}`;
   const k = (c: string): string => `"k".${q(c)}`;
+  // The new day's values: its row, read by its key (`t`).
+  const v = (c: string): string => `"t".${q(c)}`;
   const states = new Map(sumStates(daily).map((s) => [s.field, s]));
   // A tie keeps the stored value (SQLite) or takes the new one (PostgreSQL); NULLs are skipped.
   const extreme = (f: string, op: '>' | '<'): string =>
     tieKeepsEarlier
-      ? `CASE WHEN ${p(f)} IS NULL OR ${k(f)} ${op} ${p(f)} THEN ${k(f)} ELSE ${p(f)} END`
-      : `CASE WHEN ${k(f)} IS NULL OR ${p(f)} ${op} ${k(f)} THEN ${p(f)} ELSE ${k(f)} END`;
+      ? `CASE WHEN ${p(f)} IS NULL OR ${v(f)} ${op} ${p(f)} THEN ${v(f)} ELSE ${p(f)} END`
+      : `CASE WHEN ${v(f)} IS NULL OR ${p(f)} ${op} ${v(f)} THEN ${p(f)} ELSE ${v(f)} END`;
   const plainSum = (f: string): string =>
-    `CASE WHEN ${k(f)} IS NULL THEN ${p(f)} WHEN ${p(f)} IS NULL THEN ${k(f)} ELSE ${p(f)} + ${k(f)} END`;
+    `CASE WHEN ${v(f)} IS NULL THEN ${p(f)} WHEN ${p(f)} IS NULL THEN ${v(f)} ELSE ${p(f)} + ${v(f)} END`;
   const folded: string[] = [];
   // sumStep's Kahan–Babuška–Neumaier step on (sum, err) with the new value r; the result sum + err.
   const step = (s: { sum: string; err: string }, r: string): { sum: string; err: string } => {
@@ -140,13 +139,13 @@ function appendedColumns(daily: Daily, dialect: Dialect): string[] {
       const f = field.name;
       const state = compensatedSum ? states.get(field) : undefined;
       if (how === 'first') return p(f);
-      if (how === 'last') return k(f);
+      if (how === 'last') return v(f);
       if (how === 'max') return extreme(f, '>');
       if (how === 'min') return extreme(f, '<');
       if (!state) return plainSum(f);
-      const next = step(state, k(f));
+      const next = step(state, v(f));
       const unless = (then: string, otherwise: string): string =>
-        `CASE WHEN ${k(f)} IS NULL THEN ${then} ELSE ${otherwise} END`;
+        `CASE WHEN ${v(f)} IS NULL THEN ${then} ELSE ${otherwise} END`;
       folded.push(unless(p(state.sum), next.sum), unless(p(state.err), next.err));
       return unless(p(f), `${next.sum} + ${next.err}`);
     }),
@@ -179,19 +178,25 @@ export function* refreshPeriods(tx: Tx, d: Dataset, changed: Sql): Step<void> {
   const [deletion] = yield* tx.rows(
     sql`SELECT 1 AS x FROM ${changed} WHERE c.${ident(REV_OP)} = 'delete' LIMIT 1`,
   );
-  // Each touched period's values of its changed row, for a period with one (max of one value).
-  const values = [daily.date, ...[...daily.aggregate].filter(([, how]) => how !== 'first').map(([f]) => f)];
+  // 1 for a changed row with a summed value too large to fold (appends).
+  const big = `CASE WHEN ${
+    sumStates(daily)
+      .map((st) => `abs(c.${q(st.field.name)}) >= ${FOLD_BOUND}`)
+      .join(' OR ') || 'FALSE'
+  } THEN 1 ELSE 0 END`;
   for (const interval of STORED_INTERVALS) {
     const key = periodKey(interval, `c.${date}`, dialect);
     const b = periodBounds(interval, `"k0".${q(PERIOD_KEY)}`, dialect);
-    // The periods the changes fall in: how many changed rows, their values, the date bounds (from
-    // the key: once per period, not per row).
+    // The periods the changes fall in: how many changed rows, the last one's date, the date
+    // bounds (from the key: once per period, not per row). Only the count and the date: a
+    // period with one changed row has that row read by its key when folded (most have many).
     const touched = sql`SELECT "k0".*, ${raw(`${b.start} AS "start", ${b.after} AS "after"`)} FROM (SELECT ${raw(
       [
         ...group.map((g) => `c.${g}`),
         `${key} AS ${q(PERIOD_KEY)}`,
         `count(*) AS "_n"`,
-        ...values.map((f) => `max(c.${q(f.name)}) AS ${q(f.name)}`),
+        `max(c.${date}) AS ${date}`,
+        ...(dialect.fold.compensatedSum ? [`max(${big}) AS "_big"`] : []),
       ].join(', '),
     )} FROM ${changed} GROUP BY ${raw([...group.map((g) => `c.${g}`), key].join(', '))}) AS "k0"`;
     const stored = (alias: string, of: string): string =>
@@ -228,9 +233,21 @@ export function* refreshPeriods(tx: Tx, d: Dataset, changed: Sql): Step<void> {
     const input = sql`SELECT ${raw(d.rowFields.map((f) => `"t".${q(f.name)}`).join(', '))} FROM (SELECT * FROM "k" WHERE "_ok" IS NULL) AS "k"${raw(
       dialect.probeJoin(q(d.name), '"t"', uniqueIndexName(d.name), on.join(' AND ')),
     )}`;
-    const appended = sql`SELECT ${raw(appendedColumns(daily, dialect).join(', '))} FROM "k"${raw(
-      dialect.probeJoin(name, '"p"', null, stored('"p"', '"k"')),
-    )} WHERE "k"."_ok" = 1`;
+    // A folded period's one changed row, read by its key: the code and the date bound the probe,
+    // the rest of the group a filter (as above).
+    const row = dialect.probeJoin(
+      q(d.name),
+      '"t"',
+      uniqueIndexName(d.name),
+      [
+        `"t".${code} = "k".${code}`,
+        `"t".${date} = "k".${date}`,
+        ...rest.map((g) => `("t".${g} = "k".${g}) IS TRUE`),
+      ].join(' AND '),
+    );
+    const appended = sql`SELECT ${raw(appendedColumns(daily, dialect).join(', '))} FROM (SELECT * FROM "k" WHERE "_ok" = 1) AS "k"${raw(
+      row + dialect.probeJoin(name, '"p"', null, stored('"p"', '"k"')),
+    )}`;
     const rows = sql`${computedRowsSql(daily, interval, input, dialect)} UNION ALL ${appended}`;
     yield* tx.run(insertSql(d, rows, tx, true, interval, cte));
   }
