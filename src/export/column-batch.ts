@@ -182,25 +182,56 @@ export async function* columnBatches(
   if (batch.length > 0) yield batch;
 }
 
-/** Chunks of columns of any size as batches of `size` rows, as `columnBatches` gives them. */
+/**
+ * Chunks of columns of any size as batches of `size` rows, as `columnBatches` gives them. A chunk
+ * that is a whole batch as it stands — `size` rows starting a batch, or the answer's last rows
+ * starting one — is passed on as it is, not copied (a code's month of minute bars: one chunk);
+ * the others are copied into one batch refilled for the whole export.
+ */
 export async function* rebatch(
   fields: readonly Field[],
   chunks: AsyncIterable<readonly ColumnChunk[]>,
   size: number,
-): AsyncGenerator<ColumnBatch> {
-  const batch = new ColumnBatch(fields, size);
-  for await (const list of chunks) {
-    for (const chunk of list) {
-      for (let at = 0; at < chunk.length;) {
-        at = batch.fillColumns(chunk, at);
-        if (batch.full) {
-          yield batch;
-          batch.reset();
-        }
+): AsyncGenerator<ColumnChunk> {
+  // Made at the first chunk that is copied: an answer of whole chunks never allocates it.
+  const made: { batch: ColumnBatch | null } = { batch: null };
+  // A short chunk starting a batch: a batch of its own if no rows follow it.
+  let held: ColumnChunk | null = null;
+  function* copy(chunk: ColumnChunk): Generator<ColumnBatch> {
+    const batch = (made.batch ??= new ColumnBatch(fields, size));
+    for (let at = 0; at < chunk.length;) {
+      at = batch.fillColumns(chunk, at);
+      if (batch.full) {
+        yield batch;
+        batch.reset();
       }
     }
   }
-  if (batch.length > 0) yield batch;
+  for await (const list of chunks) {
+    for (const chunk of list) {
+      if (held) {
+        yield* copy(held);
+        held = null;
+      }
+      const starts = made.batch === null || made.batch.length === 0;
+      if (starts && chunk.length > 0 && chunk.length <= size && sameLayout(fields, chunk)) {
+        if (chunk.length === size) yield chunk;
+        else held = chunk;
+      } else yield* copy(chunk);
+    }
+  }
+  if (held) yield held;
+  else if (made.batch !== null && made.batch.length > 0) yield made.batch;
+}
+
+/** Whether a chunk's columns have the arrays a ColumnBatch of `fields` would (numbers() per field). */
+function sameLayout(fields: readonly Field[], chunk: ColumnChunk): boolean {
+  return fields.every((f, j) => {
+    const col = chunk.columns[j];
+    if (!col) return false;
+    if (col.kind === 'text') return f.type === 'string';
+    return f.type !== 'string' && col.values.constructor === numbers(f, 0).constructor;
+  });
 }
 
 /** Rows keyed by api name as rows of `fields`' values in order (for sources that read objects). */

@@ -2,7 +2,9 @@ import { Worker } from 'node:worker_threads';
 import type { Logger } from 'pino';
 import type { Field } from '../catalog/catalog.js';
 import { threadModuleUrl } from '../worker-threads.js';
-import { exportStream, type ExportFormat, type ExportSource } from './export-formats.js';
+import { EXPORT_FORMATS, exportStream, type ExportFormat, type ExportSource } from './export-formats.js';
+import { BATCH_ROWS } from './arrow-stream.js';
+import type { ColumnChunk } from './column-batch.js';
 import { movable, type ValueColumns } from '../model/value-columns.js';
 
 /**
@@ -100,7 +102,49 @@ export class ExportEncoders {
     source: ExportSource,
   ): AsyncIterable<string | Uint8Array> {
     if (this.slots.length === 0 || this.closing) return exportStream(format, fields, source);
+    const columns = source.columns;
+    if (columns && EXPORT_FORMATS[format].columns) return this.small(format, fields, source, columns);
     return this.session(format, fields, source);
+  }
+
+  /**
+   * An answer of typed columns shorter than one batch (BATCH_ROWS: a code's month of minute bars)
+   * is encoded here, not on a thread: its encoding (≈ 1–2 ms) cost less than the hand-over to
+   * the thread and back (docs/minute-bars.md, measured), and it is bounded by the batch. Knowing
+   * it reads nothing the encoder would not have asked for before its first bytes: it fills its
+   * first batch from the same chunks. A longer answer goes to a thread with those chunks first.
+   */
+  private async *small(
+    format: ExportFormat,
+    fields: readonly Field[],
+    source: ExportSource,
+    columns: () => AsyncIterable<readonly ColumnChunk[]>,
+  ): AsyncGenerator<string | Uint8Array> {
+    const it = columns()[Symbol.asyncIterator]();
+    try {
+      const head: (readonly ColumnChunk[])[] = [];
+      let rows = 0;
+      let done = false;
+      while (rows < BATCH_ROWS) {
+        const next = await it.next();
+        if (next.done === true) {
+          done = true;
+          break;
+        }
+        head.push(next.value);
+        for (const c of next.value) rows += c.length;
+      }
+      async function* replay(): AsyncGenerator<readonly ColumnChunk[]> {
+        yield* head;
+        if (done) return;
+        for (let next = await it.next(); next.done !== true; next = await it.next()) yield next.value;
+      }
+      const read: ExportSource = { ...source, columns: replay };
+      yield* done ? exportStream(format, fields, read) : this.session(format, fields, read);
+    } finally {
+      // Ended early (client gone, an error): the reads stop as a session's do.
+      await it.return?.(undefined);
+    }
   }
 
   private async *session(

@@ -22,6 +22,8 @@ export interface ExportTraits {
   /** How a written file's rows are counted back (client/exporter.ts), and its header lines. */
   container: 'lines' | 'arrow' | 'parquet';
   headerLines: number;
+  /** Encoded from typed columns when the source has them (ExportSource.columns). */
+  columns: boolean;
 }
 
 export type ExportFormat = 'csv' | 'ndjson' | 'arrow' | 'parquet';
@@ -40,6 +42,7 @@ export const EXPORT_FORMATS = {
     trail: 'flat',
     container: 'lines',
     headerLines: 1,
+    columns: false,
   },
   ndjson: {
     contentType: 'application/x-ndjson; charset=utf-8',
@@ -48,6 +51,7 @@ export const EXPORT_FORMATS = {
     trail: 'items',
     container: 'lines',
     headerLines: 0,
+    columns: false,
   },
   arrow: {
     contentType: 'application/vnd.apache.arrow.stream',
@@ -56,6 +60,7 @@ export const EXPORT_FORMATS = {
     trail: 'flat',
     container: 'arrow',
     headerLines: 0,
+    columns: true,
   },
   parquet: {
     contentType: 'application/vnd.apache.parquet',
@@ -64,6 +69,7 @@ export const EXPORT_FORMATS = {
     trail: 'flat',
     container: 'parquet',
     headerLines: 0,
+    columns: true,
   },
 } as const satisfies Record<ExportFormat, ExportTraits>;
 

@@ -74,4 +74,21 @@ const min = (a: number | null, b: number | null): number | null =>
   a === null ? b : b === null ? a : Math.min(a, b);
 /** Sums of decimal amounts kept to their decimals (0.1 + 0.2 is 0.3, not 0.30000000000000004). */
 const sum = (a: number | null, b: number | null): number | null =>
-  a === null ? b : b === null ? a : Number((a + b).toFixed(6));
+  a === null ? b : b === null ? a : roundedSum(a + b);
+
+const HALF_ULP = 2 ** -52;
+
+/**
+ * `Number(s.toFixed(6))` without the string: an integer is its own (volumes); otherwise s × 10^6
+ * rounded to the nearest integer and divided back, which is the same double whenever the product
+ * is not within its own rounding error of a half (toFixed rounds the exact value, this the
+ * rounded product) and is an exact integer range — else the string form decides.
+ */
+export function roundedSum(s: number): number {
+  // + 0: toFixed writes −0 as 0.
+  if (Number.isInteger(s) && Math.abs(s) < 1e21) return s + 0;
+  const p = s * 1e6;
+  const f = p - Math.floor(p);
+  if (Math.abs(p) < 2 ** 52 && Math.abs(f - 0.5) > Math.abs(p) * HALF_ULP * 4) return Math.round(p) / 1e6;
+  return Number(s.toFixed(6));
+}

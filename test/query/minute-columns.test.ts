@@ -10,6 +10,7 @@ import { tableFromIPC } from 'apache-arrow';
 import { backends, get, json, push, startApp, type Harness, type Json } from '../helpers/harness.js';
 import { adjFactor, batch } from '../helpers/batches.js';
 import { dayBars, endpointReads } from '../helpers/minute-bars.js';
+import { roundedSum } from '../../src/query/minute-sessions.js';
 
 const STOCK = '/api/v1/stock/minute';
 const INDEX = '/api/v1/index/minute';
@@ -233,6 +234,40 @@ for (const backend of await backends()) {
         );
         await same(INDEX, `date=${D1}&interval=5m`);
       });
+
+      it('an answer longer than one Arrow batch (8,192 rows): whole chunks passed on, short ones joined; JSON and Arrow alike', async () => {
+        // 36 codes' day: 8,640 bars, so the export goes to the encoding thread in two batches,
+        // and the two dates' answer joins D1's short table to D2's first chunk.
+        const D2 = '2024-03-04';
+        const many = Array.from({ length: 36 }, (_, i) => dayBars(String(601000 + i), D2)).flat();
+        const res = await push(h.app, batch('stock_minute', many, { source: 'eastmoney', businessDate: D2 }));
+        assert.equal(res.statusCode, 200, res.body);
+        assert.equal((await same(STOCK, `date=${D2}&${FIELDS}`)).length, many.length);
+        await same(STOCK, `date_from=${D1}&${FIELDS}&sort=time&order=asc`);
+        await same(STOCK, `date_from=${D1}&interval=5m&${FIELDS}`);
+      });
     },
   );
 }
+
+// The resampled sums' rounding (minute-sessions.ts roundedSum) is Number(sum.toFixed(6)) without
+// the string, for every sum: decimals of every scale the blocks keep, magnitudes up to 10^15,
+// negatives, halves, −0.
+describe('roundedSum: the same double as Number(sum.toFixed(6))', () => {
+  it('on 200,000 sums and the edges', () => {
+    let seed = 30;
+    const random = (): number => {
+      seed = (seed * 1103515245 + 12345) % 2147483648;
+      return seed / 2147483648;
+    };
+    const cases = [0, -0, 5e-7, -5e-7, 1.5e-6, 2.5e-7, 0.1 + 0.2, 123.4565, 1e21, -1e-7, 2 ** 52 + 0.5];
+    for (let i = 0; i < 200_000; i++) {
+      const k = Math.floor(random() * 7);
+      const mag = 10 ** Math.floor(random() * 16);
+      const a = (Math.round(random() * mag * 10 ** k) / 10 ** k) * (random() < 0.1 ? -1 : 1);
+      const b = Math.round(random() * mag * 10 ** k) / 10 ** k;
+      cases.push(a + b, (random() - 0.5) * 10 ** (random() * 16));
+    }
+    for (const s of cases) assert.ok(Object.is(roundedSum(s), Number(s.toFixed(6))), String(s));
+  });
+});
