@@ -151,6 +151,14 @@ export class MinuteQueryService {
     // otherwise a date at a time, as a date is never split (its bars of every code are ordered together).
     const date = b.stored.fieldByName.get(b.date.name) as Field;
     const oneCode = plan.where.some((c) => c.op === 'eq' && c.field.name === b.code.name);
+    if (oneCode) {
+      // Its blocks read at once when they are few (a month: one statement, no dates read first).
+      const blocks = await this.blocks({ ...this.blockPlan(plan, []), limit: GROUP_DATES + 1 });
+      if (blocks.length <= GROUP_DATES) {
+        yield { ...(await this.tableOf(plan, [], state, blocks)), from: 0 };
+        return;
+      }
+    }
     const dates = await this.dates(plan, lead.dir);
     const size = oneCode ? GROUP_DATES : 1;
     for (let i = 0; i < dates.length; i += size) {
@@ -190,12 +198,18 @@ export class MinuteQueryService {
     const days = await this.days(plan, lead.dir);
     let skip = plan.offset;
     const page: PageRow[] = [];
-    for (const { date: d, bars: n } of days) {
+    for (const { date: d, bars: n, blocks } of days) {
       if (skip >= n) {
         skip -= n;
         continue;
       }
-      const day = await this.tableOf(plan, [{ field: date, op: 'eq', value: d }], state);
+      const onDay: Condition[] = [{ field: date, op: 'eq', value: d }];
+      const codes = lead.field === b.time ? neededCodes(plan, blocks, skip + plan.limit - page.length) : null;
+      if (codes) {
+        const code = b.stored.fieldByName.get(b.code.name) as Field;
+        onDay.push({ field: code, op: 'in', values: codes });
+      }
+      const day = await this.tableOf(plan, onDay, state);
       page.push(...pageRows(plan, day, skip, plan.limit - page.length));
       skip = 0;
       if (page.length >= plan.limit) break;
@@ -205,6 +219,10 @@ export class MinuteQueryService {
 
   private request(plan: QueryPlan): MinuteRequest {
     return this.requests.get(plan) ?? { interval: '1m', timeFrom: null, timeTo: null };
+  }
+
+  private async blocks(blockPlan: QueryPlan): Promise<Record<string, Value>[]> {
+    return (await this.store.datasets.query(blockPlan, false)).rows;
   }
 
   /** The trading dates the plan's blocks cover, in `dir` order. */
@@ -218,21 +236,33 @@ export class MinuteQueryService {
     return read.rows.map((r) => r[date.apiName] as string);
   }
 
-  /** The trading dates the plan's blocks cover, in `dir` order, with their bars (read without the payloads). */
-  private async days(plan: QueryPlan, dir: 'asc' | 'desc'): Promise<{ date: string; bars: number }[]> {
+  /**
+   * The trading dates the plan's blocks cover, in `dir` order, with their bars and their blocks'
+   * keys and bar counts (read without the payloads).
+   */
+  private async days(plan: QueryPlan, dir: 'asc' | 'desc'): Promise<Day[]> {
     const b = blocksOf(plan.dataset);
-    const date = b.stored.fieldByName.get(b.date.name) as Field;
-    const count = b.stored.fieldByName.get(BLOCK_COUNT) as Field;
+    const s = b.stored;
+    const [date, code, source, count] = [b.date.name, b.code.name, b.source.name, BLOCK_COUNT].map(
+      (n) => s.fieldByName.get(n) as Field,
+    ) as [Field, Field, Field, Field];
     const rows = (
-      await this.store.datasets.query({ ...this.blockPlan(plan, []), select: [date, count] }, false)
+      await this.store.datasets.query(
+        { ...this.blockPlan(plan, []), select: [date, code, source, count] },
+        false,
+      )
     ).rows;
     tooMany(b, rows.length);
-    const perDay = new Map<string, number>();
+    const perDay = new Map<string, Day>();
     for (const r of rows) {
       const d = r[date.apiName] as string;
-      perDay.set(d, (perDay.get(d) ?? 0) + Number(r[count.apiName]));
+      const day = perDay.get(d) ?? { date: d, bars: 0, blocks: [] };
+      const bars = Number(r[count.apiName]);
+      day.bars += bars;
+      day.blocks.push({ code: r[code.apiName] ?? null, source: r[source.apiName] ?? null, bars });
+      perDay.set(d, day);
     }
-    const out = [...perDay].map(([d, bars]) => ({ date: d, bars }));
+    const out = [...perDay.values()];
     out.sort((x, y) => (x.date < y.date ? -1 : x.date > y.date ? 1 : 0));
     return dir === 'desc' ? out.reverse() : out;
   }
@@ -267,11 +297,12 @@ export class MinuteQueryService {
     plan: QueryPlan,
     extra: readonly Condition[],
     state: FactorState | null,
+    read?: Record<string, Value>[],
   ): Promise<Ordered> {
     const b = blocksOf(plan.dataset);
     const s = b.stored;
     const req = this.request(plan);
-    const blocks = (await this.store.datasets.query(this.blockPlan(plan, extra), false)).rows;
+    const blocks = read ?? (await this.blocks(this.blockPlan(plan, extra)));
     tooMany(b, blocks.length);
     decodedBlocks.count += blocks.length;
     const api = (f: Field): string => (s.fieldByName.get(f.name) ?? f).apiName;
@@ -298,6 +329,49 @@ export class MinuteQueryService {
     }
     return { table, order: rowOrder(b, table, plan.orderBy) };
   }
+}
+
+/** A trading date of an answer: its bars, and its blocks' keys and bar counts. */
+interface Day {
+  date: string;
+  bars: number;
+  blocks: { code: Value; source: Value; bars: number }[];
+}
+
+/**
+ * The codes whose blocks a 1m page in time order needs from one day, when fewer than the day's:
+ * `rows` (the page's offset in the day + its limit) rows are the first in the order of time,
+ * then code and source. A block holding every minute of the sessions (its bar count says so:
+ * one bar per minute, never outside a session) has a row at every minute any block has, so at
+ * each minute the first `rows` such blocks in code and source order come before the others and
+ * no later one can be in the page; a block with fewer bars could have any minutes, so it is
+ * read whatever its place. null: every block (another order after time, or no block to spare).
+ */
+function neededCodes(plan: QueryPlan, blocks: Day['blocks'], rows: number): Value[] | null {
+  const b = blocksOf(plan.dataset);
+  const ties = plan.orderBy.slice(1);
+  const keyOf = (f: Field): 'code' | 'source' | null =>
+    f.name === b.code.name ? 'code' : f.name === b.source.name ? 'source' : null;
+  if (ties.some((o) => keyOf(o.field) === null && o.field.name !== b.date.name)) return null;
+  const full = b.sessions.reduce((n, [from, to]) => n + to - from, 0);
+  // Code-unit order, null after every value (rowOrder's ranks).
+  const cmp = (x: Value, y: Value): number =>
+    x === y ? 0 : x === null ? 1 : y === null ? -1 : (x as string) < (y as string) ? -1 : 1;
+  const whole = blocks
+    .filter((k) => k.bars === full)
+    .sort((x, y) => {
+      for (const o of ties) {
+        const k = keyOf(o.field);
+        if (k === null) continue;
+        const c = cmp(x[k], y[k]);
+        if (c !== 0) return o.dir === 'asc' ? c : -c;
+      }
+      return 0;
+    });
+  if (whole.length <= rows) return null;
+  const codes = new Set<Value>(blocks.filter((k) => k.bars !== full).map((k) => k.code));
+  for (const k of whole.slice(0, rows)) codes.add(k.code);
+  return [...codes];
 }
 
 /** A table of bars and its rows in the plan's order. */

@@ -325,6 +325,59 @@ for (const backend of await backends()) {
       assert.equal((await decoded('code=600050&limit=10&interval=5m')).blocks, 21);
     });
 
+    it("a page of a market day in time order decodes only the blocks it needs: every day's first codes, and the blocks whose minutes their bar count does not tell", async () => {
+      const D = '2024-05-06';
+      const codes = Array.from({ length: 30 }, (_, i) => String(602000 + i));
+      const sent = codes.flatMap((c) => {
+        const day = dayBars(c, D);
+        // 602010: a half day; 602020: its 10:00 bar missing. Any minutes, as far as a count tells.
+        if (c === '602010') return day.filter((b) => b.time.slice(11, 16) <= '11:30');
+        if (c === '602020') return day.filter((b) => !b.time.includes('T10:00'));
+        return day;
+      });
+      await pushed(batch('stock_minute', sent, { businessDate: D }));
+      // 602005 from a second source too: its blocks come by code, both sources.
+      await pushed(
+        batch('stock_minute', dayBars('602005', D, 7, 'tushare'), { source: 'tushare', businessDate: D }),
+      );
+      const decoded = async (query: string): Promise<{ body: Json; blocks: number }> => {
+        const before = decodedBlocks.count;
+        const body = await page(query);
+        return { body, blocks: decodedBlocks.count - before };
+      };
+      const exported = async (query: string): Promise<Json[]> => {
+        const nd = await get(h.app, `${MINUTE}?${query}&format=ndjson`);
+        assert.equal(nd.statusCode, 200, nd.body);
+        return nd.body
+          .trim()
+          .split('\n')
+          .map((l) => JSON.parse(l) as Json);
+      };
+      const key = (r: Json): string => `${String(r.time)} ${String(r.code)} ${String(r.source)}`;
+      for (const [query, blocks] of [
+        // The first 10 whole blocks in code and source order (9 codes, 602005 twice) and the two others.
+        ['limit=10', 12],
+        ['limit=5&sort=time&order=asc', 7],
+        ['limit=10&offset=3', 15],
+        // Past the whole blocks' count: every block of the day.
+        ['limit=10&offset=25', 31],
+        ['limit=10&order=asc&offset=7000', 31],
+      ] as const) {
+        const got = await decoded(`date=${D}&${query}`);
+        assert.equal(got.blocks, blocks, query);
+        assert.equal((got.body.meta as Json).total, sent.length + 240, query);
+        const all = await exported(`date=${D}&${query.replace(/(^|&)(limit|offset)=\d+/g, '')}`);
+        const offset = Number(/offset=(\d+)/.exec(query)?.[1] ?? 0);
+        const limit = Number(/limit=(\d+)/.exec(query)?.[1]);
+        assert.deepEqual(
+          (got.body.data as Json[]).map(key),
+          all.slice(offset, offset + limit).map(key),
+          query,
+        );
+        assert.deepEqual(got.body.data, all.slice(offset, offset + limit), query);
+      }
+    });
+
     it('bad input is a 400 / 4001 naming the parameter', async () => {
       await expectParameterErrors(h.app, `${MINUTE}?code=600000&`, [
         ['interval=2m', 'interval'],
