@@ -15,13 +15,14 @@ import { cpuSeconds, type Server } from './proc.js';
  * Issue 30's three minute reads, each as the service's CPU per request (all its processes, from
  * /proc, summed over many requests so the 10 ms ticks do not matter) beside the median wall time:
  * one code's day as a JSON page (1,000 different codes, so the response cache never answers),
- * one code's month as Arrow, and every code's day at interval=5m as Arrow. Builds given in
+ * one code's month as Arrow, every code's day at interval=5m as Arrow, and a limit=10 page of every
+ * code's day in time order (20 offsets). Builds given in
  * BENCH_MAINS (`label=path/to/dist/main.js,…`) are measured in turns on one database, so the
  * machine's load falls on each alike.
  *
  *   npx tsx bench/minute-read.ts [sqlite|postgres] [codes=5000]
  *   BENCH_MINUTE_DB: a database seeded by an earlier run (a SQLite file or a PostgreSQL URL);
- *   BENCH_SEED=0 to reuse it as it is; BENCH_ROUNDS (2), BENCH_READS (1,2,3), BENCH_ENV (A=1;B=2)
+ *   BENCH_SEED=0 to reuse it as it is; BENCH_ROUNDS (2), BENCH_READS (1,2,3,4), BENCH_ENV (A=1;B=2)
  */
 const backend = process.argv[2] ?? 'sqlite';
 const codes = Number(process.argv[3] ?? 5000);
@@ -115,9 +116,14 @@ const reads: [string, string[]][] = [
     `all ${codes} codes, one day, interval=5m, Arrow`,
     Array.from({ length: 3 }, () => `date=${DAY}&interval=5m&format=arrow`),
   ],
+  [
+    // Other offsets, so the response cache never answers: each page of the first 200 rows.
+    `all ${codes} codes, one day, a limit=10 JSON page (time order)`,
+    Array.from({ length: 20 }, (_, i) => `date=${DAY}&limit=10&offset=${i * 10}`),
+  ],
 ];
-// BENCH_READS: the reads to measure, by number (1,2,3); all by default.
-const only = (process.env.BENCH_READS ?? '1,2,3').split(',').map(Number);
+// BENCH_READS: the reads to measure, by number (1,2,3,4); all by default.
+const only = (process.env.BENCH_READS ?? '1,2,3,4').split(',').map(Number);
 const chosen = reads.filter((_, i) => only.includes(i + 1));
 // BENCH_ENV: extra service environment (`A=1;B=2`), e.g. MDS_READER_PROCESSES=0.
 const env = Object.fromEntries(
