@@ -110,6 +110,9 @@ export const INTERNAL_TABLES: readonly TableSpec[] = [
       int('last_bad', false),
     ],
     ['dataset', 'exchange', 'code'],
+    // Each daily batch rewrites every code's summary: half of each page kept for the new versions
+    // (PostgreSQL), or 20 days of 10,000 codes left 12 dead versions a live one (issue 31).
+    { fillfactor: 50 },
   ),
   // Per daily dataset: the exchange its summaries judge by and the rules' version they follow.
   table('mds_quality_state', [text('dataset'), text('exchange'), int('rule')], ['dataset']),

@@ -26,6 +26,13 @@ export interface TableSpec {
    * table itself, not through an index and a row lookup per row.
    */
   clustered?: boolean;
+  /**
+   * Percent of each page that inserts fill (PostgreSQL; SQLite has no such option): a table whose
+   * rows are rewritten by most batches keeps the rest for their new versions, written on the
+   * same page (a heap-only update, no index entry) and the dead ones reclaimed there without
+   * VACUUM. Default 100.
+   */
+  fillfactor?: number;
 }
 
 export interface IndexSpec {

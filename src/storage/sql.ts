@@ -106,6 +106,12 @@ export interface Dialect {
   tableSuffix: string;
   /** The table option that stores rows in primary key order (TableSpec.clustered); '' if none. */
   clustered: string;
+  /**
+   * Statements that leave room on each page for updated rows (TableSpec.fillfactor), run on every
+   * migrate so a table created before applies them too (its new pages); none where the engine
+   * has no such option.
+   */
+  fillfactor(table: string, percent: number): string[];
   /** "col contains needle" as a plain substring test (needle already lower-cased). */
   contains(col: Sql, needle: Sql): Sql;
   /** Suffix of a nullable index column, so the index serves ORDER BY's NULLS FIRST (asc). */
@@ -165,6 +171,7 @@ export const SQLITE: Dialect = {
   differs: (a, b) => `${a} IS NOT ${b}`,
   tableSuffix: ' STRICT',
   clustered: ' WITHOUT ROWID',
+  fillfactor: () => [],
   contains: (col, needle) => sql`instr(mds_lower(${col}), ${needle}) > 0`,
   indexNullsFirst: '',
   // better-sqlite3 runs in-process: a second statement costs no round trip, and a short page
@@ -205,6 +212,7 @@ export const POSTGRES: Dialect = {
   differs: (a, b) => `${a} IS DISTINCT FROM ${b}`,
   tableSuffix: '',
   clustered: '',
+  fillfactor: (table, percent) => [`ALTER TABLE ${q(table)} SET (fillfactor = ${percent})`],
   contains: (col, needle) => sql`strpos(lower(${col} COLLATE "default"), ${needle}) > 0`,
   indexNullsFirst: ' NULLS FIRST',
   // The count is an uncorrelated scalar subquery: evaluated once, added to every row.
@@ -446,6 +454,7 @@ export function createTableStatements(spec: TableSpec, dialect: Dialect): string
     ]
       .filter((o) => o !== '')
       .join(',')}`,
+    ...(spec.fillfactor ? dialect.fillfactor(spec.name, spec.fillfactor) : []),
     ...unique,
     ...spec.indexes.flatMap((i) => [
       `CREATE ${i.unique ? 'UNIQUE ' : ''}INDEX IF NOT EXISTS ${q(i.name)} ON ${q(spec.name)} (${i.columns
