@@ -1,4 +1,5 @@
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import SerializerSelector from '@fastify/fast-json-stringify-compiler';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import { createServices, type ServiceDeps, type Services } from './services.js';
@@ -29,6 +30,20 @@ declare module 'fastify' {
 }
 
 /**
+ * Fastify's response serialisers (fast-json-stringify, one per route and status), each built at
+ * its route's first answer rather than all at start: building them all was about a fifth of a
+ * start's CPU (docs/testing.md), and a process answers few of its routes. What is built, and so
+ * every answer, is the same; a schema it cannot build fails that route's answers, not the start.
+ */
+const serializersOnFirstUse: SerializerSelector.SerializerFactory = (external, options) => {
+  const build = SerializerSelector()(external, options);
+  return (route) => {
+    let serialize: SerializerSelector.Serializer | undefined;
+    return (doc) => (serialize ??= build(route))(doc);
+  };
+};
+
+/**
  * The HTTP application over built services, without listening (tests use inject()). It owns
  * them from here on: closing the app closes them (the store excepted).
  */
@@ -54,6 +69,7 @@ export async function createApp(services: Services, opts: AppOptions = {}): Prom
     routerOptions: ROUTER_OPTIONS,
     frameworkErrors,
     clientErrorHandler,
+    schemaController: { compilersFactory: { buildSerializer: serializersOnFirstUse } },
   });
   app.server.headersTimeout = config.MDS_HEADERS_TIMEOUT_MS;
   if (config.MDS_MAX_CONNECTIONS > 0) app.server.maxConnections = config.MDS_MAX_CONNECTIONS;
