@@ -98,7 +98,11 @@ export class BarTable {
    * last, highest and lowest, so this equals adjusting each bar first).
    */
   add(info: BlockInfo, text: string, scale: DayAdjust | null, prices: readonly number[]): void {
-    const v = decodeBarsInto(text, this.scratch);
+    this.addDecoded(info, decodeBarsInto(text, this.scratch), scale, prices);
+  }
+
+  /** As `add`, from a block already decoded (the quality report judges its bars first). */
+  addDecoded(info: BlockInfo, v: BarVectors, scale: DayAdjust | null, prices: readonly number[]): void {
     let lo = 0;
     let hi = v.length;
     if (this.timeFrom !== null) {

@@ -3,12 +3,12 @@ import type { BarBlocks, Catalog, Dataset, Field } from '../catalog/catalog.js';
 import type { MinuteQualityRowSchema } from '../contract/quality.js';
 import { invalid } from '../errors.js';
 import { hhmm } from '../ingest/minute-bars.js';
-import { decodeBars } from '../model/bar-codec.js';
+import { BarVectors, decodeBarsInto } from '../model/bar-codec.js';
 import type { Condition } from '../model/query-plan.js';
 import { MAX_LISTED_DATES } from '../model/quality-rules.js';
 import type { MinuteBlock, MinuteCodeSpan, MinuteQualityQuery, Store } from '../storage/store.js';
 import { MAX_BLOCKS, blocksOf } from './minute-query.js';
-import { resample, type MinuteBar } from './minute-sessions.js';
+import { BarTable } from './minute-columns.js';
 import { MAX_LIMIT } from './query-params.js';
 import { codeParam, reportParams } from './quality-service.js';
 
@@ -144,6 +144,9 @@ export class MinuteQualityService {
     // Each code and source's first and last minute date: the span where a daily bar expects minutes.
     const spanOf = new Map<string, { first: string; last: string }>();
     const seen = new Set<string>();
+    // Each block decoded into one set of columns, reused; each compared day's 1d bar a row of `days`.
+    const scratch = new BarVectors();
+    const days = new BarTable(b, '1d', null, null);
     for (let i = 0; i < blocks.length; i++) {
       if (i > 0 && i % SLICE === 0) await new Promise((r) => setImmediate(r));
       const { code, source, date, bars: payload } = blocks[i] as MinuteBlock;
@@ -153,11 +156,7 @@ export class MinuteQualityService {
       if (!sp) spanOf.set(`${code}\u0000${source}`, { first: date, last: date });
       else if (date > sp.last) sp.last = date;
       seen.add(dayKey(code, date, source));
-      const decoded = decodeBars(payload);
-      const bars: MinuteBar[] = decoded.minutes.map((minute, k) => ({
-        minute,
-        values: decoded.columns.map((c) => c[k] ?? null),
-      }));
+      const bars = decodeBarsInto(payload, scratch);
       judgeDay(b, row, date, source, bars);
       const dayBar = dailyBars.get(dayKey(code, date, source));
       if (!daily) continue;
@@ -166,12 +165,21 @@ export class MinuteQualityService {
         push(row.no_daily_dates, { date, source });
         continue;
       }
-      const [fromMinutes] = resample(b, bars, '1d');
-      if (!fromMinutes) continue;
+      // The day's 1d bar, resampled as the reads resample (one row a block of the table).
+      const before = days.length;
+      days.addDecoded(
+        { code, date, source, updatedAt: null, createdAt: null, base: 0, day: 0 },
+        bars,
+        null,
+        [],
+      );
+      if (days.length === before) continue;
+      const r = days.length - 1;
       row.compared_days++;
       let differs = false;
       FIELDS.forEach((field, c) => {
-        const m = fromMinutes.values[c] ?? null;
+        const m =
+          (days.valid[c] as Uint8Array)[r] === 1 ? ((days.values[c] as Float64Array)[r] as number) : null;
         const v = dayBar[field];
         if (m === null || v === null || Math.abs(m - v) <= tolerance(field)) return;
         differs = true;
@@ -286,37 +294,43 @@ function emptyRow(x: MinuteCodeSpan): MinuteQualityRow {
  * any is a half day or a suspension, no gap), and impossible bars. Bars outside the sessions
  * cannot be stored (ingest refuses them).
  */
-function judgeDay(
-  b: BarBlocks,
-  row: MinuteQualityRow,
-  date: string,
-  source: string,
-  bars: readonly MinuteBar[],
-): void {
+function judgeDay(b: BarBlocks, row: MinuteQualityRow, date: string, source: string, bars: BarVectors): void {
+  const n = bars.length;
+  const minutes = bars.minutes;
   let expected = 0;
-  for (const [from, to] of b.sessions)
-    if (bars.some((x) => x.minute > from && x.minute <= to)) expected += to - from;
-  if (bars.length < expected) {
-    row.gap_days++;
-    push(row.gaps, { date, source, bars: bars.length, expected });
+  for (const [from, to] of b.sessions) {
+    for (let i = 0; i < n; i++) {
+      const m = minutes[i] as number;
+      if (m > from && m <= to) {
+        expected += to - from;
+        break;
+      }
+    }
   }
-  for (const bar of bars) {
-    const [open, high, low, close, volume] = bar.values;
-    const outside = (v: number | null | undefined): boolean =>
-      v !== null &&
-      v !== undefined &&
-      low !== null &&
-      low !== undefined &&
-      high !== null &&
-      high !== undefined &&
-      (v < low || v > high);
+  if (n < expected) {
+    row.gap_days++;
+    push(row.gaps, { date, source, bars: n, expected });
+  }
+  const [open, high, low, close, volume] = bars.values as Float64Array[];
+  const [hasOpen, hasHigh, hasLow, hasClose, hasVolume] = bars.valid as Uint8Array[];
+  if (!open || !high || !low || !close || !volume) return;
+  if (!hasOpen || !hasHigh || !hasLow || !hasClose || !hasVolume) return;
+  for (let i = 0; i < n; i++) {
+    const range = hasLow[i] === 1 && hasHigh[i] === 1;
+    const lo = low[i] as number;
+    const hi = high[i] as number;
+    const outside = (has: number | undefined, v: number | undefined): boolean =>
+      range && has === 1 && ((v as number) < lo || (v as number) > hi);
     const bad =
-      (low !== null && low !== undefined && high !== null && high !== undefined && low > high) ||
-      outside(open) ||
-      outside(close) ||
-      (volume !== null && volume !== undefined && volume < 0);
+      (range && lo > hi) ||
+      outside(hasOpen[i], open[i]) ||
+      outside(hasClose[i], close[i]) ||
+      (hasVolume[i] === 1 && (volume[i] as number) < 0);
     if (!bad) continue;
     row.ohlc_violations++;
-    push(row.ohlc_violation_times, { time: `${date}T${hhmm(bar.minute)}:00${b.utcOffset}`, source });
+    push(row.ohlc_violation_times, {
+      time: `${date}T${hhmm(minutes[i] as number)}:00${b.utcOffset}`,
+      source,
+    });
   }
 }

@@ -1,11 +1,5 @@
 import type { BarBlocks } from '../catalog/catalog.js';
 
-/** One bar of a day: its end minute in the exchange's day and its values (catalog.ts `BarBlocks.values` order). */
-export interface MinuteBar {
-  minute: number;
-  values: (number | null)[];
-}
-
 const MINUTES: Record<string, number> = { '5m': 5, '15m': 15, '30m': 30, '60m': 60 };
 
 /**
@@ -41,40 +35,6 @@ export function periodLabels(
   for (let i = lo; i < hi; i++) out[i - lo] = periodOf(b, minutes[i] as number, interval, dayEnd);
   return out;
 }
-
-/** One day's bars (minute order) as bars of `interval`: open first, high max, low min, close last, volume and amount summed. */
-export function resample(b: BarBlocks, bars: readonly MinuteBar[], interval: string): MinuteBar[] {
-  const last = bars[bars.length - 1];
-  if (!last) return [];
-  const dayEnd = dayEndOf(b, last.minute);
-  const out: MinuteBar[] = [];
-  let cur: MinuteBar | null = null;
-  for (const bar of bars) {
-    const label = periodOf(b, bar.minute, interval, dayEnd);
-    if (!cur || cur.minute !== label) {
-      cur = { minute: label, values: [...bar.values] };
-      out.push(cur);
-      continue;
-    }
-    const v = cur.values;
-    const [open, high, low, close, volume, amount] = bar.values;
-    v[0] = v[0] ?? open ?? null;
-    v[1] = max(v[1] ?? null, high ?? null);
-    v[2] = min(v[2] ?? null, low ?? null);
-    v[3] = close ?? v[3] ?? null;
-    v[4] = sum(v[4] ?? null, volume ?? null);
-    v[5] = sum(v[5] ?? null, amount ?? null);
-  }
-  return out;
-}
-
-const max = (a: number | null, b: number | null): number | null =>
-  a === null ? b : b === null ? a : Math.max(a, b);
-const min = (a: number | null, b: number | null): number | null =>
-  a === null ? b : b === null ? a : Math.min(a, b);
-/** Sums of decimal amounts kept to their decimals (0.1 + 0.2 is 0.3, not 0.30000000000000004). */
-const sum = (a: number | null, b: number | null): number | null =>
-  a === null ? b : b === null ? a : roundedSum(a + b);
 
 const HALF_ULP = 2 ** -52;
 
