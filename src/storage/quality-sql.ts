@@ -112,9 +112,7 @@ export function qualityViolationsSql(qq: QualityQuery, scope: RowScope = null): 
 }
 
 /**
- * The codes of a batch's changes (`changed`, alias "c": its revisions), in one pass, each beside
- * its stored summary (the summary's columns under their own names, `stored` = 1 when there is
- * one):
+ * The codes of a batch's changes (`changed`, alias "c": its revisions), in one pass:
  * - `since`: its oldest changed date; `kept` = 1 when every changed bar replaced a bar of the
  *   same key with the same zero-volume and impossible-bar verdicts (a price or volume
  *   corrected): its dates, gaps, zero-volume days and bad bars are what they were, so its
@@ -139,16 +137,13 @@ export function changedCodesSql(qq: QualityQuery, changed: Sql): Sql {
   const zero = volume
     ? `count(DISTINCT ${zeroDate}) AS n_zero, max(${zeroDate}) AS n_last_zero`
     : 'CAST(NULL AS INTEGER) AS n_zero, CAST(NULL AS TEXT) AS n_last_zero';
-  const stored = [...SUMMARY_COLUMNS, ...LAST_DAY_COLUMNS].filter((c) => c !== 'code').map((c) => `s.${c}`);
-  return sql`SELECT g.*, CASE WHEN s.code IS NULL THEN 0 ELSE 1 END AS stored, ${raw(stored.join(', '))}
-    FROM (SELECT c.${ident(s.code.name)} AS code, min(${raw(date)}) AS since,
+  return sql`SELECT c.${ident(s.code.name)} AS code, min(${raw(date)}) AS since,
       CASE WHEN sum(CASE WHEN ${raw(kept)} THEN 0 ELSE 1 END) = 0 THEN 1 ELSE 0 END AS kept,
       CASE WHEN sum(CASE WHEN c.${ident(REV_OP)} = 'insert' THEN 0 ELSE 1 END) = 0 THEN 1 ELSE 0 END AS inserted,
       max(${raw(date)}) AS n_last, count(DISTINCT ${raw(date)}) AS n_bars,
       count(DISTINCT CASE WHEN ${raw(date)} IN (${openDays(qq)}) THEN ${raw(date)} END) AS n_open, ${raw(zero)}
     FROM ${changed} LEFT JOIN ${ident(revisionTableName(qq.dataset))} AS p ON ${raw(replacedBy(qq.dataset, 'p', 'c'))}
-    GROUP BY c.${ident(s.code.name)}) AS g
-    LEFT JOIN mds_quality_codes AS s ON s.dataset = ${qq.dataset.name} AND s.exchange = ${qq.exchange} AND s.code = g.code`;
+    GROUP BY c.${ident(s.code.name)}`;
 }
 
 /** The impossible bars (badBar) among a batch's new and changed bars, per code and date. */
@@ -215,6 +210,12 @@ export function lockSummarySql(qq: QualityQuery): Sql {
 export function setSummaryStateSql(qq: QualityQuery, rule: number): Sql {
   return sql`INSERT INTO mds_quality_state (dataset, exchange, rule) VALUES (${qq.dataset.name}, ${qq.exchange}, ${rule})
     ON CONFLICT (dataset) DO UPDATE SET exchange = excluded.exchange, rule = excluded.rule`;
+}
+
+/** The summaries of these codes. */
+export function summariesOfSql(qq: QualityQuery, codes: readonly string[]): Sql {
+  return sql`SELECT ${raw([...SUMMARY_COLUMNS, ...LAST_DAY_COLUMNS].join(', '))} FROM mds_quality_codes
+    WHERE dataset = ${qq.dataset.name} AND exchange = ${qq.exchange} AND code IN (${padded(codes)})`;
 }
 
 /** Deletes the dataset's summaries: of these codes, or all (of every exchange). */

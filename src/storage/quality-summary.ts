@@ -20,6 +20,7 @@ import {
   qualitySummarySql,
   qualityViolationsSql,
   setSummaryStateSql,
+  summariesOfSql,
   summaryStateSql,
   touchedExchangesSql,
   type RowScope,
@@ -188,14 +189,18 @@ export function* refreshQuality(tx: Tx, catalog: Catalog, d: Dataset, changed: S
   const touched = (yield* tx.rows(changedCodesSql(qq, changed))).filter((r) => Number(r.kept) !== 1);
   if (touched.length === 0) return;
   const open = yield* readOpenDays(tx, qq);
+  // Their stored summaries, by the key (a join of the touched codes with them was planned as a
+  // scan of the summaries per code on PostgreSQL).
   const stored = new Map<string, KeptVerdict>();
-  for (const r of touched) {
-    if (Number(r.stored) !== 1) continue;
-    stored.set(String(r.code), {
-      verdict: verdictFromRow(r),
-      lastZero: Number(r.last_zero) === 1,
-      lastBad: Number(r.last_bad) === 1,
-    });
+  for (let i = 0; i < touched.length; i += CHUNK) {
+    const codes = touched.slice(i, i + CHUNK).map((r) => String(r.code));
+    for (const r of yield* tx.rows(summariesOfSql(qq, codes))) {
+      stored.set(String(r.code), {
+        verdict: verdictFromRow(r),
+        lastZero: Number(r.last_zero) === 1,
+        lastBad: Number(r.last_bad) === 1,
+      });
+    }
   }
   // A code whose changes are all new bars after its summary's last date (the daily append), or
   // all of a code new to the dataset (a backfill): those bars are all it lacks, so its summary
