@@ -91,7 +91,7 @@ function pgBouncerStorm(): void {
       let b: ServerProcess | undefined;
 
       before(async () => {
-        db = await freshDatabaseUrl('postgres');
+        db = await freshDatabaseUrl('postgres', { migrated: true });
         pool = await privatePgBouncer(Number(new URL(PG_ADMIN_URL).port || 5432));
         // Limits short enough that the thread's own parses outlast them (10 batches of 10,000
         // records on one thread: seconds of CPU), long for a local database's answers: they must
@@ -136,7 +136,7 @@ export function concurrencySuites(backend: Backend): void {
       let b: ServerProcess;
 
       before(async () => {
-        db = await freshDatabaseUrl(backend);
+        db = await freshDatabaseUrl(backend, { migrated: true });
         a = await startServer({ databaseUrl: db.url, env: { LOG_LEVEL: 'warn' } });
         b = await startServer({ databaseUrl: db.url, env: { LOG_LEVEL: 'warn' } });
       });

@@ -25,7 +25,7 @@ export async function holdingServer(
   backend: Backend,
   env: Record<string, string> = {},
 ): Promise<HoldingServer> {
-  const db = await freshDatabaseUrl(backend);
+  const db = await freshDatabaseUrl(backend, { migrated: true });
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'mds-hold-'));
   const file = path.join(dir, 'hold');
   const server = await startServer({

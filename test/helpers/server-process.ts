@@ -204,7 +204,7 @@ export function serverOnFreshDatabase(backend: Backend, env: Record<string, stri
     return s ? s.kill(signal) : null;
   };
   before(async () => {
-    db = await freshDatabaseUrl(backend);
+    db = await freshDatabaseUrl(backend, { migrated: true });
   });
   after(async () => {
     await stop();
