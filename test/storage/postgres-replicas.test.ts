@@ -9,7 +9,7 @@ import { once } from 'node:events';
 import pg from 'pg';
 import { QUERY_KEY } from '../helpers/harness.js';
 import { batch, etfBar, uniqueId } from '../helpers/batches.js';
-import { createTestDatabase, viaPort } from '../helpers/postgres.js';
+import { createTestDatabase, PG_ADMIN_URL, viaPort } from '../helpers/postgres.js';
 import {
   pgBouncerAvailable,
   privatePgBouncer,
@@ -247,18 +247,21 @@ describe(
   'PgBouncer in a mode the service cannot keep its guarantees in',
   { skip: !ready, timeout: 300_000 },
   () => {
-    let server: PrivateServer;
+    // The machine's server and a database of its own: nothing here stops or pauses a server, so
+    // a private cluster (an initdb and a start) is not needed.
+    let db: { url: string; drop(): Promise<void> };
+    const port = Number(new URL(PG_ADMIN_URL).port || 5432);
     before(async () => {
-      server = await privatePostgres();
+      db = await createTestDatabase();
     });
     after(async () => {
-      await server?.remove();
+      await db?.drop();
     });
 
     it('not told of the pooler: the start stops naming MDS_PG_POOLER', async () => {
-      const bouncer = await privatePgBouncer(server.port);
+      const bouncer = await privatePgBouncer(port);
       try {
-        const { code, out } = await refusedStart({ DATABASE_URL: bouncer.url });
+        const { code, out } = await refusedStart({ DATABASE_URL: viaPort(db.url, bouncer.port) });
         assert.equal(code, 78, out);
         assert.match(out, /MDS_PG_POOLER=pgbouncer/);
       } finally {
@@ -267,9 +270,12 @@ describe(
     });
 
     it('statement mode: the start stops asking for transaction mode', async () => {
-      const bouncer = await privatePgBouncer(server.port, 'statement');
+      const bouncer = await privatePgBouncer(port, 'statement');
       try {
-        const { code, out } = await refusedStart({ DATABASE_URL: bouncer.url, MDS_PG_POOLER: 'pgbouncer' });
+        const { code, out } = await refusedStart({
+          DATABASE_URL: viaPort(db.url, bouncer.port),
+          MDS_PG_POOLER: 'pgbouncer',
+        });
         assert.equal(code, 78, out);
         assert.match(out, /pool_mode=transaction/);
       } finally {
