@@ -1,5 +1,5 @@
 import { BLOCK_BARS, BLOCK_COUNT, type BarBlocks } from '../catalog/catalog.js';
-import { encodeBars } from '../model/bar-codec.js';
+import { encodeBarColumns } from '../model/bar-codec.js';
 import type { WriteBatch } from '../storage/store.js';
 import type { Row } from '../model/values.js';
 
@@ -183,19 +183,12 @@ export function blockWrite(
       const at = u ?? now;
       if (updated === null || updated < at) updated = at;
     }
-    const minutes = Array.from(part, (i) => bars.minutes[i] as number);
-    const columns = bars.values.map((col) =>
-      Array.from(part, (i) => {
-        const v = col[i] as number;
-        return Number.isNaN(v) ? null : v;
-      }),
-    );
     rows[g] = {
       [b.code.name]: bars.code[first] ?? null,
       [b.date.name]: bars.date[first] ?? null,
       [b.source.name]: bars.source[first] ?? null,
       [BLOCK_COUNT]: part.length,
-      [BLOCK_BARS]: encodeBars({ minutes, columns }),
+      [BLOCK_BARS]: encodeBarColumns(bars.minutes, bars.values, part),
       [updatedName]: updated,
     };
   }

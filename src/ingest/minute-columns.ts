@@ -45,7 +45,8 @@ export interface MinuteBatch {
   bars: BarInput;
   /**
    * The SHA-256 of the records' JCS text (docs/ingest.md "Checksum"), written from the tokens
-   * the scan kept: for a client that hashes the canonical form of records it sends otherwise.
+   * of a second scan that keeps them: for a client that hashes the canonical form of records it
+   * sends otherwise.
    */
   jcsSha256: () => string;
 }
@@ -59,9 +60,9 @@ const LOWER_E = 0x65;
 const UPPER_E = 0x45;
 const NULL = Buffer.from('null');
 const DATASET_KEY = Buffer.from('"dataset"');
-const DATA = Buffer.from('data');
-const IDEMPOTENCY_KEY = Buffer.from('idempotency_key');
-const UNIQUE_KEY = Buffer.from('unique_key');
+const DATA = Buffer.from('"data"');
+const IDEMPOTENCY_KEY = Buffer.from('"idempotency_key"');
+const UNIQUE_KEY = Buffer.from('"unique_key"');
 const EMPTY_RECORDS = Buffer.from('[]');
 const POW10 = Array.from({ length: 23 }, (_, k) => 10 ** k);
 
@@ -80,6 +81,7 @@ interface Slot {
   field: Field;
   /** Its place in the plan's slots. */
   index: number;
+  /** Its name as a JSON string token, `"name"`. */
   name: Buffer;
   bit: number;
   kind: SlotKind;
@@ -143,7 +145,7 @@ function compilePlan(d: Dataset): Plan | null {
     slots.push({
       field: f,
       index: i,
-      name: Buffer.from(f.name),
+      name: Buffer.from(JSON.stringify(f.name)),
       bit,
       kind,
       column,
@@ -186,7 +188,7 @@ export function parseMinuteBatch(
   const buf = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   const d = datasetHint(buf, catalog);
   const plan = d ? planOf(d) : null;
-  if (!d || !plan || !isUtf8(buf)) return null;
+  if (!d || !plan) return null;
   const scan = new Scan(buf, plan, maxRecords);
   try {
     scan.body();
@@ -195,6 +197,8 @@ export function parseMinuteBatch(
     throw err;
   }
   const { start, end } = scan;
+  // Records of ASCII only are UTF-8; the envelope is checked by parseBatchBody below.
+  if (scan.wideSeen && !isUtf8(buf.subarray(start, end))) return null;
   let req: BatchRequest;
   try {
     const envelope = parseBatchBody(
@@ -212,7 +216,13 @@ export function parseMinuteBatch(
     for (let k = 0; k < bars.count; k++)
       if (bars.date[k] !== req.meta.business_date || bars.source[k] !== req.meta.source) return null;
   }
-  return { req, recordsBytes: buf.subarray(start, end), bars, jcsSha256: () => scan.jcsSha256() };
+  const jcsSha256 = (): string => {
+    // Scanned again keeping every record's token bounds (a client hashing JCS, sending otherwise).
+    const again = new Scan(buf, plan, maxRecords, true);
+    again.body();
+    return again.jcsSha256();
+  };
+  return { req, recordsBytes: buf.subarray(start, end), bars, jcsSha256 };
 }
 
 /** The dataset `meta.dataset` names, found without parsing (a guess: the envelope is checked after). */
@@ -251,6 +261,8 @@ class Scan {
   count = 0;
   private keyAt = 0;
   private wide = false;
+  /** A string held bytes beyond ASCII (then the records' bytes are checked as UTF-8). */
+  wideSeen = false;
   private capacity: number;
   private code: string[] = [];
   private date: string[] = [];
@@ -260,18 +272,24 @@ class Scan {
   private values: Float64Array[];
   private readonly last: (LastText | null)[];
   private readonly times = new Map<string, TimeOf>();
+  private readonly timeSpans = new Map<number, { start: number; end: number; time: TimeOf }>();
   /** After slot i (i + 1; 0: the first), the slot that followed it in the last record. */
   private readonly follows: Int32Array;
   /** The current record's key values as written: data's and unique_key's [start, end) pairs. */
   private readonly dataKeys: Int32Array;
   private readonly givenKeys: Int32Array;
-  /** Per record `plan.width` token bounds (start, end; -1 absent), for the JCS text. */
+  /**
+   * Per record `plan.width` token bounds (start, end; -1 absent), for the JCS text: kept for
+   * every record only by a second scan (`keepSpans`), made when the bytes' hash is not the
+   * checksum; the first scan writes them over one record's room (no 40 MB array a batch).
+   */
   private spans: Int32Array;
 
   constructor(
     private readonly b: Buffer,
     private readonly plan: Plan,
     private readonly maxRecords: number,
+    private readonly keepSpans = false,
   ) {
     // A bar's record is well over 100 bytes; the columns grow if a batch proves it wrong.
     this.capacity = Math.max(16, Math.min(maxRecords, Math.ceil(b.length / 100)));
@@ -280,7 +298,7 @@ class Scan {
     this.last = plan.slots.map(() => null);
     this.dataKeys = new Int32Array(plan.keys.length * 2);
     this.givenKeys = new Int32Array(plan.keys.length * 2);
-    this.spans = new Int32Array(this.capacity * plan.width);
+    this.spans = new Int32Array((keepSpans ? this.capacity : 1) * plan.width);
     this.follows = new Int32Array(plan.slots.length + 1);
   }
 
@@ -338,6 +356,7 @@ class Scan {
       next.set(c);
       return next;
     });
+    if (!this.keepSpans) return;
     const spans = new Int32Array(this.capacity * this.plan.width);
     spans.set(this.spans);
     this.spans = spans;
@@ -349,20 +368,18 @@ class Scan {
     this.ws();
     let have = 0;
     do {
-      const ke = this.key();
-      const ks = this.keyAt;
-      if (this.is(ks, ke, DATA) && (have & 1) === 0) {
+      if ((have & 1) === 0 && this.named(DATA)) {
         have |= 1;
         this.data(k);
-      } else if (this.is(ks, ke, IDEMPOTENCY_KEY) && (have & 2) === 0) {
+      } else if ((have & 2) === 0 && this.named(IDEMPOTENCY_KEY)) {
         have |= 2;
         const s = this.i;
         // A non-empty string; written without escapes and valid UTF-8, it is clean text.
         if (this.str() === s + 1) throw NOT_COLUMNAR;
-        const at = k * this.plan.width + 2 * this.plan.slots.length;
+        const at = this.spanBase(k) + 2 * this.plan.slots.length;
         this.spans[at] = s;
         this.spans[at + 1] = this.i;
-      } else if (this.is(ks, ke, UNIQUE_KEY) && (have & 4) === 0) {
+      } else if ((have & 4) === 0 && this.named(UNIQUE_KEY)) {
         have |= 4;
         this.uniqueKey(k);
       } else throw NOT_COLUMNAR;
@@ -380,16 +397,14 @@ class Scan {
 
   /** unique_key: each key field once, as a string. */
   private uniqueKey(k: number): void {
-    const base = k * this.plan.width + 2 * (this.plan.slots.length + 1);
+    const base = this.spanBase(k) + 2 * (this.plan.slots.length + 1);
     const keys = this.plan.keys;
     this.expect(OPEN_OBJECT);
     this.ws();
     let seen = 0;
     do {
-      const ke = this.key();
-      const ks = this.keyAt;
       let j = 0;
-      while (j < keys.length && !this.is(ks, ke, (keys[j] as Slot).name)) j++;
+      while (j < keys.length && !this.named((keys[j] as Slot).name)) j++;
       if (j === keys.length || (seen & (1 << j)) !== 0) throw NOT_COLUMNAR;
       seen |= 1 << j;
       this.spans[base + 2 * j] = this.i;
@@ -398,6 +413,11 @@ class Scan {
       this.spans[base + 2 * j + 1] = this.i;
     } while (this.more(CLOSE_OBJECT));
     if (seen !== (1 << keys.length) - 1) throw NOT_COLUMNAR;
+  }
+
+  /** Where record k's token bounds go. */
+  private spanBase(k: number): number {
+    return this.keepSpans ? k * this.plan.width : 0;
   }
 
   /** The record's data: each field by its declaration's rules, into bar k of the columns. */
@@ -409,16 +429,14 @@ class Scan {
     let given = 0;
     let prev = 0;
     let time: TimeOf | null = null;
-    const base = k * this.plan.width;
+    const base = this.spanBase(k);
     if (this.b[this.i] !== CLOSE_OBJECT) {
       do {
-        const ke = this.key();
-        const ks = this.keyAt;
         // Records write their fields in one order (the push client's: by name): the field that
-        // followed the previous one last time is tried first.
+        // followed the previous one last time is tried first, its name compared where it stands.
         let slot = slots[this.follows[prev] as number];
-        if (!slot || !this.is(ks, ke, slot.name)) {
-          slot = slots.find((x) => this.is(ks, ke, x.name));
+        if (!slot || !this.named(slot.name)) {
+          slot = slots.find((x) => this.named(x.name));
           if (!slot) throw NOT_COLUMNAR;
           this.follows[prev] = slot.index;
         }
@@ -566,15 +584,29 @@ class Scan {
     column[k] = last.value;
   }
 
-  private same(last: LastText, s: number, e: number): boolean {
+  private same(last: { start: number; end: number }, s: number, e: number): boolean {
     const len = e - s;
     if (last.end - last.start !== len) return false;
     for (let x = 0; x < len; x++) if (this.b[last.start + x] !== this.b[s + x]) return false;
     return true;
   }
 
-  /** A bar time: normalised and placed in the exchange's day once per distinct text. */
+  /**
+   * A bar time: normalised and placed in the exchange's day once per distinct text, found again
+   * by a hash of its bytes (no string made per bar), each hit checked byte for byte.
+   */
   private timeOf(s: number, e: number): TimeOf {
+    const b = this.b;
+    let h = 0x811c9dc5;
+    for (let x = s; x < e; x++) h = Math.imul(h ^ (b[x] as number), 16777619);
+    const hit = this.timeSpans.get(h);
+    if (hit !== undefined && this.same(hit, s, e)) return hit.time;
+    const time = this.timeOfText(s, e);
+    this.timeSpans.set(h, { start: s, end: e, time });
+    return time;
+  }
+
+  private timeOfText(s: number, e: number): TimeOf {
     const text = this.text(s, e);
     let t = this.times.get(text);
     if (t === undefined) {
@@ -596,6 +628,21 @@ class Scan {
   private is(s: number, e: number, name: Buffer): boolean {
     if (e - s !== name.length) return false;
     for (let x = 0; x < name.length; x++) if (this.b[s + x] !== name[x]) return false;
+    return true;
+  }
+
+  /**
+   * The member name `quoted` (a string token's exact bytes, `"name"`) and its colon at i: true,
+   * past them; false, i unchanged. Bytes other than these (an escape too) are another name.
+   */
+  private named(quoted: Buffer): boolean {
+    const b = this.b;
+    const at = this.i;
+    for (let x = 0; x < quoted.length; x++) if (b[at + x] !== quoted[x]) return false;
+    this.i = at + quoted.length;
+    this.ws();
+    this.expect(COLON);
+    this.ws();
     return true;
   }
 
@@ -646,6 +693,7 @@ class Scan {
       if (kind === 1) break;
       if (kind !== 3) throw NOT_COLUMNAR;
       this.wide = true;
+      this.wideSeen = true;
     }
     this.i = i + 1;
     return i;

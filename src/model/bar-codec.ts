@@ -23,7 +23,8 @@ const MAX_SCALE = 6;
 const SAFE = 2 ** 51;
 
 class Writer {
-  private buf = new Uint8Array(1024);
+  private buf = new Uint8Array(4096);
+  private view = new DataView(this.buf.buffer);
   length = 0;
 
   private room(n: number): void {
@@ -31,6 +32,7 @@ class Writer {
     const next = new Uint8Array(Math.max(this.buf.length * 2, this.length + n));
     next.set(this.buf.subarray(0, this.length));
     this.buf = next;
+    this.view = new DataView(next.buffer);
   }
 
   byte(b: number): void {
@@ -54,7 +56,7 @@ class Writer {
 
   float(n: number): void {
     this.room(8);
-    new DataView(this.buf.buffer).setFloat64(this.length, n, true);
+    this.view.setFloat64(this.length, n, true);
     this.length += 8;
   }
 
@@ -63,55 +65,101 @@ class Writer {
   }
 }
 
-/** The smallest k ≤ 6 with every value × 10^k a whole number that gives the value back; RAW if none. */
-function scaleOf(values: readonly number[]): number {
+/** One writer for every block (blocks are encoded one at a time, synchronously). */
+const WRITER = new Writer();
+
+/**
+ * The smallest k ≤ 6 with every present value of `col` at `order` × 10^k a whole number that
+ * gives the value back; RAW if none.
+ */
+function scaleOf(col: Float64Array, order: Int32Array): number {
   for (let k = 0; k <= MAX_SCALE; k++) {
     const p = 10 ** k;
-    if (values.every((v) => Math.abs(v * p) < SAFE && Math.round(v * p) / p === v)) return k;
+    let exact = true;
+    for (let i = 0; i < order.length && exact; i++) {
+      const v = col[order[i] as number] as number;
+      if (v !== v) continue;
+      exact = Math.abs(v * p) < SAFE && Math.round(v * p) / p === v;
+    }
+    if (exact) return k;
   }
   return RAW;
 }
 
 export function encodeBars(b: BarColumns): string {
-  const w = new Writer();
   const n = b.minutes.length;
+  const order = new Int32Array(n);
+  for (let i = 0; i < n; i++) order[i] = i;
+  return encodeBarColumns(
+    Int32Array.from(b.minutes),
+    b.columns.map((col) => Float64Array.from(col, (v) => v ?? NaN)),
+    order,
+  );
+}
+
+/**
+ * The bars `order` picks from typed columns (ingest's BarInput: minutes, one Float64Array per
+ * value column, NaN for null), in that order, as a block: the bytes encodeBars writes, without an
+ * array or a null per bar (this runs for every bar ingested).
+ */
+export function encodeBarColumns(
+  minutes: Int32Array,
+  values: readonly Float64Array[],
+  order: Int32Array,
+): string {
+  const w = WRITER;
+  w.length = 0;
+  const n = order.length;
   w.byte(VERSION);
   w.varint(n);
   let prev = 0;
-  for (const m of b.minutes) {
+  for (let i = 0; i < n; i++) {
+    const m = minutes[order[i] as number] as number;
     w.varint(m - prev);
     prev = m;
   }
-  for (const col of b.columns) {
-    const present = col.filter((v): v is number => v !== null);
-    if (present.length === 0) {
+  for (const col of values) {
+    let present = 0;
+    for (let i = 0; i < n; i++) {
+      const v = col[order[i] as number] as number;
+      if (v === v) present++;
+    }
+    if (present === 0) {
       w.byte(NONE);
       continue;
     }
-    if (present.length === n) w.byte(ALL);
+    if (present === n) w.byte(ALL);
     else {
       w.byte(SOME);
       for (let i = 0; i < n; i += 8) {
         let bits = 0;
-        for (let j = 0; j < 8 && i + j < n; j++) if (col[i + j] !== null) bits |= 1 << j;
+        for (let j = 0; j < 8 && i + j < n; j++) {
+          const v = col[order[i + j] as number] as number;
+          if (v === v) bits |= 1 << j;
+        }
         w.byte(bits);
       }
     }
-    const k = scaleOf(present);
+    const k = scaleOf(col, order);
     w.byte(k);
     if (k === RAW) {
-      for (const v of present) w.float(v);
+      for (let i = 0; i < n; i++) {
+        const v = col[order[i] as number] as number;
+        if (v === v) w.float(v);
+      }
       continue;
     }
     const p = 10 ** k;
     let last = 0;
-    for (const v of present) {
+    for (let i = 0; i < n; i++) {
+      const v = col[order[i] as number] as number;
+      if (v !== v) continue;
       const s = Math.round(v * p);
       w.signed(s - last);
       last = s;
     }
   }
-  return Buffer.from(deflateRawSync(w.bytes())).toString('base64');
+  return deflateRawSync(w.bytes()).toString('base64');
 }
 
 /**
