@@ -13,8 +13,6 @@ const LONGEST = [
   'faults-heavy-reads-postgres',
   'faults-heavy-reads-sqlite',
   'faults-via-pgbouncer',
-  'disk-full-postgres',
-  'disk-full-sqlite',
   'faults-shutdown-postgres',
   'faults-shutdown-sqlite',
   'faults-exports-postgres',
@@ -23,6 +21,8 @@ const LONGEST = [
   'revisions-faults-sqlite',
   'faults-concurrency-postgres',
   'faults-concurrency-sqlite',
+  'disk-full-postgres',
+  'disk-full-sqlite',
   // The other folders' files of 60 s or more, each alone on a loaded machine (docs/testing.md).
   'columnar-formats',
   'push-cli',
@@ -70,14 +70,6 @@ const concurrency = Number(process.env.MDS_TEST_CONCURRENCY ?? 3);
 if (!Number.isInteger(concurrency) || concurrency < 1) {
   throw new Error(`MDS_TEST_CONCURRENCY must be a positive integer, not ${process.env.MDS_TEST_CONCURRENCY}`);
 }
-// The usual reporter (spec on a terminal, TAP otherwise, as node picks when given none), then the
-// run's wall time and its longest files (file-times-reporter.mjs).
-const reporters = [
-  `--test-reporter=${process.stdout.isTTY ? 'spec' : 'tap'}`,
-  '--test-reporter-destination=stdout',
-  `--test-reporter=${path.join(import.meta.dirname, 'file-times-reporter.mjs')}`,
-  '--test-reporter-destination=stdout',
-];
 // MDS_TEST_CPU_REPORT=<file>: each file's CPU and the shared servers' at the end (scripts/test-cpu.ts).
 const cpuReport = process.env.MDS_TEST_CPU_REPORT;
 if (cpuReport !== undefined) fs.writeFileSync(cpuReport, '');
@@ -94,10 +86,16 @@ const template =
     : await (await import('../test/helpers/postgres.js')).createMigratedTemplate();
 const run = spawn(
   process.execPath,
-  [...preload, '--import', 'tsx', '--test', `--test-concurrency=${concurrency}`, ...reporters, ...files],
+  // run-test-files.ts runs them in this order (node --test would sort them by name), with the
+  // usual reporter and the run's longest files (file-times-reporter.mjs).
+  [...preload, '--import', 'tsx', path.join(import.meta.dirname, 'run-test-files.ts'), ...files],
   {
     stdio: 'inherit',
-    env: { ...process.env, MDS_TEST_PG_TEMPLATE: template?.name ?? '' },
+    env: {
+      ...process.env,
+      MDS_TEST_CONCURRENCY: String(concurrency),
+      MDS_TEST_PG_TEMPLATE: template?.name ?? '',
+    },
   },
 );
 const status = await new Promise<number | null>((resolve) => run.once('exit', resolve));
