@@ -5,7 +5,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { rng, tradingDays } from './data.js';
-import { sqliteFileBytes, sqliteTableSizes } from './minimal.js';
+import { freshPgDatabase, sqliteFileBytes, sqliteTableSizes } from './minimal.js';
 
 /**
  * A whole A-share history through `mds push` (issue 31): stock_daily CSV files of CODES codes ×
@@ -89,14 +89,7 @@ async function databaseUrl(): Promise<string> {
     for (const f of [file, `${file}-wal`, `${file}-shm`]) fs.rmSync(f, { force: true });
     return `sqlite:${file}`;
   }
-  const c = new pg.Client({ connectionString: PG_ADMIN });
-  await c.connect();
-  await c.query('DROP DATABASE IF EXISTS mds_history');
-  await c.query('CREATE DATABASE mds_history');
-  await c.end();
-  const u = new URL(PG_ADMIN);
-  u.pathname = '/mds_history';
-  return u.toString();
+  return freshPgDatabase(PG_ADMIN, 'mds_history');
 }
 
 async function waitHealthy(): Promise<void> {

@@ -246,3 +246,15 @@ export async function pgTableSizes(url: string): Promise<{ name: string; bytes: 
     await c.end();
   }
 }
+
+/** A PostgreSQL database `name` made anew through `admin` (a URL of the server); its URL. */
+export async function freshPgDatabase(admin: string, name: string): Promise<string> {
+  const c = new pg.Client({ connectionString: admin });
+  await c.connect();
+  await c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+  await c.query(`CREATE DATABASE ${name}`);
+  await c.end();
+  const u = new URL(admin);
+  u.pathname = `/${name}`;
+  return u.toString();
+}
