@@ -4,9 +4,8 @@ import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
 import { startService } from './context.js';
-import { AUTH } from './measure.js';
 import { freshPgDatabase, sqliteFileBytes } from './minimal.js';
-import { minuteInFlight, monthDays, pushBodies } from './phases/minute.js';
+import { minuteInFlight, monthDays, pushBodies, timed } from './phases/minute.js';
 import { cpuSeconds, type Server } from './proc.js';
 import { CATALOG } from '../src/catalog/catalog.js';
 import { buildBatch, contentBatchId, toRecord } from '../src/client/batch-builder.js';
@@ -55,27 +54,13 @@ async function databaseBytes(db: string): Promise<number> {
   return Number((r.rows[0] as { n: string }).n);
 }
 
-/** CPU ms per request (the service's processes) and the median wall ms, after one warming request. */
+/** `queries` of the minute endpoint: the median wall time and the service's CPU a request. */
 async function measure(svc: Server, queries: string[]): Promise<string> {
-  const get = async (q: string): Promise<number> => {
-    const r = await fetch(`${svc.url}/api/v1/stock/minute?${q}`, { headers: AUTH });
-    const buf = await r.arrayBuffer();
-    if (r.status !== 200) throw new Error(`${q}: ${r.status} ${Buffer.from(buf).toString().slice(0, 300)}`);
-    return buf.byteLength;
-  };
-  await get(queries[0] as string);
-  const walls: number[] = [];
-  let bytes = 0;
-  const c = cpuSeconds(svc.pid);
-  for (const q of queries) {
-    const t = performance.now();
-    bytes = await get(q);
-    walls.push(performance.now() - t);
-  }
-  const cpuMs = ((cpuSeconds(svc.pid) - c) * 1000) / queries.length;
-  walls.sort((a, b) => a - b);
-  const wall = walls[walls.length >> 1] as number;
-  return `median ${wall.toFixed(1)} ms wall, ${cpuMs.toFixed(1)} ms CPU a request, ${bytes} bytes`;
+  const m = await timed(
+    svc,
+    queries.map((q) => `/api/v1/stock/minute?${q}`),
+  );
+  return `median ${m.wallMs.toFixed(1)} ms wall, ${m.cpuMs.toFixed(1)} ms CPU a request, ${m.bytes} bytes`;
 }
 
 const TEMPLATES = 5;

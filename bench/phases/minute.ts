@@ -50,21 +50,45 @@ export async function minutePhase(rows: Row[], database: string, backend: string
       goal: '≤ 24',
       met: perBar <= 24,
     });
-    const reads: [string, string, number][] = [
-      ['one code, one day, JSON page (1000 rows)', `code=000001&date=${day}&limit=1000`, 2],
-      ['one code, one month, Arrow', `code=000001&format=arrow`, 20],
-      [`all ${codes} codes, one day, interval=5m, Arrow`, `date=${day}&interval=5m&format=arrow`, 1500],
+    // The goals: a code's day as a JSON page ≤ 2 ms of service CPU; a code's month as Arrow and the
+    // market at 5m ≤ 20 ms and ≤ 1.5 s (time). Pages of other codes, so the response cache (which
+    // answers a repeated JSON URL) never does; CPU summed over the requests, so the 10 ms tick of
+    // /proc does not decide.
+    const reads: [string, string[], number, 'cpu' | 'wall'][] = [
+      [
+        'one code, one day, JSON page (1000 rows)',
+        Array.from({ length: 50 }, (_, i) => `code=${String(i + 1).padStart(6, '0')}&date=${day}&limit=1000`),
+        2,
+        'cpu',
+      ],
+      [
+        'one code, one month, Arrow',
+        Array.from({ length: 20 }, () => 'code=000001&format=arrow'),
+        20,
+        'wall',
+      ],
+      [
+        `all ${codes} codes, one day, interval=5m, Arrow`,
+        Array.from({ length: 5 }, () => `date=${day}&interval=5m&format=arrow`),
+        1500,
+        'wall',
+      ],
     ];
-    for (const [what, query, goalMs] of reads) {
-      const m = await timed(svc, `/api/v1/stock/minute?${query}`);
-      log(`${phase}: ${what}: ${m.wallMs.toFixed(1)} ms wall, ${m.cpuMs.toFixed(1)} ms service CPU`);
+    for (const [what, queries, goalMs, judged] of reads) {
+      const m = await timed(
+        svc,
+        queries.map((q) => `/api/v1/stock/minute?${q}`),
+      );
+      log(
+        `${phase}: ${what}: ${m.wallMs.toFixed(1)} ms wall, ${m.cpuMs.toFixed(1)} ms service CPU a request`,
+      );
       rows.push({
         phase,
         server: `${what}: median ${m.wallMs.toFixed(1)} ms wall, ${m.bytes.toLocaleString('en')} bytes`,
         rate: null,
         cpuMs: m.cpuMs,
-        goal: `≤ ${goalMs} ms`,
-        met: m.cpuMs <= goalMs,
+        goal: `≤ ${goalMs} ms ${judged === 'cpu' ? 'of service CPU' : 'wall'}`,
+        met: (judged === 'cpu' ? m.cpuMs : m.wallMs) <= goalMs,
       });
     }
   } finally {
@@ -169,24 +193,29 @@ export async function pushDay(
   return { count, seconds, rate: count / seconds, cpu: cpuSeconds(svc.pid) - cpu0 };
 }
 
-/** Median wall time and service CPU of 7 requests (the first, warming, left out). */
-async function timed(svc: Server, url: string): Promise<{ wallMs: number; cpuMs: number; bytes: number }> {
-  const walls: number[] = [];
-  const cpus: number[] = [];
-  let bytes = 0;
-  for (let i = 0; i < 8; i++) {
-    const c = cpuSeconds(svc.pid);
-    const t = performance.now();
+/** The median wall time of `urls` and the service's CPU a request (summed over them), after one warming request. */
+export async function timed(
+  svc: Server,
+  urls: string[],
+): Promise<{ wallMs: number; cpuMs: number; bytes: number }> {
+  const get = async (url: string): Promise<number> => {
     const r = await fetch(svc.url + url, { headers: AUTH });
     const buf = await r.arrayBuffer();
     if (r.status !== 200) throw new Error(`${url}: ${r.status} ${Buffer.from(buf).toString().slice(0, 300)}`);
-    if (i === 0) continue;
+    return buf.byteLength;
+  };
+  await get(urls[0] as string);
+  const walls: number[] = [];
+  let bytes = 0;
+  const c = cpuSeconds(svc.pid);
+  for (const url of urls) {
+    const t = performance.now();
+    bytes = await get(url);
     walls.push(performance.now() - t);
-    cpus.push((cpuSeconds(svc.pid) - c) * 1000);
-    bytes = buf.byteLength;
   }
-  const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[xs.length >> 1] as number;
-  return { wallMs: median(walls), cpuMs: median(cpus), bytes };
+  const cpuMs = ((cpuSeconds(svc.pid) - c) * 1000) / urls.length;
+  walls.sort((a, b) => a - b);
+  return { wallMs: walls[walls.length >> 1] as number, cpuMs, bytes };
 }
 
 /** `n` weekdays from `from` on. */
