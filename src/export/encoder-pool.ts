@@ -1,7 +1,7 @@
-import { Worker } from 'node:worker_threads';
+import type { Worker } from 'node:worker_threads';
 import type { Logger } from 'pino';
 import type { Field } from '../catalog/catalog.js';
-import { threadModuleUrl } from '../worker-threads.js';
+import { startThread } from '../worker-threads.js';
 import { EXPORT_FORMATS, exportStream, type ExportFormat, type ExportSource } from './export-formats.js';
 import { BATCH_ROWS } from './arrow-stream.js';
 import type { ColumnChunk } from './column-batch.js';
@@ -212,7 +212,7 @@ export class ExportEncoders {
   }
 
   private spawn(i: number): Slot {
-    const worker = new Worker(threadModuleUrl('./encoder-thread.js', import.meta.url));
+    const worker = startThread('./encoder-thread.js', import.meta.url);
     const slot: Slot = { worker, sessions: new Map() };
     this.slots[i] = slot;
     worker.on('message', (m: EncoderReply) => slot.sessions.get(m.id)?.put(m));

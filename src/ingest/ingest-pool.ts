@@ -1,6 +1,6 @@
 import { EventEmitter } from 'node:events';
 import os from 'node:os';
-import { Worker } from 'node:worker_threads';
+import type { Worker } from 'node:worker_threads';
 import type { Logger } from 'pino';
 import type { Config } from '../config.js';
 import { AppError, type ErrorCode } from '../errors.js';
@@ -15,7 +15,7 @@ import {
 import type { BatchRecord, RevertCounts } from '../model/batch.js';
 import type { StoreTuning } from '../storage/create-store.js';
 import type { PriorityOutcome } from '../thread-priority.js';
-import { ownBytes, threadModuleUrl } from '../worker-threads.js';
+import { ownBytes, startThread } from '../worker-threads.js';
 import { IngestService, batchStatus, type BatchIngest, type IngestOutcome } from './ingest-service.js';
 
 /**
@@ -169,7 +169,7 @@ export class IngestPool implements BatchIngest {
 
   private spawn(i: number): void {
     const init: WorkerInit = { config: this.config };
-    const worker = new Worker(threadModuleUrl('./ingest-worker.js', import.meta.url), { workerData: init });
+    const worker = startThread('./ingest-worker.js', import.meta.url, { workerData: init });
     const slot: Slot = { worker, pending: new Map(), idle: null, retired: false };
     this.slots[i] = slot;
     worker.on('message', (m: PoolReply | PoolNotice) => {

@@ -1,0 +1,28 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+/** The checkout's root: src/ and dist/ are beside each other in it. */
+export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
+
+/**
+ * The first source file whose built file in dist/ is missing or older, if any: the tests that run
+ * built code (test/helpers/built.ts, and the threads of in-process apps under the runner:
+ * scripts/run-tests.ts) must not run an older build than the sources.
+ */
+export function staleSource(dir = path.join(ROOT, 'src')): string | null {
+  for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
+    const file = path.join(dir, entry.name);
+    if (entry.isDirectory()) {
+      const stale = staleSource(file);
+      if (stale) return stale;
+    } else if (entry.name.endsWith('.ts') && !entry.name.endsWith('.d.ts')) {
+      const built = path
+        .join(ROOT, 'dist', path.relative(path.join(ROOT, 'src'), file))
+        .replace(/\.ts$/, '.js');
+      const builtAt = fs.statSync(built, { throwIfNoEntry: false })?.mtimeMs ?? 0;
+      if (builtAt < fs.statSync(file).mtimeMs) return file;
+    }
+  }
+  return null;
+}
