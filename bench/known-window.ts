@@ -5,6 +5,7 @@ import { isMainThread, parentPort, workerData } from 'node:worker_threads';
 import { CATALOG } from '../src/catalog/catalog.js';
 import { createStore } from '../src/storage/create-store.js';
 import type { WriteOutcome } from '../src/storage/store.js';
+import { acceptedRecord } from '../test/helpers/batches.js';
 import type { BatchRecord } from '../src/model/batch.js';
 import type { Row } from '../src/model/values.js';
 import { SqliteDb } from '../src/storage/sqlite/sqlite-db.js';
@@ -104,27 +105,16 @@ async function measure(label: string, url: string, reader?: { file: string; gate
         },
         (o: WriteOutcome): BatchRecord => {
           recorded.push(performance.now() - lastClockRead);
-          return {
+          return acceptedRecord(o, {
             batch_id: `window-${process.pid}-${k}`,
             dataset: dataset.name,
             source: 'bench',
-            operation: 'upsert',
-            snapshot_type: 'incremental',
             business_date: '2000-01-01',
             source_system: 'bench',
             source_run_id: 'bench',
             record_count: ROWS,
-            checksum: '',
-            status: 'accepted',
-            accepted: o.written,
-            rejected: 0,
-            duplicate: o.unchanged,
-            pruned: o.pruned,
-            errors: [],
             created_at: now,
-            processed_at: o.processedAt,
-            reverted_at: null,
-          };
+          });
         },
       );
       windows.push(performance.now() - lastClockRead);

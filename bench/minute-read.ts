@@ -7,9 +7,7 @@ import { IngestService } from '../src/ingest/ingest-service.js';
 import { buildBatch, toRecord } from '../src/client/batch-builder.js';
 import { dayBars } from '../test/helpers/minute-bars.js';
 import { startService } from './context.js';
-import { monthDays } from './phases/minute.js';
-import { AUTH } from './measure.js';
-import { cpuSeconds, type Server } from './proc.js';
+import { monthDays, timed } from './phases/minute.js';
 
 /**
  * Issue 30's three minute reads, each as the service's CPU per request (all its processes, from
@@ -58,32 +56,6 @@ async function seed(url: string): Promise<void> {
       throw new Error(JSON.stringify(out).slice(0, 500));
   }
   await store.close();
-}
-
-async function fetchAll(svc: Server, query: string): Promise<number> {
-  const r = await fetch(`${svc.url}/api/v1/stock/minute?${query}`, { headers: AUTH });
-  const buf = await r.arrayBuffer();
-  if (r.status !== 200) throw new Error(`${query}: ${r.status} ${Buffer.from(buf).toString().slice(0, 300)}`);
-  return buf.byteLength;
-}
-
-/** CPU ms per request (service tree) and the median wall ms of `queries`, after one warming request. */
-async function measure(
-  svc: Server,
-  queries: string[],
-): Promise<{ cpuMs: number; wallMs: number; bytes: number }> {
-  await fetchAll(svc, queries[0] as string);
-  const walls: number[] = [];
-  let bytes = 0;
-  const c = cpuSeconds(svc.pid);
-  for (const q of queries) {
-    const t = performance.now();
-    bytes = await fetchAll(svc, q);
-    walls.push(performance.now() - t);
-  }
-  const cpuMs = ((cpuSeconds(svc.pid) - c) * 1000) / queries.length;
-  walls.sort((a, b) => a - b);
-  return { cpuMs, wallMs: walls[walls.length >> 1] as number, bytes };
 }
 
 const load = (): string =>
@@ -137,7 +109,10 @@ for (let round = 0; round < rounds; round++) {
     const svc = await startService(url, 1, { MDS_WORKERS: '1', ...env }, m.file);
     try {
       for (const [what, queries] of chosen) {
-        const r = await measure(svc, queries);
+        const r = await timed(
+          svc,
+          queries.map((q) => `/api/v1/stock/minute?${q}`),
+        );
         console.log(
           `${backend} ${m.label} round ${round + 1}: ${what}: ${r.cpuMs.toFixed(2)} ms service CPU/request, median ${r.wallMs.toFixed(1)} ms wall, ${r.bytes} bytes (${queries.length} requests; load ${load()})`,
         );

@@ -5,6 +5,7 @@ import { createStore } from '../src/storage/create-store.js';
 import type { BatchRecord } from '../src/model/batch.js';
 import type { Row } from '../src/model/values.js';
 import { code, codeRows, tradingDays } from './data.js';
+import { acceptedRecord } from '../test/helpers/batches.js';
 
 /**
  * What the quality summaries cost a batch (docs/performance.md, issue 17): batches applied
@@ -67,27 +68,16 @@ for (let round = 0; round < Number(roundsArg); round++) {
   const store = await createStore(`sqlite:${file}`, CATALOG);
   const rows = rowsOf(round);
   const id = `quality-batches-${kind}-${round}-${Date.now()}`;
-  const record = (o: { written: number; unchanged: number; processedAt: string }): BatchRecord => ({
-    batch_id: id,
-    dataset: etf.name,
-    source: 'bench',
-    operation: 'upsert',
-    snapshot_type: 'incremental',
-    business_date: String(rows[0]?.date),
-    source_system: 'bench',
-    source_run_id: 'quality-batches',
-    record_count: rows.length,
-    checksum: '-',
-    status: 'accepted',
-    accepted: o.written,
-    rejected: 0,
-    duplicate: o.unchanged,
-    pruned: 0,
-    errors: [],
-    created_at: o.processedAt,
-    processed_at: o.processedAt,
-    reverted_at: null,
-  });
+  const record = (o: { written: number; unchanged: number; processedAt: string }): BatchRecord =>
+    acceptedRecord(o, {
+      batch_id: id,
+      dataset: etf.name,
+      source: 'bench',
+      business_date: String(rows[0]?.date),
+      source_system: 'bench',
+      source_run_id: 'quality-batches',
+      record_count: rows.length,
+    });
   const t0 = performance.now();
   await store.batches.applyBatch(
     {

@@ -15,7 +15,7 @@ import {
   type Backend,
   type Json,
 } from '../helpers/harness.js';
-import { batch, etfBar, uniqueId } from '../helpers/batches.js';
+import { acceptedRecord, batch, etfBar, uniqueId } from '../helpers/batches.js';
 import {
   PAUSE_MARKER,
   request,
@@ -27,8 +27,7 @@ import {
 import { batchState, pushBatch } from '../helpers/server-calls.js';
 import type { SqliteStore } from '../../src/storage/sqlite/sqlite-store.js';
 import { CATALOG } from '../../src/catalog/catalog.js';
-import type { Store, WriteOutcome } from '../../src/storage/store.js';
-import type { BatchRecord } from '../../src/model/batch.js';
+import type { Store } from '../../src/storage/store.js';
 
 type Item = { op: string; batch_id: string; valid_from: string; valid_to: string | null; row: Json };
 
@@ -63,31 +62,6 @@ async function rowsOf(port: number, source: string): Promise<Json[]> {
 const bars = (n: number, source: string, close: number, day = '2024-05-06') =>
   Array.from({ length: n }, (_, i) => etfBar(`K${String(i).padStart(4, '0')}`, day, { source, close }));
 
-/** A status record for batches applied through the store directly (old clocks). */
-function recordOf(id: string, o: WriteOutcome, n: number): BatchRecord {
-  return {
-    batch_id: id,
-    dataset: 'etf_daily',
-    source: 'old',
-    operation: 'upsert',
-    snapshot_type: 'incremental',
-    business_date: '2020-01-02',
-    source_system: 'upstream',
-    source_run_id: 'r',
-    record_count: n,
-    checksum: id,
-    status: 'accepted',
-    accepted: o.written,
-    rejected: 0,
-    duplicate: o.unchanged,
-    pruned: o.pruned,
-    errors: [],
-    created_at: o.processedAt,
-    processed_at: o.processedAt,
-    reverted_at: null,
-  };
-}
-
 async function applyAt(store: Store, id: string, close: number, at: string): Promise<void> {
   const etf = CATALOG.byName.get('etf_daily');
   assert.ok(etf);
@@ -102,7 +76,14 @@ async function applyAt(store: Store, id: string, close: number, at: string): Pro
       now: at,
       clock: () => at,
     },
-    (o) => recordOf(id, o, rows.length),
+    (o) =>
+      acceptedRecord(o, {
+        batch_id: id,
+        source: 'old',
+        business_date: '2020-01-02',
+        record_count: rows.length,
+        checksum: id,
+      }),
   );
   assert.equal(r.kind, 'applied');
 }

@@ -1,6 +1,8 @@
 import { batchChecksum } from '../../src/ingest/checksum.js';
 import { CATALOG } from '../../src/catalog/catalog.js';
 import type { BatchMeta } from '../../src/contract/batch.js';
+import type { BatchRecord } from '../../src/model/batch.js';
+import type { WriteOutcome } from '../../src/storage/store.js';
 
 /** Builders of schema-3.0 batches for tests: correct by default, every part overridable. */
 
@@ -58,6 +60,38 @@ export function batchOfRecords(
     meta: { ...meta, ...opts.meta },
     records,
     checksum: { sha256: batchChecksum(records) },
+  };
+}
+
+/**
+ * The status record of a batch applied through the store directly (`store.batches.applyBatch`,
+ * no ingest service): accepted, its counts from the write's outcome, known at its processed
+ * instant; `over` gives what the caller's batch says otherwise (dataset, dates, errors, …).
+ */
+export function acceptedRecord(
+  o: Pick<WriteOutcome, 'written' | 'unchanged' | 'processedAt'> & Partial<Pick<WriteOutcome, 'pruned'>>,
+  over: Partial<BatchRecord> & Pick<BatchRecord, 'batch_id'>,
+): BatchRecord {
+  return {
+    dataset: 'etf_daily',
+    source: 'eastmoney',
+    operation: 'upsert',
+    snapshot_type: 'incremental',
+    business_date: '2024-01-02',
+    source_system: 'upstream',
+    source_run_id: 'run-1',
+    record_count: o.written + o.unchanged,
+    checksum: '-',
+    status: 'accepted',
+    accepted: o.written,
+    rejected: 0,
+    duplicate: o.unchanged,
+    pruned: o.pruned ?? 0,
+    errors: [],
+    created_at: o.processedAt,
+    processed_at: o.processedAt,
+    reverted_at: null,
+    ...over,
   };
 }
 

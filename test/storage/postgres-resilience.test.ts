@@ -8,7 +8,7 @@ import { CATALOG } from '../../src/catalog/catalog.js';
 import { PostgresStore } from '../../src/storage/postgres/postgres-store.js';
 import { StoreUnavailableError } from '../../src/storage/store.js';
 import type { QueryPlan } from '../../src/model/query-plan.js';
-import { batch, etfBar, uniqueId } from '../helpers/batches.js';
+import { acceptedRecord, batch, etfBar, uniqueId } from '../helpers/batches.js';
 import {
   INGEST_KEY,
   QUERY_KEY,
@@ -243,27 +243,7 @@ describe('PostgreSQL resilience', { skip: !pgUp && 'PostgreSQL unreachable' }, (
           prune: null,
           now: '2024-01-02T10:00:00.000Z',
         },
-        (o) => ({
-          batch_id: 'seed',
-          dataset: 'etf_daily',
-          source: 'eastmoney',
-          operation: 'upsert',
-          snapshot_type: 'incremental',
-          business_date: '2024-01-02',
-          source_system: 'upstream',
-          source_run_id: 'r',
-          record_count: 1,
-          checksum: 'x',
-          status: 'accepted',
-          accepted: o.written,
-          rejected: 0,
-          duplicate: o.unchanged,
-          pruned: o.pruned,
-          errors: [],
-          created_at: '2024-01-02T10:00:00.000Z',
-          processed_at: '2024-01-02T10:00:00.000Z',
-          reverted_at: null,
-        }),
+        (o) => acceptedRecord(o, { batch_id: 'seed' }),
       );
       await seeder.close();
       await healthy();

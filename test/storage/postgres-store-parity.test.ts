@@ -16,6 +16,7 @@ import type { ApiKeyRecord } from '../../src/model/keys.js';
 import type { BatchRecord } from '../../src/model/batch.js';
 import type { QueryPlan } from '../../src/model/query-plan.js';
 import type { Row } from '../../src/model/values.js';
+import { acceptedRecord } from '../helpers/batches.js';
 import { freshDatabaseUrl } from '../helpers/harness.js';
 import { POOLER_TUNING, postgresAvailable } from '../helpers/postgres.js';
 
@@ -56,27 +57,17 @@ function row(symbol: string, date: string, extra: Partial<Row> = {}): Row {
 }
 
 function record(id: string, o: { written: number; unchanged: number; pruned: number }): BatchRecord {
-  return {
-    batch_id: id,
-    dataset: 'etf_daily',
-    source: 'src',
-    operation: 'upsert',
-    snapshot_type: 'incremental',
-    business_date: '2024-06-03',
-    source_system: 'upstream',
-    source_run_id: 'run',
-    record_count: o.written + o.unchanged,
-    checksum: 'c'.repeat(64),
-    status: 'accepted',
-    accepted: o.written,
-    rejected: 0,
-    duplicate: o.unchanged,
-    pruned: o.pruned,
-    errors: [{ index: null, idempotency_key: null, field: null, reason: 'note ünïcode' }],
-    created_at: NOW,
-    processed_at: NOW,
-    reverted_at: null,
-  };
+  return acceptedRecord(
+    { ...o, processedAt: NOW },
+    {
+      batch_id: id,
+      source: 'src',
+      business_date: '2024-06-03',
+      source_run_id: 'run',
+      checksum: 'c'.repeat(64),
+      errors: [{ index: null, idempotency_key: null, field: null, reason: 'note ünïcode' }],
+    },
+  );
 }
 
 const write = (batchId: string, rows: Row[], prune: WriteBatch['prune'] = null): WriteBatch => ({
