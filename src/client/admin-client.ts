@@ -5,6 +5,8 @@
  *   const r = await admin.revertBatch('etf-2024-03-01'); // { restored, updated, deleted, reverted_at }
  */
 
+import { ServiceClient, type ServiceClientOptions, ServiceError } from './service-client.js';
+
 export interface RevertAnswer {
   batch_id: string;
   dataset: string;
@@ -18,32 +20,16 @@ export interface RevertAnswer {
 }
 
 /** A refused admin call: HTTP status and the body's code, message and extra fields (e.g. conflicts). */
-export class AdminError extends Error {
-  constructor(
-    readonly status: number,
-    readonly code: number,
-    message: string,
-    readonly body: Record<string, unknown>,
-  ) {
-    super(`${status} ${code}: ${message}`);
-    this.name = 'AdminError';
-  }
-}
+export class AdminError extends ServiceError<Record<string, unknown>> {}
 
-export interface AdminClientOptions {
-  baseUrl: string;
+export interface AdminClientOptions extends ServiceClientOptions {
   /** MDS_ADMIN_TOKEN. */
   token: string;
-  fetch?: typeof fetch;
 }
 
-export class AdminClient {
-  private readonly base: string;
-  private readonly fetchImpl: typeof fetch;
-
+export class AdminClient extends ServiceClient {
   constructor(private readonly opts: AdminClientOptions) {
-    this.base = opts.baseUrl.replace(/\/+$/, '');
-    this.fetchImpl = opts.fetch ?? fetch;
+    super(opts);
   }
 
   private async call<T>(method: 'GET' | 'POST', path: string): Promise<T> {

@@ -1,5 +1,6 @@
 import { ENDPOINT_PATHS, type Endpoints } from './types.generated.js';
 import type { AdjustMeta } from '../contract/envelope.js';
+import { ServiceClient, type ServiceClientOptions, ServiceError } from './service-client.js';
 
 export type { Endpoints } from './types.generated.js';
 export * from './types.generated.js';
@@ -63,25 +64,22 @@ export interface Page<R> {
 }
 
 /** A non-success answer of the service: HTTP status, the envelope's code and message. */
-export class QueryError extends Error {
+export class QueryError extends ServiceError {
   constructor(
-    readonly status: number,
-    readonly code: number,
+    status: number,
+    code: number,
     message: string,
-    readonly body: unknown,
+    body: unknown,
     /** Seconds to wait before retrying (403 rate limit, 503), when the service said. */
     readonly retryAfter: number | null,
   ) {
-    super(`${status} ${code}: ${message}`);
-    this.name = 'QueryError';
+    super(status, code, message, body);
   }
 }
 
-export interface QueryClientOptions {
-  baseUrl: string;
+export interface QueryClientOptions extends ServiceClientOptions {
   /** The Q-API-KEY. */
   key: string;
-  fetch?: typeof fetch;
 }
 
 /** The selected row type: all fields, or only those named in `fields`. */
@@ -89,13 +87,9 @@ type Selected<D extends DatasetName, F> = F extends readonly (infer K extends ke
   ? Pick<RowOf<D>, K>
   : RowOf<D>;
 
-export class QueryClient {
-  private readonly base: string;
-  private readonly fetchImpl: typeof fetch;
-
+export class QueryClient extends ServiceClient {
   constructor(private readonly opts: QueryClientOptions) {
-    this.base = opts.baseUrl.replace(/\/+$/, '');
-    this.fetchImpl = opts.fetch ?? fetch;
+    super(opts);
   }
 
   /** The URL of a query (also usable with curl or a browser). */
@@ -229,3 +223,4 @@ export class QueryClient {
   }
 }
 export { AdminClient, AdminError, type RevertAnswer } from './admin-client.js';
+export { ServiceError } from './service-client.js';

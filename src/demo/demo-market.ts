@@ -166,6 +166,15 @@ export const stamp = (date: string): string => `${date}T08:30:00Z`;
 
 export const bars = (m: Map<string, Bar[]>, k: string): Bar[] => m.get(k) ?? [];
 
+/** A row of one code's day: the code, the day, its own fields, the demo source, published that day. */
+export const dailyRow = (symbol: string, date: string, fields: RowData): RowData => ({
+  symbol,
+  date,
+  ...fields,
+  source: SOURCE,
+  updated_at: stamp(date),
+});
+
 /** The daily-bar fields the standardized datasets share. */
 export const ohlcv = (b: Bar) => ({
   open: b.open,

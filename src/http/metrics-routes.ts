@@ -78,26 +78,39 @@ function databaseMetrics(registry: Registry, stats: () => DatabaseStats): void {
       }
     },
   });
-  const lag = new Gauge({
-    name: 'mds_pg_replica_lag_seconds',
-    help: 'How far each read replica is behind the primary at most (its reads are stopped past MDS_REPLICA_MAX_LAG_MS)',
-    labelNames: ['replica'] as const,
-    registers: [registry],
-    aggregator: 'max',
-    collect() {
-      for (const r of stats().replicas) if (r.lagMs !== null) lag.set({ replica: r.name }, r.lagMs / 1000);
-    },
-  });
-  const up = new Gauge({
-    name: 'mds_pg_replica_serving',
-    help: 'Whether each read replica serves reads now (1) or not (0: down, not a standby, or too far behind)',
-    labelNames: ['replica'] as const,
-    registers: [registry],
-    aggregator: 'min',
-    collect() {
-      for (const r of stats().replicas) up.set({ replica: r.name }, r.usable ? 1 : 0);
-    },
-  });
+  // Per replica: the worst over a cluster's workers is what an operator acts on.
+  const replicaGauge = (
+    name: string,
+    help: string,
+    aggregator: 'max' | 'min',
+    value: (r: DatabaseStats['replicas'][number]) => number | null,
+  ): void => {
+    const gauge: Gauge<'replica'> = new Gauge({
+      name,
+      help,
+      labelNames: ['replica'] as const,
+      registers: [registry],
+      aggregator,
+      collect() {
+        for (const r of stats().replicas) {
+          const v = value(r);
+          if (v !== null) gauge.set({ replica: r.name }, v);
+        }
+      },
+    });
+  };
+  replicaGauge(
+    'mds_pg_replica_lag_seconds',
+    'How far each read replica is behind the primary at most (its reads are stopped past MDS_REPLICA_MAX_LAG_MS)',
+    'max',
+    (r) => (r.lagMs === null ? null : r.lagMs / 1000),
+  );
+  replicaGauge(
+    'mds_pg_replica_serving',
+    'Whether each read replica serves reads now (1) or not (0: down, not a standby, or too far behind)',
+    'min',
+    (r) => (r.usable ? 1 : 0),
+  );
 }
 
 let processRegistry: Registry | null = null;
@@ -158,44 +171,43 @@ export function registerMetricsRoutes(
     buckets: LATENCY_BUCKETS,
     registers: [registry],
   });
-  const batches = new Counter({
-    name: 'mds_ingest_batches_total',
-    help: 'Ingest batches processed, by dataset and status (accepted, partial, rejected)',
-    labelNames: ['dataset', 'status'] as const,
-    registers: [registry],
-  });
-  const records = new Counter({
-    name: 'mds_ingest_records_total',
-    help: 'Records of processed batches, by dataset and outcome (accepted, duplicate, rejected)',
-    labelNames: ['dataset', 'outcome'] as const,
-    registers: [registry],
-  });
-  const pruned = new Counter({
-    name: 'mds_ingest_pruned_rows_total',
-    help: 'Rows deleted by full snapshots, by dataset',
-    labelNames: ['dataset'] as const,
-    registers: [registry],
-  });
-  const reverts = new Counter({
-    name: 'mds_batch_reverts_total',
-    help: 'Batches reverted (POST /admin/api/batches/{id}/revert), by dataset',
-    labelNames: ['dataset'] as const,
-    registers: [registry],
-  });
-  const revertedRows = new Counter({
-    name: 'mds_revert_rows_total',
-    help: 'Rows put back by reverts, by dataset and outcome (restored, updated, deleted)',
-    labelNames: ['dataset', 'outcome'] as const,
-    registers: [registry],
-  });
-  const refusals = new Counter({
-    name: 'mds_rate_limit_refusals_total',
-    help:
-      'Requests refused by a key limit or a budget: code 4030 (rate), 4031 (daily quota), 4290 (failed-auth guard), ' +
+  // The plain counters: a name, its help and its labels, on this app's registry.
+  const counter = <L extends string>(name: string, help: string, ...labelNames: L[]): Counter<L> =>
+    new Counter({ name, help, labelNames, registers: [registry] });
+  const batches = counter(
+    'mds_ingest_batches_total',
+    'Ingest batches processed, by dataset and status (accepted, partial, rejected)',
+    'dataset',
+    'status',
+  );
+  const records = counter(
+    'mds_ingest_records_total',
+    'Records of processed batches, by dataset and outcome (accepted, duplicate, rejected)',
+    'dataset',
+    'outcome',
+  );
+  const pruned = counter(
+    'mds_ingest_pruned_rows_total',
+    'Rows deleted by full snapshots, by dataset',
+    'dataset',
+  );
+  const reverts = counter(
+    'mds_batch_reverts_total',
+    'Batches reverted (POST /admin/api/batches/{id}/revert), by dataset',
+    'dataset',
+  );
+  const revertedRows = counter(
+    'mds_revert_rows_total',
+    'Rows put back by reverts, by dataset and outcome (restored, updated, deleted)',
+    'dataset',
+    'outcome',
+  );
+  const refusals = counter(
+    'mds_rate_limit_refusals_total',
+    'Requests refused by a key limit or a budget: code 4030 (rate), 4031 (daily quota), 4290 (failed-auth guard), ' +
       '4291 / 5031 (exports per key / per process), 5032 (ingest memory)',
-    labelNames: ['code'] as const,
-    registers: [registry],
-  });
+    'code',
+  );
   const steps = new Histogram({
     name: 'mds_batch_step_seconds',
     help: 'Time a processed batch spent in each step of ingest (parse, checksum, registry, validation, claim, rows, revisions, prune, quality, periods, record, commit)',

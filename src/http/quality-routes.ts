@@ -5,10 +5,16 @@ import type { MinuteQualityService } from '../query/minute-quality.js';
 import { MINUTE_TOLERANCE } from '../query/minute-quality.js';
 import { success } from './envelope.js';
 
-/** A report page's paging meta: offset pages, no cursor. */
-function offsetMeta(page: { rows: readonly unknown[]; total: number; limit: number; offset: number }) {
-  const { total, limit, offset } = page;
-  return { total, limit, offset, has_more: offset + page.rows.length < total, next_cursor: null };
+/** A report page in the envelope: offset paging (no cursor), then the report's own meta. */
+function reportAnswer<R, M extends object>(
+  page: { rows: R[]; total: number; limit: number; offset: number },
+  meta: M,
+) {
+  const { rows, total, limit, offset } = page;
+  return success({
+    data: rows,
+    meta: { total, limit, offset, has_more: offset + rows.length < total, next_cursor: null, ...meta },
+  });
 }
 
 /**
@@ -19,15 +25,7 @@ export function registerQualityRoute(app: FastifyInstance, path: string, quality
   app.get(path, { schema: { response: { 200: QualityAnswerSchema } } }, async (req) => {
     const { dataset } = req.params as { dataset: string };
     const page = await quality.report(dataset, req.query as Record<string, unknown>);
-    return success({
-      data: page.rows,
-      meta: {
-        ...offsetMeta(page),
-        exchange: page.exchange,
-        calendar: page.calendar,
-        jump_pct: page.jumpPct,
-      },
-    });
+    return reportAnswer(page, { exchange: page.exchange, calendar: page.calendar, jump_pct: page.jumpPct });
   });
 }
 
@@ -47,14 +45,7 @@ export function registerMinuteQualityRoutes(
       { schema: { response: { 200: MinuteQualityAnswerSchema } } },
       async (req) => {
         const page = await minute.report(d, req.query as Record<string, unknown>);
-        return success({
-          data: page.rows,
-          meta: {
-            ...offsetMeta(page),
-            daily: page.daily,
-            tolerance: MINUTE_TOLERANCE,
-          },
-        });
+        return reportAnswer(page, { daily: page.daily, tolerance: MINUTE_TOLERANCE });
       },
     );
   }

@@ -95,3 +95,23 @@ export async function verifyToken(candidate) {
     token = previous;
   }
 }
+
+/**
+ * A view's reload: `load` fetches and keeps the view's data; what it throws stays in `failure`
+ * (the view shows it instead of the data) until a load succeeds; then `render`.
+ */
+export function reloader(load, render) {
+  const state = {
+    failure: null,
+    reload: async () => {
+      try {
+        await load();
+        state.failure = null;
+      } catch (err) {
+        state.failure = err;
+      }
+      render();
+    },
+  };
+  return state;
+}

@@ -1,6 +1,7 @@
 // Coverage: every dataset's rows, date span and last change, so stale data stands out.
 
 import { h, clear, table, emptyState, errorBox, loading, code, num, timeCell, badge } from './dom.js';
+import { reloader } from './api.js';
 
 const DAY = 86_400_000;
 /** Freshness of a dataset by the age of the last batch that changed it. */
@@ -15,7 +16,6 @@ export function freshness(c, now = Date.now()) {
 
 export function mountCoverage(root, { api, navigate }) {
   let coverage = null;
-  let failure = null;
   let text = '';
   const body = h('div', {}, loading());
   const tableSlot = h('div');
@@ -207,15 +207,9 @@ export function mountCoverage(root, { api, navigate }) {
     }
   }
 
-  const reload = async () => {
-    try {
-      coverage = await api('coverage');
-      failure = null;
-    } catch (err) {
-      failure = err;
-    }
-    render();
-  };
+  const loads = reloader(async () => {
+    coverage = await api('coverage');
+  }, render);
 
   const search = h('input', {
     type: 'search',
@@ -304,8 +298,8 @@ export function mountCoverage(root, { api, navigate }) {
 
   function render() {
     clear(body);
-    if (failure) {
-      body.append(h('section', { class: 'card' }, errorBox('Could not load coverage', failure)));
+    if (loads.failure) {
+      body.append(h('section', { class: 'card' }, errorBox('Could not load coverage', loads.failure)));
       return;
     }
     if (!coverage) return;
@@ -369,5 +363,5 @@ export function mountCoverage(root, { api, navigate }) {
   }
 
   root.append(body);
-  return { refresh: reload };
+  return { refresh: loads.reload };
 }

@@ -14,6 +14,7 @@ import {
   localTime,
   badge,
 } from './dom.js';
+import { reloader } from './api.js';
 
 const STATUSES = ['accepted', 'partial', 'rejected'];
 const LIMIT = 100;
@@ -145,7 +146,6 @@ export function mountIngest(root, { api, dialog, navigate, params }) {
   const filter = { dataset: params.get('dataset') ?? '', status: params.get('status') ?? '' };
   let open = params.get('batch') ?? null; // batch_id whose detail is expanded
   let batches = null;
-  let failure = null;
   const details = new Map(); // batch_id → { record, changes } (or Error)
   const body = h('div', {}, loading());
 
@@ -165,22 +165,16 @@ export function mountIngest(root, { api, dialog, navigate, params }) {
     }
   };
 
-  const reload = async () => {
-    try {
-      const [list, catalog] = await Promise.all([
-        api('batches', { query: { dataset: filter.dataset, status: filter.status, limit: LIMIT } }),
-        datasetNames ? null : api('datasets').catch(() => null),
-      ]);
-      batches = list;
-      if (catalog) datasetNames = catalog.map((d) => d.name);
-      failure = null;
-      details.clear();
-      if (open) await loadDetail(open);
-    } catch (err) {
-      failure = err;
-    }
-    render();
-  };
+  const loads = reloader(async () => {
+    const [list, catalog] = await Promise.all([
+      api('batches', { query: { dataset: filter.dataset, status: filter.status, limit: LIMIT } }),
+      datasetNames ? null : api('datasets').catch(() => null),
+    ]);
+    batches = list;
+    if (catalog) datasetNames = catalog.map((d) => d.name);
+    details.clear();
+    if (open) await loadDetail(open);
+  }, render);
 
   const toggle = async (id) => {
     open = open === id ? null : id;
@@ -203,7 +197,7 @@ export function mountIngest(root, { api, dialog, navigate, params }) {
       danger: true,
       onOk: async () => {
         await api(`batches/${encodeURIComponent(b.batch_id)}/revert`, { method: 'POST' });
-        await reload();
+        await loads.reload();
       },
     });
 
@@ -283,8 +277,8 @@ export function mountIngest(root, { api, dialog, navigate, params }) {
   function render() {
     clear(body);
     const head = h('div', { class: 'section-head' }, h('h2', { text: 'Recent batches' }), controls());
-    if (failure) {
-      body.append(h('section', { class: 'card' }, head, errorBox('Could not load batches', failure)));
+    if (loads.failure) {
+      body.append(h('section', { class: 'card' }, head, errorBox('Could not load batches', loads.failure)));
       return;
     }
     if (!batches) return;
@@ -334,5 +328,5 @@ export function mountIngest(root, { api, dialog, navigate, params }) {
   }
 
   root.append(body);
-  return { refresh: reload };
+  return { refresh: loads.reload };
 }

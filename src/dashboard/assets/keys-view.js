@@ -1,6 +1,7 @@
 // Keys: create (the secret shown once, with a copy button), list, change limits, revoke.
 
 import { h, clear, table, emptyState, errorBox, loading, code, num, timeCell, badge } from './dom.js';
+import { reloader } from './api.js';
 
 const limitText = (v, unit) => (v === null || v === undefined ? 'unlimited' : `${num(v)} ${unit}`);
 
@@ -162,24 +163,17 @@ function limitsForm(key) {
 
 export function mountKeys(root, { api, dialog }) {
   let keys = null;
-  let failure = null;
   const secretSlot = h('div');
   const listSlot = h('div', {}, loading());
 
-  const reload = async () => {
-    try {
-      keys = await api('keys');
-      failure = null;
-    } catch (err) {
-      failure = err;
-    }
-    render();
-  };
+  const loads = reloader(async () => {
+    keys = await api('keys');
+  }, render);
 
   const create = async (body) => {
     const key = await api('keys', { method: 'POST', body });
     clear(secretSlot).append(secretPanel(key, () => clear(secretSlot)));
-    await reload();
+    await loads.reload();
   };
 
   const edit = (key) =>
@@ -196,7 +190,7 @@ export function mountKeys(root, { api, dialog }) {
         const name = String(f.get('name') ?? '').trim();
         if (name && name !== key.name) body.name = name;
         await api(`keys/${encodeURIComponent(key.id)}`, { method: 'PATCH', body });
-        await reload();
+        await loads.reload();
       },
     });
 
@@ -212,7 +206,7 @@ export function mountKeys(root, { api, dialog }) {
       danger: true,
       onOk: async () => {
         await api(`keys/${encodeURIComponent(key.id)}/revoke`, { method: 'POST' });
-        await reload();
+        await loads.reload();
       },
     });
 
@@ -250,8 +244,8 @@ export function mountKeys(root, { api, dialog }) {
 
   function render() {
     clear(listSlot);
-    if (failure) {
-      listSlot.append(errorBox('Could not load keys', failure));
+    if (loads.failure) {
+      listSlot.append(errorBox('Could not load keys', loads.failure));
       return;
     }
     if (!keys) return;
@@ -297,5 +291,5 @@ export function mountKeys(root, { api, dialog }) {
   }
 
   root.append(createForm(create), secretSlot, h('section', { class: 'card' }, listSlot));
-  return { refresh: reload };
+  return { refresh: loads.reload };
 }

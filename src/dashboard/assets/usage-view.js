@@ -1,6 +1,7 @@
 // Usage: per key today / this minute / last hour against its limits, and requests per hour.
 
 import { h, clear, table, emptyState, errorBox, loading, num, timeCell, badge } from './dom.js';
+import { reloader } from './api.js';
 import { barChart } from './chart.js';
 
 const PERIODS = [
@@ -83,18 +84,11 @@ export function mountUsage(root, { api }) {
   let keyId = '';
   let keys = null;
   let usage = null;
-  let failure = null;
   const body = h('div', {}, loading());
 
-  const reload = async () => {
-    try {
-      [keys, usage] = await Promise.all([api('keys'), api('usage', { query: { hours } })]);
-      failure = null;
-    } catch (err) {
-      failure = err;
-    }
-    render();
-  };
+  const loads = reloader(async () => {
+    [keys, usage] = await Promise.all([api('keys'), api('usage', { query: { hours } })]);
+  }, render);
 
   const controls = () =>
     h(
@@ -110,7 +104,7 @@ export function mountUsage(root, { api }) {
             id: 'usage-period',
             onchange: (e) => {
               hours = Number(e.target.value);
-              void reload();
+              void loads.reload();
             },
           },
           PERIODS.map((p) => h('option', { value: p.hours, text: p.label, selected: p.hours === hours })),
@@ -139,8 +133,8 @@ export function mountUsage(root, { api }) {
 
   function render() {
     clear(body);
-    if (failure) {
-      body.append(errorBox('Could not load usage', failure));
+    if (loads.failure) {
+      body.append(errorBox('Could not load usage', loads.failure));
       return;
     }
     if (!keys || !usage) return;
@@ -229,5 +223,5 @@ export function mountUsage(root, { api }) {
   }
 
   root.append(body);
-  return { refresh: reload };
+  return { refresh: loads.reload };
 }

@@ -1,5 +1,5 @@
 import type { DatasetName } from '../../client/query-client.js';
-import { type Generator, SOURCE, bars, stamp } from '../demo-market.js';
+import { type Generator, bars, dailyRow } from '../demo-market.js';
 import { type Bar, ema, ma, maxDrawdown, mean, retN, returns, rsi, stdev, vol } from '../market.js';
 import { round } from '../random.js';
 import { ETFS, INDEXES } from '../universe.js';
@@ -17,27 +17,25 @@ export const featureGenerators = {
       const signal: number[] = [];
       macd.forEach((x, i) => signal.push(i === 0 ? x : x * (2 / 10) + (signal[i - 1] as number) * (8 / 10)));
       const rng = m.rng(`feat:${e.code}`);
-      return b.map((bar, i) => ({
-        symbol: e.code,
-        date: bar.date,
-        ret_1d: retN(b, i, 1),
-        ret_5d: retN(b, i, 5),
-        ret_20d: retN(b, i, 20),
-        ret_60d: retN(b, i, 60),
-        ma_5: ma(b, i, 5),
-        ma_10: ma(b, i, 10),
-        ma_20: ma(b, i, 20),
-        ma_60: ma(b, i, 60),
-        rsi_14: rsi(rets, i, 14),
-        macd: round(macd[i] as number, 5),
-        macd_signal: round(signal[i] as number, 5),
-        macd_hist: round((macd[i] as number) - (signal[i] as number), 5),
-        vol_20d: vol(rets, i, 20),
-        amount_ma_20: i >= 19 ? round(mean(b.slice(i - 19, i + 1).map((x) => x.amount)), 2) : null,
-        premium_pct: round(rng.normal() * (e.overseas ? 1.2 : 0.08), 3),
-        source: SOURCE,
-        updated_at: stamp(bar.date),
-      }));
+      return b.map((bar, i) =>
+        dailyRow(e.code, bar.date, {
+          ret_1d: retN(b, i, 1),
+          ret_5d: retN(b, i, 5),
+          ret_20d: retN(b, i, 20),
+          ret_60d: retN(b, i, 60),
+          ma_5: ma(b, i, 5),
+          ma_10: ma(b, i, 10),
+          ma_20: ma(b, i, 20),
+          ma_60: ma(b, i, 60),
+          rsi_14: rsi(rets, i, 14),
+          macd: round(macd[i] as number, 5),
+          macd_signal: round(signal[i] as number, 5),
+          macd_hist: round((macd[i] as number) - (signal[i] as number), 5),
+          vol_20d: vol(rets, i, 20),
+          amount_ma_20: i >= 19 ? round(mean(b.slice(i - 19, i + 1).map((x) => x.amount)), 2) : null,
+          premium_pct: round(rng.normal() * (e.overseas ? 1.2 : 0.08), 3),
+        }),
+      );
     }),
 
   etf_risk_features: (m) => {
@@ -63,9 +61,7 @@ export const featureGenerators = {
             const cut = Math.max(1, Math.floor(w * 0.05));
             const dd = maxDrawdown(b, i, w);
             const annual = mu * 252;
-            return {
-              symbol: e.code,
-              date: (b[i] as Bar).date,
+            return dailyRow(e.code, (b[i] as Bar).date, {
               window: w,
               volatility: round(sd * Math.sqrt(252) * 100, 4),
               downside_vol: round(down * Math.sqrt(252) * 100, 4),
@@ -81,9 +77,7 @@ export const featureGenerators = {
                 4,
               ),
               benchmark_code: '000300',
-              source: SOURCE,
-              updated_at: stamp((b[i] as Bar).date),
-            };
+            });
           }),
       );
     });
@@ -100,9 +94,7 @@ export const featureGenerators = {
         const p = round(1.5 + rng.normal() * 1.2, 3);
         prem.push(p);
         const window = prem.slice(-252);
-        return {
-          symbol: e.code,
-          date: b.date,
+        return dailyRow(e.code, b.date, {
           region: o.region,
           overseas_ticker: o.ticker,
           underlying_index_code: e.index,
@@ -114,9 +106,7 @@ export const featureGenerators = {
           estimated_nav: round(b.close / (1 + p / 100), 4),
           premium_pct: p,
           premium_pctile_252d: round((window.filter((x) => x <= p).length / window.length) * 100, 2),
-          source: SOURCE,
-          updated_at: stamp(b.date),
-        };
+        });
       });
     });
   },
@@ -127,9 +117,7 @@ export const featureGenerators = {
       const rets = returns(b);
       return b.map((bar, i) => {
         const pe = round((ix.pe * bar.close) / ix.level, 2);
-        return {
-          symbol: ix.code,
-          date: bar.date,
+        return dailyRow(ix.code, bar.date, {
           ret_1d: retN(b, i, 1),
           ret_5d: retN(b, i, 5),
           ret_20d: retN(b, i, 20),
@@ -143,9 +131,7 @@ export const featureGenerators = {
           dividend_yield: round(100 / pe / 3, 3),
           pe_pctile_5y: round(Math.min(99, Math.max(1, 50 + (bar.close / ix.level - 1) * 300)), 2),
           pb_pctile_5y: round(Math.min(99, Math.max(1, 45 + (bar.close / ix.level - 1) * 280)), 2),
-          source: SOURCE,
-          updated_at: stamp(bar.date),
-        };
+        });
       });
     }),
 } satisfies Partial<Record<DatasetName, Generator>>;

@@ -1,6 +1,6 @@
 import type { RowData } from '../../client/batch-builder.js';
 import type { DatasetName } from '../../client/query-client.js';
-import { type Generator, SOURCE, bars, stamp } from '../demo-market.js';
+import { type Generator, bars, dailyRow } from '../demo-market.js';
 import type { Bar } from '../market.js';
 import { type Random, round } from '../random.js';
 import { ETFS, INDEXES, STOCKS } from '../universe.js';
@@ -63,9 +63,7 @@ function minuteDay(rng: Random, code: string, day: Bar, digits: number): RowData
     prev = close;
     const hiBar = i === hi ? day.high : Math.max(open, close);
     const loBar = i === lo ? day.low : Math.min(open, close);
-    return {
-      symbol: code,
-      date: day.date,
+    return dailyRow(code, day.date, {
       time: `${day.date}T${hhmm(m)}:00+08:00`,
       open,
       high: round(Math.max(hiBar, open, close), digits),
@@ -73,9 +71,7 @@ function minuteDay(rng: Random, code: string, day: Bar, digits: number): RowData
       close: i === n - 1 ? day.close : close,
       volume: volumes[i] as number,
       amount: amounts[i] as number,
-      source: SOURCE,
-      updated_at: stamp(day.date),
-    };
+    });
   });
 }
 

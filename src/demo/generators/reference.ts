@@ -1,5 +1,5 @@
 import type { DatasetName } from '../../client/query-client.js';
-import { type DemoMarket, type Generator, SOURCE, stamp } from '../demo-market.js';
+import { type DemoMarket, type Generator, SOURCE, stamp, dailyRow } from '../demo-market.js';
 import { addDays, isDemoTradingDay } from '../random.js';
 import { ETFS, STOCKS } from '../universe.js';
 
@@ -11,13 +11,7 @@ const codes = (): string[] => [...ETFS.map((e) => e.code), ...STOCKS.map((s) => 
 export const referenceGenerators = {
   adj_factor: (m) =>
     codes().flatMap((code) =>
-      (m.factors.get(code) ?? []).map((f) => ({
-        symbol: code,
-        date: f.date,
-        adj_factor: f.factor,
-        source: SOURCE,
-        updated_at: stamp(f.date),
-      })),
+      (m.factors.get(code) ?? []).map((f) => dailyRow(code, f.date, { adj_factor: f.factor })),
     ),
 
   corporate_actions: (m) =>

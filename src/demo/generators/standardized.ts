@@ -1,5 +1,5 @@
 import type { DatasetName } from '../../client/query-client.js';
-import { type Generator, SOURCE, bars, navOf, ohlcv, stamp } from '../demo-market.js';
+import { type Generator, SOURCE, bars, navOf, ohlcv, stamp, dailyRow } from '../demo-market.js';
 import { round } from '../random.js';
 import { ETFS, FX_PAIRS, INDEXES, STOCKS } from '../universe.js';
 
@@ -8,43 +8,37 @@ import { ETFS, FX_PAIRS, INDEXES, STOCKS } from '../universe.js';
 export const standardizedGenerators = {
   etf_daily: (m) =>
     ETFS.flatMap((e) =>
-      bars(m.etfBars, e.code).map((b) => ({
-        symbol: e.code,
-        date: b.date,
-        ...ohlcv(b),
-        amount: b.amount,
-        turnover_rate: round((b.volume / 2e9) * 100, 4),
-        source: SOURCE,
-        updated_at: stamp(b.date),
-      })),
+      bars(m.etfBars, e.code).map((b) =>
+        dailyRow(e.code, b.date, {
+          ...ohlcv(b),
+          amount: b.amount,
+          turnover_rate: round((b.volume / 2e9) * 100, 4),
+        }),
+      ),
     ),
 
   index_daily: (m) =>
     INDEXES.flatMap((i) =>
-      bars(m.indexBars, i.code).map((b) => ({
-        symbol: i.code,
-        date: b.date,
-        ...ohlcv(b),
-        amount: round(b.volume * b.close * 0.01, 2),
-        source: SOURCE,
-        updated_at: stamp(b.date),
-      })),
+      bars(m.indexBars, i.code).map((b) =>
+        dailyRow(i.code, b.date, {
+          ...ohlcv(b),
+          amount: round(b.volume * b.close * 0.01, 2),
+        }),
+      ),
     ),
 
   fx: (m) =>
     FX_PAIRS.flatMap((f) =>
-      bars(m.fxBars, f.pair).map((b) => ({
-        symbol: f.pair,
-        date: b.date,
-        open: b.open,
-        high: b.high,
-        low: b.low,
-        close: b.close,
-        bid: round(b.close * 0.9998, 4),
-        ask: round(b.close * 1.0002, 4),
-        source: SOURCE,
-        updated_at: stamp(b.date),
-      })),
+      bars(m.fxBars, f.pair).map((b) =>
+        dailyRow(f.pair, b.date, {
+          open: b.open,
+          high: b.high,
+          low: b.low,
+          close: b.close,
+          bid: round(b.close * 0.9998, 4),
+          ask: round(b.close * 1.0002, 4),
+        }),
+      ),
     ),
 
   qdii_nav: (m) => {
@@ -52,9 +46,7 @@ export const standardizedGenerators = {
     return ETFS.filter((e) => e.overseas).flatMap((e) =>
       bars(m.etfBars, e.code).map((b) => {
         const { nav, premium } = navOf(rng, b.close, true);
-        return {
-          symbol: e.code,
-          date: b.date,
+        return dailyRow(e.code, b.date, {
           nav,
           acc_nav: round(nav + 0.12, 4),
           estimated_nav: round(nav * (1 + rng.normal() * 0.002), 4),
@@ -62,9 +54,7 @@ export const standardizedGenerators = {
           currency: 'CNY',
           purchase_status: premium > 3 ? '限制大额申购' : '开放申购',
           redemption_status: '开放赎回',
-          source: SOURCE,
-          updated_at: stamp(b.date),
-        };
+        });
       }),
     );
   },
@@ -91,9 +81,7 @@ export const standardizedGenerators = {
     STOCKS.flatMap((s) =>
       bars(m.stockBars, s.code).map((b) => {
         const mv = b.close * s.shares;
-        return {
-          symbol: s.code,
-          date: b.date,
+        return dailyRow(s.code, b.date, {
           ...ohlcv(b),
           amount: b.amount,
           turnover_rate: round((b.volume / s.shares) * 100, 4),
@@ -102,9 +90,7 @@ export const standardizedGenerators = {
           total_mv: round(mv, 0),
           circ_mv: round(mv * 0.92, 0),
           is_suspended: 0,
-          source: SOURCE,
-          updated_at: stamp(b.date),
-        };
+        });
       }),
     ),
 } satisfies Partial<Record<DatasetName, Generator>>;
