@@ -15,7 +15,8 @@ export const INGEST_SHAPES: readonly IngestShape[] = ['daily', 'backfill'];
 
 /**
  * SQLite ingest, per shape (bench/data.ts SHAPES: daily and backfill): 10,000-record batches
- * pushed end to end over HTTP to the service at its default start-up, against the raw
+ * pushed end to end over HTTP to the service at its default start-up as `mds push` sends them
+ * (two in flight), then one at a time on a fresh file, against the raw
  * better-sqlite3 upsert of the same rows into the minimal table in this process; where a
  * batch's time went (the service's mds_batch_step_seconds); the database's bytes per row
  * against the minimal table's. Then one large batch (peak RSS).
@@ -52,6 +53,14 @@ async function sqliteShape(rows: Row[], shape: IngestShape): Promise<void> {
       rows.push(row, ...stepRows(phase, before, await stepProfile(svc.url), records));
     } finally {
       await svc.stop();
+    }
+    // The same rows one batch at a time on a fresh file: the figure of the rounds before
+    // the bench pushed as mds push does.
+    const one = await startService(path.join(dir, 'service-one.db'), undefined);
+    try {
+      rows.push(await serviceIngestRow(phase, one, INGEST_KEY, batches, ceiling, SQLITE_GOAL, 1));
+    } finally {
+      await one.stop();
     }
     storageRow(rows, shape, path.join(dir, 'service.db'), path.join(dir, 'raw.db'), records);
   } finally {

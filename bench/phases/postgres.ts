@@ -84,6 +84,19 @@ export async function postgresIngest(rows: Row[], adminUrl: string): Promise<voi
       rate: ceiling,
       unit: 'rec/s',
     });
+    // One batch at a time on a database of its own: the figure of the rounds before the bench
+    // pushed as mds push does (two in flight, below).
+    const oneDb = await createTestDatabase(adminUrl, 'mds_bench');
+    try {
+      const one = await startService(oneDb.url, undefined);
+      try {
+        rows.push(await serviceIngestRow(phase, one, INGEST_KEY, batches, ceiling, PG_GOAL, 1));
+      } finally {
+        await one.stop();
+      }
+    } finally {
+      await oneDb.drop();
+    }
     const db = await createTestDatabase(adminUrl, 'mds_bench');
     try {
       const svc = await startService(db.url, undefined);
