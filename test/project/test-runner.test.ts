@@ -1,0 +1,66 @@
+// The runner (scripts/run-test-files.ts) on files of its own: its exit code, and the list of
+// failed tests it ends with. CI shows the tail of a run; a failure reported only far above it was
+// not found once (a failed run whose shown part named no failing test).
+import { it } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+
+const ROOT = path.resolve(import.meta.dirname, '..', '..');
+
+function runFiles(sources: Record<string, string>): { status: number | null; out: string } {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'mds-runner-'));
+  try {
+    const files = Object.entries(sources).map(([name, text]) => {
+      const file = path.join(dir, name);
+      fs.writeFileSync(file, text);
+      return file;
+    });
+    const r = spawnSync(process.execPath, ['--import', 'tsx', 'scripts/run-test-files.ts', ...files], {
+      cwd: ROOT,
+      encoding: 'utf8',
+      // Without the variable node:test sets in a test's process: run() would see itself called
+      // from inside a test file and run nothing.
+      env: { ...withoutTestContext(process.env), MDS_TEST_CONCURRENCY: '2' },
+    });
+    return { status: r.status, out: r.stdout + r.stderr };
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+function withoutTestContext(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+  const { NODE_TEST_CONTEXT: _context, ...rest } = env;
+  return rest;
+}
+
+const PASSING = `import { it } from 'node:test';\nit('holds', () => {});\n`;
+const FAILING = [
+  `import { describe, it } from 'node:test';`,
+  `import assert from 'node:assert/strict';`,
+  `describe('a suite', () => {`,
+  `  it('a test that fails', () => { assert.equal(1, 2, 'one is not two'); });`,
+  `  it('a test that passes', () => {});`,
+  `});`,
+  '',
+].join('\n');
+
+it('ends a run with a failure listing each failed test with its error, and exits 1', () => {
+  const { status, out } = runFiles({ 'pass.test.mjs': PASSING, 'fail.test.mjs': FAILING });
+  assert.equal(status, 1, out);
+  const tail = out.slice(out.lastIndexOf('# run:'));
+  assert.match(
+    tail,
+    /# failed:\n# {3}\S*fail\.test\.mjs: a test that fails\n# {7}AssertionError.*one is not two/,
+  );
+  // The suite failed only through its test: not listed again; the passing ones never.
+  assert.doesNotMatch(tail, /: a suite\n|a test that passes|: holds/);
+});
+
+it('exits 0 and lists no failure when every test passes', () => {
+  const { status, out } = runFiles({ 'pass.test.mjs': PASSING });
+  assert.equal(status, 0, out);
+  assert.doesNotMatch(out, /# failed:/);
+});
