@@ -3,7 +3,6 @@ import cluster, { type Worker } from 'node:cluster';
 import os from 'node:os';
 import { loadConfig } from './config.js';
 import { EXIT_CONFIG } from './exit-codes.js';
-import { serveWorkers } from './cluster/worker-hub.js';
 import { JOIN_WHEN_READY } from './cluster/primary-link.js';
 
 /**
@@ -12,7 +11,9 @@ import { JOIN_WHEN_READY } from './cluster/primary-link.js';
  * SIGTERM/SIGINT on. Workers are stateless; what they share without Redis (rate-limit counters,
  * batch events, metrics) goes through this process (cluster/worker-hub.ts).
  */
-function primary(workers: number, redisUrl: string | undefined): void {
+async function primary(workers: number, redisUrl: string | undefined): Promise<void> {
+  // Imported here, not above: a single process or a worker never loads the hub (nor ioredis).
+  const { serveWorkers } = await import('./cluster/worker-hub.js');
   // Workers accept connections themselves on the shared socket, not through this process
   // (Node's round-robin default on Linux): a stopped or busy primary then delays no new
   // connection. The kernel spreads them less evenly; NODE_CLUSTER_SCHED_POLICY=rr restores
@@ -72,7 +73,10 @@ const config = cluster.isPrimary ? loadConfig() : null;
 const requested = config ? config.MDS_WORKERS : 1;
 const workers = requested === 0 ? os.availableParallelism() : requested;
 if (config && workers > 1) {
-  primary(workers, config.REDIS_URL || undefined);
+  primary(workers, config.REDIS_URL || undefined).catch((err: unknown) => {
+    console.error(err);
+    process.exit(1);
+  });
 } else {
   // Imported here, not above: a cluster primary never loads the service (about 50 MB less).
   import('./serve.js')

@@ -3,8 +3,7 @@ import type { Logger } from 'pino';
 import type { Field } from '../catalog/catalog.js';
 import { startThread } from '../worker-threads.js';
 import { EXPORT_FORMATS, exportStream, type ExportFormat, type ExportSource } from './export-formats.js';
-import { BATCH_ROWS } from './arrow-stream.js';
-import type { ColumnChunk } from './column-batch.js';
+import { BATCH_ROWS, type ColumnChunk } from './column-batch.js';
 import { movable, type ValueColumns } from '../model/value-columns.js';
 
 /**

@@ -2,9 +2,7 @@ import { stringify } from 'csv-stringify/sync';
 import type { Field } from '../catalog/catalog.js';
 import type { Value } from '../model/values.js';
 import { fromColumns } from '../model/value-columns.js';
-import { arrowBatchStream, BATCH_ROWS } from './arrow-stream.js';
-import { parquetBatchStream } from './parquet-stream.js';
-import { columnBatches, rebatch, valueRows, type ColumnChunk } from './column-batch.js';
+import { BATCH_ROWS, columnBatches, rebatch, valueRows, type ColumnChunk } from './column-batch.js';
 
 /** What the code around an export needs to know of its format, so it never tests the name. */
 export interface ExportTraits {
@@ -133,10 +131,22 @@ export function exportStream(
     case 'ndjson':
       return ndjsonStream(source.objects());
     case 'arrow':
-      return arrowBatchStream(fields, columnSource(fields, source));
+      return imported(async () =>
+        (await import('./arrow-stream.js')).arrowBatchStream(fields, columnSource(fields, source)),
+      );
     case 'parquet':
-      return parquetBatchStream(fields, columnSource(fields, source));
+      return imported(async () =>
+        (await import('./parquet-stream.js')).parquetBatchStream(fields, columnSource(fields, source)),
+      );
   }
+}
+
+/**
+ * A columnar encoder's stream, its module imported at the first such export rather than at
+ * start: apache-arrow alone costs a process about 0.13 s of CPU (docs/testing.md).
+ */
+async function* imported<T>(open: () => Promise<AsyncIterable<T>>): AsyncGenerator<T> {
+  yield* await open();
 }
 
 /** The columnar formats' batches of BATCH_ROWS rows, from the source's columns when it has them. */

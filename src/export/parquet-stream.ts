@@ -3,8 +3,8 @@ import type * as ParquetWasm from 'parquet-wasm';
 import type { Field } from '../catalog/catalog.js';
 import type { RowChunk } from '../model/value-columns.js';
 import { VERSION } from '../version.js';
-import { arrowSchema, BATCH_ROWS, recordBatch } from './arrow-stream.js';
-import { ColumnBatch, columnBatches, type ColumnChunk } from './column-batch.js';
+import { arrowSchema, recordBatch } from './arrow-stream.js';
+import { BATCH_ROWS, ColumnBatch, columnBatches, type ColumnChunk } from './column-batch.js';
 
 /**
  * `format=parquet` (`application/vnd.apache.parquet`), written by `parquet-wasm` (the Rust

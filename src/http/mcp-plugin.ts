@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { Counter, type Registry } from 'prom-client';
 import type { Services } from '../services.js';
-import { McpEndpoint } from '../mcp/mcp-server.js';
+import type { McpEndpoint } from '../mcp/mcp-server.js';
 import { TOOL_NAMES } from '../mcp/tool-schemas.js';
 import { KEY_HEADERS, applyLimit, authHook } from './auth-hook.js';
 import { queryContextHook } from './query-plugin.js';
@@ -42,7 +42,7 @@ function transportHeaders(req: FastifyRequest): Headers {
 
 interface McpContext {
   limiter: Services['limiter'];
-  endpoint: McpEndpoint;
+  endpoint: Pick<McpEndpoint, 'handle'>;
 }
 
 const rpc = (description: string): ApiResponse => ({ description, content: json(McpAnswerSchema) });
@@ -129,10 +129,21 @@ export async function mcpPlugin(
     registers: [registry],
   });
   for (const tool of TOOL_NAMES) calls.inc({ tool, outcome: 'ok' }, 0);
-  const endpoint = new McpEndpoint(services, {
-    onCall: (tool, outcome) => calls.inc({ tool, outcome }),
-    onError: (err, tool) => services.log.error({ err, tool }, 'MCP tool failed'),
-  });
+  // Built at the first POST: the MCP SDK and the tools' validators cost a start about 0.15 s of
+  // CPU (docs/testing.md), and most processes never answer /mcp.
+  let built: Promise<McpEndpoint> | null = null;
+  const endpoint: McpContext['endpoint'] = {
+    async handle(headers, body) {
+      built ??= import('../mcp/mcp-server.js').then(
+        ({ McpEndpoint }) =>
+          new McpEndpoint(services, {
+            onCall: (tool, outcome) => calls.inc({ tool, outcome }),
+            onError: (err, tool) => services.log.error({ err, tool }, 'MCP tool failed'),
+          }),
+      );
+      return (await built).handle(headers, body);
+    },
+  };
 
   // As the query API's: a read session (read replicas, MDS-Read-After), the key, then each
   // request's statements in its key's query context (fair readers, stopped when the client goes).
