@@ -1,5 +1,11 @@
 import { UNIT_BY_NAME } from './units.js';
-import { etfMinute, indexMinute, stockMinute } from './datasets/minute.js';
+import { STANDARDIZED_DATASETS } from './datasets/standardized.js';
+import { FEATURE_DATASETS } from './datasets/features.js';
+import { ETF_DATASETS } from './datasets/etf.js';
+import { STOCK_INDEX_MACRO_DATASETS } from './datasets/stock-index-macro.js';
+import { US_DATASETS } from './datasets/us.js';
+import { REFERENCE_DATASETS } from './datasets/reference.js';
+import { MINUTE_DATASETS } from './datasets/minute.js';
 import type {
   Aggregation,
   BlocksDeclaration,
@@ -9,77 +15,16 @@ import type {
   FieldSpec,
   FieldType,
 } from './types.js';
-import { etfDaily, fx, indexDaily, industrySw, qdiiNav, stockDaily } from './datasets/standardized.js';
-import {
-  etfCrossBorderFeatures,
-  etfDailyFeatures,
-  etfRiskFeatures,
-  indexDailyFeatures,
-} from './datasets/features.js';
-import {
-  etfBasic,
-  etfCrossBorder,
-  etfDividend,
-  etfFlow,
-  etfHolders,
-  etfHoldings,
-  etfNav,
-  etfPcf,
-  etfPrice,
-  etfSize,
-} from './datasets/etf.js';
-import {
-  hsgtFlow,
-  indexConstituents,
-  indexMeta,
-  macroIndicator,
-  marginTrading,
-  stockFinancials,
-  stockSpot,
-} from './datasets/stock-index-macro.js';
-import { us13fHoldings, usCompanies, usFilings, usFinancialFacts, usInsiderTrades } from './datasets/us.js';
-import { adjFactor, corporateActions, tradeCalendar } from './datasets/reference.js';
 
 /** Every declaration, in the order the docs list them. */
 export const DECLARATIONS: readonly DatasetDeclaration[] = [
-  etfDaily,
-  indexDaily,
-  fx,
-  qdiiNav,
-  industrySw,
-  stockDaily,
-  etfDailyFeatures,
-  etfRiskFeatures,
-  etfCrossBorderFeatures,
-  indexDailyFeatures,
-  etfBasic,
-  etfNav,
-  etfPrice,
-  etfSize,
-  etfFlow,
-  etfHoldings,
-  etfPcf,
-  etfHolders,
-  etfDividend,
-  etfCrossBorder,
-  stockSpot,
-  stockFinancials,
-  indexConstituents,
-  indexMeta,
-  macroIndicator,
-  marginTrading,
-  hsgtFlow,
-  usCompanies,
-  usFilings,
-  usFinancialFacts,
-  usInsiderTrades,
-  us13fHoldings,
-  adjFactor,
-  corporateActions,
-  tradeCalendar,
-  stockMinute,
-  etfMinute,
-  indexMinute,
+  ...STANDARDIZED_DATASETS,
+  ...FEATURE_DATASETS,
+  ...ETF_DATASETS,
+  ...STOCK_INDEX_MACRO_DATASETS,
+  ...US_DATASETS,
+  ...REFERENCE_DATASETS,
+  ...MINUTE_DATASETS,
 ];
 
 /** Query parameters every endpoint owns; no filter may take these names. */

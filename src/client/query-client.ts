@@ -1,5 +1,6 @@
 import { ENDPOINT_PATHS, type Endpoints } from './types.generated.js';
 import type { AdjustMeta } from '../contract/envelope.js';
+import type { EXPORT_FORMATS } from '../export/export-formats.js';
 import { ServiceClient, type ServiceClientOptions, ServiceError } from './service-client.js';
 
 export type { Endpoints } from './types.generated.js';
@@ -16,6 +17,12 @@ export * from './types.generated.js';
  */
 
 export type DatasetName = keyof Endpoints;
+
+type Formats = typeof EXPORT_FORMATS;
+/** The export formats answered as text, a row a line (their container is `lines`): CSV, NDJSON. */
+export type TextFormat = {
+  [F in keyof Formats]: Formats[F]['container'] extends 'lines' ? F : never;
+}[keyof Formats];
 export type RowOf<D extends DatasetName> = Endpoints[D]['row'];
 export type ParamsOf<D extends DatasetName> = Endpoints[D]['params'];
 
@@ -93,7 +100,7 @@ export class QueryClient extends ServiceClient {
   }
 
   /** The URL of a query (also usable with curl or a browser). */
-  url<D extends DatasetName>(dataset: D, params: ParamsOf<D> = {}, format?: 'csv' | 'ndjson'): string {
+  url<D extends DatasetName>(dataset: D, params: ParamsOf<D> = {}, format?: TextFormat): string {
     const path = ENDPOINT_PATHS[dataset];
     if (!path) throw new Error(`unknown dataset ${String(dataset)}`);
     return this.withParams(path, params as Record<string, unknown>, format);
@@ -108,7 +115,7 @@ export class QueryClient extends ServiceClient {
     return this.withParams(`/api/v1/revisions/${dataset}`, params as Record<string, unknown>);
   }
 
-  private withParams(path: string, params: Record<string, unknown>, format?: 'csv' | 'ndjson'): string {
+  private withParams(path: string, params: Record<string, unknown>, format?: TextFormat): string {
     const qs = new URLSearchParams();
     for (const [k, v] of Object.entries(params)) {
       if (v === undefined || v === null) continue;
@@ -212,10 +219,10 @@ export class QueryClient extends ServiceClient {
     } while (cursor !== null);
   }
 
-  /** The whole result of a filter as CSV (header row) or NDJSON text, streamed by the service. */
+  /** The whole result of a filter as text (CSV with its header row, NDJSON), streamed by the service. */
   async exportText<D extends DatasetName>(
     dataset: D,
-    format: 'csv' | 'ndjson',
+    format: TextFormat,
     params?: Omit<ParamsOf<D>, 'limit' | 'offset' | 'cursor'>,
   ): Promise<string> {
     const res = await this.request(this.url(dataset, params as ParamsOf<D>, format));

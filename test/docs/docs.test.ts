@@ -1,7 +1,7 @@
 // Generated and hand-written docs stay true to the code: the endpoint list and the error table.
 import { it } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { CATALOG } from '../../src/catalog/catalog.js';
 import { endpointDocs } from '../../src/catalog/endpoint-docs.js';
 import { EXPORT_FORMAT_NAMES } from '../../src/export/export-formats.js';
@@ -16,6 +16,25 @@ it('docs/endpoints.md is the catalog (run `npm run docs:endpoints` after changin
     read('docs/endpoints.md'),
     endpointDocs(CATALOG, EXPORT_FORMAT_NAMES, parameterRows(CATALOG.datasets)),
   );
+});
+
+// The measurement logs keep the counts of their day.
+const MEASURED = new Set(['docs/performance.md', 'docs/testing.md', 'docs/minute-bars.md']);
+
+it("every count of datasets the docs state is the catalog's (a new dataset fails here, naming the line)", () => {
+  const docs = ['README.md', ...readdirSync(new URL('../../docs/', import.meta.url)).map((f) => `docs/${f}`)];
+  const wrong = docs
+    .filter((p) => p.endsWith('.md') && !MEASURED.has(p))
+    .flatMap((p) =>
+      read(p)
+        .split('\n')
+        .flatMap((line, i) =>
+          [...line.matchAll(/\b(\d+) datasets\b/g)]
+            .filter((m) => Number(m[1]) !== CATALOG.datasets.length)
+            .map((m) => `${p}:${i + 1}: ${m[0]}`),
+        ),
+    );
+  assert.deepEqual(wrong, [], `the catalog has ${CATALOG.datasets.length} datasets`);
 });
 
 it('docs/errors.md lists exactly the codes of src/errors.ts', () => {

@@ -2,7 +2,7 @@ import type { DatasetDeclaration } from '../types.js';
 
 // ETF query-interface datasets: ingest and rows use the endpoint's own field names.
 
-export const etfBasic: DatasetDeclaration = {
+const etfBasic: DatasetDeclaration = {
   name: 'etf_basic',
   layer: 'query',
   description: 'ETF basic information snapshot',
@@ -37,7 +37,7 @@ export const etfBasic: DatasetDeclaration = {
   like: ['name', 'fund_company'],
 };
 
-export const etfNav: DatasetDeclaration = {
+const etfNav: DatasetDeclaration = {
   name: 'etf_nav',
   layer: 'query',
   description: 'ETF net asset value history',
@@ -60,7 +60,7 @@ export const etfNav: DatasetDeclaration = {
   codes: { market: 'cn', fields: ['code'] },
 };
 
-export const etfPrice: DatasetDeclaration = {
+const etfPrice: DatasetDeclaration = {
   name: 'etf_price',
   layer: 'query',
   description: 'Latest ETF price and premium snapshot',
@@ -92,7 +92,7 @@ export const etfPrice: DatasetDeclaration = {
   codes: { market: 'cn', fields: ['code'] },
 };
 
-export const etfSize: DatasetDeclaration = {
+const etfSize: DatasetDeclaration = {
   name: 'etf_size',
   layer: 'query',
   description: 'ETF shares outstanding and AUM',
@@ -115,7 +115,7 @@ export const etfSize: DatasetDeclaration = {
   codes: { market: 'cn', fields: ['code'] },
 };
 
-export const etfFlow: DatasetDeclaration = {
+const etfFlow: DatasetDeclaration = {
   name: 'etf_flow',
   layer: 'query',
   description: 'ETF fund flow data',
@@ -140,7 +140,7 @@ export const etfFlow: DatasetDeclaration = {
   codes: { market: 'cn', fields: ['code'] },
 };
 
-export const etfHoldings: DatasetDeclaration = {
+const etfHoldings: DatasetDeclaration = {
   name: 'etf_holdings',
   layer: 'query',
   description: 'ETF constituent holdings',
@@ -165,7 +165,7 @@ export const etfHoldings: DatasetDeclaration = {
   codes: { market: 'cn', fields: ['code', 'holding_code'] },
 };
 
-export const etfPcf: DatasetDeclaration = {
+const etfPcf: DatasetDeclaration = {
   name: 'etf_pcf',
   layer: 'query',
   description: 'ETF portfolio composition file',
@@ -195,7 +195,7 @@ export const etfPcf: DatasetDeclaration = {
   sourceField: 'source_type',
 };
 
-export const etfHolders: DatasetDeclaration = {
+const etfHolders: DatasetDeclaration = {
   name: 'etf_holders',
   layer: 'query',
   description: 'ETF holder structure (institutional vs individual)',
@@ -219,7 +219,7 @@ export const etfHolders: DatasetDeclaration = {
   codes: { market: 'cn', fields: ['code'] },
 };
 
-export const etfDividend: DatasetDeclaration = {
+const etfDividend: DatasetDeclaration = {
   name: 'etf_dividend',
   layer: 'query',
   description: 'ETF dividend history',
@@ -242,7 +242,7 @@ export const etfDividend: DatasetDeclaration = {
   codes: { market: 'cn', fields: ['code'] },
 };
 
-export const etfCrossBorder: DatasetDeclaration = {
+const etfCrossBorder: DatasetDeclaration = {
   name: 'etf_cross_border',
   layer: 'query',
   description: 'Overseas price and premium of cross-border ETFs',
@@ -271,3 +271,17 @@ export const etfCrossBorder: DatasetDeclaration = {
   exact: ['code', 'overseas_ticker', 'source'],
   codes: { market: 'cn', fields: ['code'] },
 };
+
+/** This file's datasets, in the order the docs list them (a declaration left out of it is an unused variable). */
+export const ETF_DATASETS: readonly DatasetDeclaration[] = [
+  etfBasic,
+  etfNav,
+  etfPrice,
+  etfSize,
+  etfFlow,
+  etfHoldings,
+  etfPcf,
+  etfHolders,
+  etfDividend,
+  etfCrossBorder,
+];

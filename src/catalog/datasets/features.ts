@@ -2,7 +2,7 @@ import type { DatasetDeclaration } from '../types.js';
 
 // Feature factor layer (spec 4.5): derived indicators, keyed like the standardized layer.
 
-export const etfDailyFeatures: DatasetDeclaration = {
+const etfDailyFeatures: DatasetDeclaration = {
   name: 'etf_daily_features',
   layer: 'features',
   description: 'ETF daily technical indicators',
@@ -38,7 +38,7 @@ export const etfDailyFeatures: DatasetDeclaration = {
   daily: { code: 'symbol', date: 'date', calendar: 'SSE' },
 };
 
-export const etfRiskFeatures: DatasetDeclaration = {
+const etfRiskFeatures: DatasetDeclaration = {
   name: 'etf_risk_features',
   layer: 'features',
   description: 'ETF risk metrics over multiple windows',
@@ -70,7 +70,7 @@ export const etfRiskFeatures: DatasetDeclaration = {
   codes: { market: 'cn', fields: ['code'] },
 };
 
-export const etfCrossBorderFeatures: DatasetDeclaration = {
+const etfCrossBorderFeatures: DatasetDeclaration = {
   name: 'etf_cross_border_features',
   layer: 'features',
   description: 'QDII cross-border ETF factors',
@@ -102,7 +102,7 @@ export const etfCrossBorderFeatures: DatasetDeclaration = {
   daily: { code: 'symbol', date: 'date', calendar: 'SSE' },
 };
 
-export const indexDailyFeatures: DatasetDeclaration = {
+const indexDailyFeatures: DatasetDeclaration = {
   name: 'index_daily_features',
   layer: 'features',
   description: 'Index daily factor indicators',
@@ -135,3 +135,11 @@ export const indexDailyFeatures: DatasetDeclaration = {
   codes: { market: 'cn', fields: ['index_code'] },
   daily: { code: 'symbol', date: 'date', calendar: 'SSE' },
 };
+
+/** This file's datasets, in the order the docs list them (a declaration left out of it is an unused variable). */
+export const FEATURE_DATASETS: readonly DatasetDeclaration[] = [
+  etfDailyFeatures,
+  etfRiskFeatures,
+  etfCrossBorderFeatures,
+  indexDailyFeatures,
+];

@@ -57,7 +57,7 @@ function minute(
   };
 }
 
-export const stockMinute = minute(
+const stockMinute = minute(
   'stock_minute',
   'A-share 1-minute bars',
   '/api/v1/stock/minute',
@@ -65,11 +65,11 @@ export const stockMinute = minute(
   'number!',
   { ...ADJUSTED_BLOCKS, daily: 'stock_daily' },
 );
-export const etfMinute = minute('etf_minute', 'ETF 1-minute bars', '/api/v1/etf/minute', 'code', 'number!', {
+const etfMinute = minute('etf_minute', 'ETF 1-minute bars', '/api/v1/etf/minute', 'code', 'number!', {
   ...ADJUSTED_BLOCKS,
   daily: 'etf_daily',
 });
-export const indexMinute = minute(
+const indexMinute = minute(
   'index_minute',
   'Index 1-minute bars (volume and amount optional)',
   '/api/v1/index/minute',
@@ -77,3 +77,6 @@ export const indexMinute = minute(
   'number',
   { ...A_SHARE_BLOCKS, daily: 'index_daily' },
 );
+
+/** This file's datasets, in the order the docs list them (a declaration left out of it is an unused variable). */
+export const MINUTE_DATASETS: readonly DatasetDeclaration[] = [stockMinute, etfMinute, indexMinute];

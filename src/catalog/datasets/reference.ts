@@ -3,7 +3,7 @@ import type { DatasetDeclaration } from '../types.js';
 // Reference data for research-grade bars: adjustment factors, corporate actions and the
 // trading calendar. Ingest carries `symbol`; rows return it as `code`.
 
-export const adjFactor: DatasetDeclaration = {
+const adjFactor: DatasetDeclaration = {
   name: 'adj_factor',
   layer: 'reference',
   description: 'Cumulative price adjustment factors (adjust=qfq|hfq)',
@@ -30,7 +30,7 @@ export const adjFactor: DatasetDeclaration = {
   factors: { code: 'symbol', date: 'date', value: 'adj_factor' },
 };
 
-export const corporateActions: DatasetDeclaration = {
+const corporateActions: DatasetDeclaration = {
   name: 'corporate_actions',
   layer: 'reference',
   description: 'Corporate actions: dividends, splits, bonus and rights issues',
@@ -58,7 +58,7 @@ export const corporateActions: DatasetDeclaration = {
   codes: { market: 'cn', fields: ['code'] },
 };
 
-export const tradeCalendar: DatasetDeclaration = {
+const tradeCalendar: DatasetDeclaration = {
   name: 'trade_calendar',
   layer: 'reference',
   description: 'Trading calendars of exchanges (open and closed days)',
@@ -78,3 +78,6 @@ export const tradeCalendar: DatasetDeclaration = {
   exact: ['exchange', 'date', 'is_open', 'source'],
   calendar: { exchange: 'exchange', date: 'date', isOpen: 'is_open' },
 };
+
+/** This file's datasets, in the order the docs list them (a declaration left out of it is an unused variable). */
+export const REFERENCE_DATASETS: readonly DatasetDeclaration[] = [adjFactor, corporateActions, tradeCalendar];

@@ -3,7 +3,7 @@ import type { DatasetDeclaration } from '../types.js';
 // Standardized market data layer (spec 4.5): ingest carries `symbol` and `date`; rows
 // return them under the endpoint's names.
 
-export const etfDaily: DatasetDeclaration = {
+const etfDaily: DatasetDeclaration = {
   name: 'etf_daily',
   layer: 'standardized',
   description: 'ETF daily quotes (OHLCV)',
@@ -60,7 +60,7 @@ export const etfDaily: DatasetDeclaration = {
   },
 };
 
-export const indexDaily: DatasetDeclaration = {
+const indexDaily: DatasetDeclaration = {
   name: 'index_daily',
   layer: 'standardized',
   description: 'Index daily quotes (A-share and US)',
@@ -122,7 +122,7 @@ export const indexDaily: DatasetDeclaration = {
   },
 };
 
-export const fx: DatasetDeclaration = {
+const fx: DatasetDeclaration = {
   name: 'fx',
   layer: 'standardized',
   description: 'Foreign exchange rates',
@@ -161,7 +161,7 @@ export const fx: DatasetDeclaration = {
   },
 };
 
-export const qdiiNav: DatasetDeclaration = {
+const qdiiNav: DatasetDeclaration = {
   name: 'qdii_nav',
   layer: 'standardized',
   description: 'QDII fund NAV',
@@ -189,7 +189,7 @@ export const qdiiNav: DatasetDeclaration = {
   daily: { code: 'symbol', date: 'date', calendar: 'SSE' },
 };
 
-export const industrySw: DatasetDeclaration = {
+const industrySw: DatasetDeclaration = {
   name: 'industry_sw',
   layer: 'standardized',
   description: 'Shenwan industry classification of A-shares',
@@ -221,7 +221,7 @@ export const industrySw: DatasetDeclaration = {
   like: ['name'],
 };
 
-export const stockDaily: DatasetDeclaration = {
+const stockDaily: DatasetDeclaration = {
   name: 'stock_daily',
   layer: 'standardized',
   description: 'A-share individual stock daily quotes',
@@ -287,3 +287,13 @@ export const stockDaily: DatasetDeclaration = {
     adjust: { factors: 'adj_factor', prices: ['open', 'high', 'low', 'close', 'pre_close'] },
   },
 };
+
+/** This file's datasets, in the order the docs list them (a declaration left out of it is an unused variable). */
+export const STANDARDIZED_DATASETS: readonly DatasetDeclaration[] = [
+  etfDaily,
+  indexDaily,
+  fx,
+  qdiiNav,
+  industrySw,
+  stockDaily,
+];

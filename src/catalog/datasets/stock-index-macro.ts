@@ -2,7 +2,7 @@ import type { DatasetDeclaration } from '../types.js';
 
 // A-share, index, macro and market query-interface datasets.
 
-export const stockSpot: DatasetDeclaration = {
+const stockSpot: DatasetDeclaration = {
   name: 'stock_spot',
   layer: 'query',
   description: 'A-share spot snapshot',
@@ -38,7 +38,7 @@ export const stockSpot: DatasetDeclaration = {
   like: ['name'],
 };
 
-export const stockFinancials: DatasetDeclaration = {
+const stockFinancials: DatasetDeclaration = {
   name: 'stock_financials',
   layer: 'query',
   description: 'A-share financial statement metrics',
@@ -62,7 +62,7 @@ export const stockFinancials: DatasetDeclaration = {
   codes: { market: 'cn', fields: ['code'] },
 };
 
-export const indexConstituents: DatasetDeclaration = {
+const indexConstituents: DatasetDeclaration = {
   name: 'index_constituents',
   layer: 'query',
   description: 'Index constituents and weights',
@@ -84,7 +84,7 @@ export const indexConstituents: DatasetDeclaration = {
   codes: { market: 'cn', fields: ['index_code', 'stock_code'] },
 };
 
-export const indexMeta: DatasetDeclaration = {
+const indexMeta: DatasetDeclaration = {
   name: 'index_meta',
   layer: 'query',
   description: 'Index metadata (name, compile rule, publish date)',
@@ -112,7 +112,7 @@ export const indexMeta: DatasetDeclaration = {
   like: ['name'],
 };
 
-export const macroIndicator: DatasetDeclaration = {
+const macroIndicator: DatasetDeclaration = {
   name: 'macro_indicator',
   layer: 'query',
   description: 'Macro indicators',
@@ -142,7 +142,7 @@ export const macroIndicator: DatasetDeclaration = {
   exact: ['indicator_name', 'period', 'source'],
 };
 
-export const marginTrading: DatasetDeclaration = {
+const marginTrading: DatasetDeclaration = {
   name: 'margin_trading',
   layer: 'query',
   description: 'Margin trading balance and flows by market',
@@ -167,7 +167,7 @@ export const marginTrading: DatasetDeclaration = {
   exact: ['market', 'trade_date', 'source'],
 };
 
-export const hsgtFlow: DatasetDeclaration = {
+const hsgtFlow: DatasetDeclaration = {
   name: 'hsgt_flow',
   layer: 'query',
   description: 'Stock Connect flows (northbound net figures are unpublished since 2024-08: nullable)',
@@ -191,3 +191,14 @@ export const hsgtFlow: DatasetDeclaration = {
   sort: { field: 'trade_date', order: 'desc' },
   exact: ['direction', 'channel', 'trade_date', 'source'],
 };
+
+/** This file's datasets, in the order the docs list them (a declaration left out of it is an unused variable). */
+export const STOCK_INDEX_MACRO_DATASETS: readonly DatasetDeclaration[] = [
+  stockSpot,
+  stockFinancials,
+  indexConstituents,
+  indexMeta,
+  macroIndicator,
+  marginTrading,
+  hsgtFlow,
+];

@@ -9,7 +9,7 @@ const cik = (required: boolean): FieldDetail => ({
   description: 'SEC CIK, 10-digit zero-padded',
 });
 
-export const usCompanies: DatasetDeclaration = {
+const usCompanies: DatasetDeclaration = {
   name: 'us_companies',
   layer: 'us',
   description: 'US companies (SEC registrants)',
@@ -41,7 +41,7 @@ export const usCompanies: DatasetDeclaration = {
   like: ['name'],
 };
 
-export const usFilings: DatasetDeclaration = {
+const usFilings: DatasetDeclaration = {
   name: 'us_filings',
   layer: 'us',
   description: 'SEC filings',
@@ -71,7 +71,7 @@ export const usFilings: DatasetDeclaration = {
   codes: { market: 'us', fields: ['cik', 'ticker'] },
 };
 
-export const usFinancialFacts: DatasetDeclaration = {
+const usFinancialFacts: DatasetDeclaration = {
   name: 'us_financial_facts',
   layer: 'us',
   description: 'XBRL financial facts (an instant fact has start_date = end_date)',
@@ -102,7 +102,7 @@ export const usFinancialFacts: DatasetDeclaration = {
   codes: { market: 'us', fields: ['cik'] },
 };
 
-export const usInsiderTrades: DatasetDeclaration = {
+const usInsiderTrades: DatasetDeclaration = {
   name: 'us_insider_trades',
   layer: 'us',
   description: 'Insider trades (SEC Form 4 non-derivative transactions)',
@@ -140,7 +140,7 @@ export const usInsiderTrades: DatasetDeclaration = {
   like: ['owner_name'],
 };
 
-export const us13fHoldings: DatasetDeclaration = {
+const us13fHoldings: DatasetDeclaration = {
   name: 'us_13f_holdings',
   layer: 'us',
   description: '13F institutional holdings',
@@ -179,3 +179,12 @@ export const us13fHoldings: DatasetDeclaration = {
   codes: { market: 'us', fields: ['filer_cik', 'cusip', 'ticker'] },
   like: ['issuer_name', 'filer_name'],
 };
+
+/** This file's datasets, in the order the docs list them (a declaration left out of it is an unused variable). */
+export const US_DATASETS: readonly DatasetDeclaration[] = [
+  usCompanies,
+  usFilings,
+  usFinancialFacts,
+  usInsiderTrades,
+  us13fHoldings,
+];
