@@ -136,6 +136,16 @@ describe('the imports follow the layers of docs/architecture.md', () => {
     const section = doc.slice(doc.indexOf('## Layers'), doc.indexOf('\n## ', doc.indexOf('## Layers') + 1));
     for (const f of named)
       assert.match(section, new RegExp(`\`src/${f}\``), `docs/architecture.md's Layers name src/${f}`);
+    // The table's rows, top to bottom, name the folders and root files in the order LAYERS has them.
+    const drawn = section
+      .split('\n')
+      .filter((line) => line.startsWith('| '))
+      .flatMap((line) => [...line.matchAll(/`(?:src\/)?([a-z-]+)(?:\.ts)?`/g)].map((m) => m[1] as string));
+    const layered = LAYERS.flatMap((l) => [...l.folders, ...l.root] as string[]);
+    assert.deepEqual(
+      drawn.filter((n) => layered.includes(n)),
+      layered,
+    );
     for (const e of STORAGE_ENTRIES) assert.ok(section.includes(`\`${e}\``), `the Layers section names ${e}`);
   });
 
