@@ -33,7 +33,7 @@ export interface QueryRouteOptions {
 /** What reads a dataset route's rows: QueryService, or MinuteQueryService for bar blocks. */
 type RowReader = Pick<QueryService, 'parse' | 'page' | 'stream'> & {
   streamArrays(plan: QueryPlan): AsyncIterable<RowChunk>;
-} & Partial<Pick<MinuteQueryService, 'streamColumns'>>;
+} & Partial<Pick<MinuteQueryService, 'streamColumns' | 'jsonPage'>>;
 
 /**
  * One GET route per catalog dataset, and one for its revision trail (docs/point-in-time.md):
@@ -149,7 +149,8 @@ async function servePage(
       .type(EXPORT_FORMATS[parsed.format].contentType)
       .send(exportBody(opts.encoders.encode(parsed.format, fields, source), opts.exportStallTimeoutMs));
   }
-  const page = await rows.page(plan, version, factorsVersion);
+  // Rows as their JSON where the reader writes it (bar blocks), else as it reads them.
+  const page = await (rows.jsonPage ?? rows.page).call(rows, plan, version, factorsVersion);
   const meta = {
     total: page.total,
     limit: page.limit,

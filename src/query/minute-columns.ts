@@ -233,6 +233,9 @@ function sumInto(
   } else to[r] = roundedSum((to[r] as number) + (from[i] as number));
 }
 
+/** `hh:mm` of each minute of a day, made once. */
+const HHMM = Array.from({ length: 1440 }, (_, m) => hhmm(m));
+
 /** Where a field of a bar row comes from. */
 type Source =
   | { kind: 'block'; get: (blk: BlockInfo) => Value }
@@ -271,6 +274,79 @@ export function rowReader(b: BarBlocks, fields: readonly Field[], t: BarTable): 
           return s.get(blk);
       }
     });
+  };
+}
+
+/**
+ * Row `i` as the JSON text the route's response schema (contract/rows.ts `rowSchema`) makes of
+ * rowReader's object, written straight from the columns: no value array, object or per-field
+ * serialiser call per row, which were most of a day page's CPU (docs/minute-bars.md, "Reads,
+ * round three"). The same bytes: keys in the schema's order, and its null rules (a null number
+ * the schema does not allow is `0`, a null string `""`, as fast-json-stringify writes them);
+ * test/query/minute-row-json.test.ts compares the two. null when a field's type is not one
+ * written here; a row returns null where the serialiser would not simply write it (NaN), and
+ * the page is then made as objects.
+ */
+export function rowJsonWriter(
+  b: BarBlocks,
+  schema: Readonly<Record<string, Record<string, unknown>>>,
+  fields: readonly Field[],
+  t: BarTable,
+): ((i: number) => string | null) | null {
+  const selected = new Map(fields.map((f) => [f.apiName, f]));
+  const parts: { key: string; source: Source; nullable: boolean; numeric: boolean }[] = [];
+  for (const [name, s] of Object.entries(schema)) {
+    const f = selected.get(name);
+    if (!f) continue;
+    const types = Array.isArray(s.type) ? (s.type as unknown[]) : [s.type];
+    const base = types.filter((x) => x !== 'null');
+    if (base.length !== 1 || (base[0] !== 'string' && base[0] !== 'number')) return null;
+    const source = sourceOf(b, f);
+    const numeric = base[0] === 'number';
+    // A value column is a number; anything else is text (or null).
+    if (numeric !== (source.kind === 'value')) return null;
+    parts.push({ key: `"${name}":`, source, nullable: types.includes('null'), numeric });
+  }
+  if (parts.length !== selected.size) return null;
+  // Text per block, written once: a page's rows mostly share one block.
+  const text = (v: Value, nullable: boolean): string | null =>
+    typeof v === 'string' ? JSON.stringify(v) : v === null ? (nullable ? 'null' : '""') : null;
+  let blockAt = -1;
+  let blockText: (string | null)[] = [];
+  let timeHead = '';
+  const timeTail = `:00${b.utcOffset}"`;
+  return (i) => {
+    const k = t.block[i] as number;
+    const blk = t.blocks[k] as BlockInfo;
+    if (k !== blockAt) {
+      blockAt = k;
+      blockText = parts.map((p) =>
+        p.source.kind === 'block'
+          ? text(p.source.get(blk), p.nullable)
+          : p.source.kind === 'date'
+            ? JSON.stringify(blk.date)
+            : null,
+      );
+      timeHead = `"${blk.date}T`;
+    }
+    let out = '{';
+    for (let j = 0; j < parts.length; j++) {
+      const p = parts[j] as (typeof parts)[number];
+      const s = p.source;
+      let v: string | null;
+      if (s.kind === 'value') {
+        if ((t.valid[s.column] as Uint8Array)[i] === 1) {
+          const x = (t.values[s.column] as Float64Array)[i] as number;
+          v = Number.isFinite(x) ? '' + x : Number.isNaN(x) ? null : 'null';
+        } else v = p.nullable ? 'null' : '0';
+      } else if (s.kind === 'time') {
+        const m = t.minute[i] as number;
+        v = timeHead + (HHMM[m] ?? hhmm(m)) + timeTail;
+      } else v = blockText[j] ?? null;
+      if (v === null) return null;
+      out += j === 0 ? p.key + v : ',' + p.key + v;
+    }
+    return out + '}';
   };
 }
 

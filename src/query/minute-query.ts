@@ -9,8 +9,9 @@ import type { Condition, QueryPlan } from '../model/query-plan.js';
 import type { Value } from '../model/values.js';
 import { planFingerprint } from './cursor.js';
 import type { ParsedQuery } from './parse.js';
-import type { QueryPage, QueryService } from './query-service.js';
-import { BarTable, blockInfo, columnChunk, rowOrder, rowReader } from './minute-columns.js';
+import type { PageRows, QueryPage, QueryService } from './query-service.js';
+import { BarTable, blockInfo, columnChunk, rowJsonWriter, rowOrder, rowReader } from './minute-columns.js';
+import { rowSchema } from '../contract/rows.js';
 import type { ColumnChunk } from '../export/column-batch.js';
 import { adjustMeta } from './adjust-meta.js';
 import type { FactorState } from './factor-sources.js';
@@ -77,6 +78,23 @@ export class MinuteQueryService {
 
   /** `factorsVersion`: an adjusted answer's factor version as the route read it (else read here). */
   async page(plan: QueryPlan, version: number, factorsVersion?: number): Promise<QueryPage> {
+    return this.answer(plan, version, factorsVersion, false);
+  }
+
+  /**
+   * As `page`, its rows as their response JSON (`kind: 'json'`) when rowJsonWriter writes them:
+   * the HTTP route's, which joins them into the envelope. `page` keeps objects for the MCP tools.
+   */
+  async jsonPage(plan: QueryPlan, version: number, factorsVersion?: number): Promise<QueryPage> {
+    return this.answer(plan, version, factorsVersion, true);
+  }
+
+  private async answer(
+    plan: QueryPlan,
+    version: number,
+    factorsVersion: number | undefined,
+    json: boolean,
+  ): Promise<QueryPage> {
     const state = await this.query.factors.stateOf(plan, factorsVersion);
     const { page, total } = (await this.dayPage(plan, state)) ?? (await this.wholePage(plan, state));
     const hasMore = plan.offset + page.length < total;
@@ -89,13 +107,9 @@ export class MinuteQueryService {
           page.map((r) => ({ code: String(r.code), source: String(r.source) })),
         )
       : undefined;
-    const names = plan.select.map((f) => f.apiName);
     return {
       ...(adjust ? { adjust } : {}),
-      rows: {
-        kind: 'objects',
-        rows: page.map((r) => Object.fromEntries(names.map((n, j) => [n, r.values[j] ?? null]))),
-      },
+      rows: (json && jsonRows(plan, page)) || objectRows(plan, page),
       total,
       limit: plan.limit,
       offset: plan.offset,
@@ -176,7 +190,7 @@ export class MinuteQueryService {
     state: FactorState | null,
   ): Promise<{ page: PageRow[]; total: number }> {
     const t = await this.tableOf(plan, [], state);
-    return { page: pageRows(plan, t, plan.offset, plan.limit), total: t.order.length };
+    return { page: pageRows(t, plan.offset, plan.limit), total: t.order.length };
   }
 
   /**
@@ -210,7 +224,7 @@ export class MinuteQueryService {
         onDay.push({ field: code, op: 'in', values: codes });
       }
       const day = await this.tableOf(plan, onDay, state);
-      page.push(...pageRows(plan, day, skip, plan.limit - page.length));
+      page.push(...pageRows(day, skip, plan.limit - page.length));
       skip = 0;
       if (page.length >= plan.limit) break;
     }
@@ -380,23 +394,76 @@ interface Ordered {
   order: Uint32Array;
 }
 
-/** A page's row: the plan's selected values, and the code and source meta.adjust names. */
+/** A page's row: its table and row number, and the code and source meta.adjust names. */
 interface PageRow {
-  values: Value[];
+  table: BarTable;
+  i: number;
   code: Value;
   source: Value;
 }
 
 /** Rows `skip` … `skip + limit` of a table's order, as the page answers them. */
-function pageRows(plan: QueryPlan, t: Ordered, skip: number, limit: number): PageRow[] {
-  const read = rowReader(blocksOf(plan.dataset), plan.select, t.table);
+function pageRows(t: Ordered, skip: number, limit: number): PageRow[] {
   const out: PageRow[] = [];
   for (let j = skip; j < Math.min(t.order.length, skip + limit); j++) {
     const i = t.order[j] as number;
     const blk = t.table.blocks[t.table.block[i] as number];
-    out.push({ values: read(i), code: blk?.code ?? null, source: blk?.source ?? null });
+    out.push({ table: t.table, i, code: blk?.code ?? null, source: blk?.source ?? null });
   }
   return out;
+}
+
+/** Each row's reader (or writer), made once per table of the page (a page may span several days' tables). */
+function perTable<T>(make: (t: BarTable) => T): (t: BarTable) => T {
+  let last: BarTable | null = null;
+  let made: T | undefined;
+  return (t) => {
+    if (t !== last || made === undefined) {
+      last = t;
+      made = make(t);
+    }
+    return made;
+  };
+}
+
+/** The page's rows as objects of the selected fields (the response schema serialises them). */
+function objectRows(plan: QueryPlan, page: readonly PageRow[]): PageRows {
+  const b = blocksOf(plan.dataset);
+  const names = plan.select.map((f) => f.apiName);
+  const reader = perTable((t) => rowReader(b, plan.select, t));
+  return {
+    kind: 'objects',
+    rows: page.map((r) => {
+      const values = reader(r.table)(r.i);
+      return Object.fromEntries(names.map((n, j) => [n, values[j] ?? null]));
+    }),
+  };
+}
+
+/** The page's rows as their response JSON (rowJsonWriter); null: as objects instead. */
+function jsonRows(plan: QueryPlan, page: readonly PageRow[]): PageRows | null {
+  const b = blocksOf(plan.dataset);
+  const schema = responseProperties(plan.dataset);
+  const writer = perTable((t) => rowJsonWriter(b, schema, plan.select, t));
+  const rows: string[] = [];
+  for (const r of page) {
+    const json = writer(r.table)?.(r.i) ?? null;
+    if (json === null) return null;
+    rows.push(json);
+  }
+  return { kind: 'json', rows };
+}
+
+const schemas = new WeakMap<Dataset, Readonly<Record<string, Record<string, unknown>>>>();
+
+/** The properties of the dataset's row in its route's response schema. */
+function responseProperties(d: Dataset): Readonly<Record<string, Record<string, unknown>>> {
+  let s = schemas.get(d);
+  if (!s) {
+    s = (rowSchema(d) as unknown as { properties: Record<string, Record<string, unknown>> }).properties;
+    schemas.set(d, s);
+  }
+  return s;
 }
 
 /** Blocks decoded between two returns to the event loop (about 1–2 ms of CPU). */
