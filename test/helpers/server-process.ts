@@ -46,6 +46,31 @@ export interface StartOptions {
   hooks?: boolean;
 }
 
+/**
+ * The built server on `env` over a bare environment (PATH, HOME, any port on 127.0.0.1), for a
+ * test that watches its start itself (refused, retried, clustered): everything it writes, and its
+ * exit code. startServer, by contrast, waits for /health.
+ */
+export function spawnServer(env: Record<string, string>): {
+  child: ChildProcess;
+  output: () => string;
+  exited: Promise<number | null>;
+} {
+  const child = spawn(process.execPath, [SERVER_MAIN], {
+    cwd: ROOT,
+    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', PORT: '0', HOST: '127.0.0.1', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  const add = (c: Buffer): void => {
+    out += c.toString('utf8');
+  };
+  child.stdout?.on('data', add);
+  child.stderr?.on('data', add);
+  const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
+  return { child, output: () => out, exited };
+}
+
 export async function startServer(opts: StartOptions): Promise<ServerProcess> {
   const env: Record<string, string> = {
     PATH: process.env.PATH ?? '',

@@ -1,14 +1,10 @@
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { describe, test } from 'node:test';
 import { batch, etfBar, uniqueId } from '../helpers/batches.js';
 import { INGEST_KEY, QUERY_KEY, type Json } from '../helpers/harness.js';
 import { createTestDatabase, postgresAvailable } from '../helpers/postgres.js';
-import { request, sleep } from '../helpers/server-process.js';
+import { request, sleep, spawnServer } from '../helpers/server-process.js';
 import { pushBatch } from '../helpers/server-calls.js';
-import { SERVER_MAIN } from '../helpers/built.js';
 
 /**
  * Cluster mode (MDS_WORKERS): one port, several worker processes on one PostgreSQL. The same
@@ -17,7 +13,6 @@ import { SERVER_MAIN } from '../helpers/built.js';
  */
 
 const pgUp = await postgresAvailable();
-const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 
 const listeningPids = (out: string): number[] =>
   [...out.matchAll(/"pid":(\d+)[^\n]*Server listening at/g)].map((m) => Number(m[1]));
@@ -33,34 +28,24 @@ async function until(what: string, check: () => Promise<boolean> | boolean, ms =
 describe('cluster mode on PostgreSQL', { skip: !pgUp && 'PostgreSQL unreachable' }, () => {
   test('two workers share the port, apply a batch once, replace a dead worker, stop on SIGTERM', async () => {
     const db = await createTestDatabase();
-    const child = spawn(process.execPath, [SERVER_MAIN], {
-      cwd: ROOT,
-      env: {
-        PATH: process.env.PATH ?? '',
-        HOME: process.env.HOME ?? '',
-        PORT: '0',
-        HOST: '127.0.0.1',
-        LOG_LEVEL: 'info',
-        DATABASE_URL: db.url,
-        MDS_WORKERS: '2',
-        MDS_INGEST_KEYS: INGEST_KEY,
-        MDS_QUERY_KEYS: QUERY_KEY,
-      },
-      stdio: ['ignore', 'pipe', 'pipe'],
+    const { child, output, exited } = spawnServer({
+      LOG_LEVEL: 'info',
+      DATABASE_URL: db.url,
+      MDS_WORKERS: '2',
+      MDS_INGEST_KEYS: INGEST_KEY,
+      MDS_QUERY_KEYS: QUERY_KEY,
     });
-    let out = '';
-    child.stdout.on('data', (c: Buffer) => (out += c.toString()));
-    child.stderr.on('data', (c: Buffer) => (out += c.toString()));
-    const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
     try {
-      await until('two workers listening', () => listeningPids(out).length >= 2);
-      const [w1, w2] = listeningPids(out) as [number, number];
+      await until('two workers listening', () => listeningPids(output()).length >= 2);
+      const [w1, w2] = listeningPids(output()) as [number, number];
       assert.notEqual(w1, w2);
-      const ports = new Set([...out.matchAll(/listening at http:\/\/127\.0\.0\.1:(\d+)/g)].map((m) => m[1]));
+      const ports = new Set(
+        [...output().matchAll(/listening at http:\/\/127\.0\.0\.1:(\d+)/g)].map((m) => m[1]),
+      );
       assert.equal(ports.size, 1, 'every worker listens on the one port');
       const port = Number([...ports][0]);
       // Each worker migrates (one at a time, under the advisory lock) and then reports ready.
-      await until('both workers ready', () => (out.match(/database ready/g) ?? []).length >= 2);
+      await until('both workers ready', () => (output().match(/database ready/g) ?? []).length >= 2);
       assert.equal((await request(port, { method: 'GET', path: '/health' })).status, 200);
 
       const body = JSON.stringify(
@@ -83,7 +68,7 @@ describe('cluster mode on PostgreSQL', { skip: !pgUp && 'PostgreSQL unreachable'
 
       // A worker dies: the primary starts another; the port keeps answering meanwhile.
       process.kill(w1, 'SIGKILL');
-      await until('a replacement worker', () => (out.match(/database ready/g) ?? []).length >= 3);
+      await until('a replacement worker', () => (output().match(/database ready/g) ?? []).length >= 3);
       const q = await request(port, {
         method: 'GET',
         path: '/api/v1/etf/kline?date=2024-08-01&limit=1',

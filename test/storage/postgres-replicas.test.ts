@@ -4,8 +4,6 @@
 // then the primary stopped.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
-import { once } from 'node:events';
 import pg from 'pg';
 import { QUERY_KEY } from '../helpers/harness.js';
 import { batch, etfBar, uniqueId } from '../helpers/batches.js';
@@ -26,9 +24,9 @@ import {
   startServer,
   type RawResponse,
   type ServerProcess,
+  spawnServer,
 } from '../helpers/server-process.js';
 import { pushBatch } from '../helpers/server-calls.js';
-import { SERVER_MAIN } from '../helpers/built.js';
 
 const ready = privatePostgresAvailable() && privateRedisAvailable() && pgBouncerAvailable();
 if (!ready) console.warn('# initdb, redis-server or pgbouncer missing: the replica suite is SKIPPED');
@@ -232,15 +230,8 @@ describe('PostgreSQL read replicas through PgBouncer', { skip: !ready, timeout: 
 
 /** Starts the service against `url` and returns its exit code and output (it should not start). */
 async function refusedStart(env: Record<string, string>): Promise<{ code: number | null; out: string }> {
-  const child = spawn(process.execPath, [SERVER_MAIN], {
-    env: { PATH: process.env.PATH ?? '', PORT: '0', HOST: '127.0.0.1', MDS_WORKERS: '1', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let out = '';
-  child.stdout.on('data', (c: Buffer) => (out += c.toString('utf8')));
-  child.stderr.on('data', (c: Buffer) => (out += c.toString('utf8')));
-  const [code] = (await once(child, 'exit')) as [number | null];
-  return { code, out };
+  const server = spawnServer({ MDS_WORKERS: '1', ...env });
+  return { code: await server.exited, out: server.output() };
 }
 
 describe(

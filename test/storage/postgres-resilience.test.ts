@@ -1,7 +1,4 @@
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { describe, test } from 'node:test';
 import pg from 'pg';
 import { CATALOG } from '../../src/catalog/catalog.js';
@@ -27,9 +24,8 @@ import {
   terminateSessions,
   viaPort,
 } from '../helpers/postgres.js';
-import { request, sleep } from '../helpers/server-process.js';
+import { request, sleep, spawnServer } from '../helpers/server-process.js';
 import { pushBatch } from '../helpers/server-calls.js';
-import { SERVER_MAIN } from '../helpers/built.js';
 
 /**
  * PostgreSQL going away and coming back: unreachable at start-up, every connection cut under
@@ -39,7 +35,6 @@ import { SERVER_MAIN } from '../helpers/built.js';
  */
 
 const pgUp = await postgresAvailable();
-const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 
 const etf = CATALOG.byName.get('etf_daily');
 if (!etf) throw new Error('etf_daily missing from the catalog');
@@ -70,32 +65,20 @@ describe('PostgreSQL resilience', { skip: !pgUp && 'PostgreSQL unreachable' }, (
   test('unreachable at start-up: /health 503 while main.ts retries; down mid-run: 503, then recovery', async () => {
     const db = await createTestDatabase();
     const proxy = await pgProxy();
-    const child = spawn(process.execPath, [SERVER_MAIN], {
-      cwd: ROOT,
-      env: {
-        PATH: process.env.PATH ?? '',
-        HOME: process.env.HOME ?? '',
-        PORT: '0',
-        HOST: '127.0.0.1',
-        LOG_LEVEL: 'info',
-        DATABASE_URL: viaPort(db.url, proxy.port),
-        MDS_INGEST_KEYS: INGEST_KEY,
-        MDS_QUERY_KEYS: QUERY_KEY,
-        MDS_WORKERS: '1',
-      },
-      stdio: ['ignore', 'pipe', 'pipe'],
+    const { child, output, exited } = spawnServer({
+      LOG_LEVEL: 'info',
+      DATABASE_URL: viaPort(db.url, proxy.port),
+      MDS_INGEST_KEYS: INGEST_KEY,
+      MDS_QUERY_KEYS: QUERY_KEY,
+      MDS_WORKERS: '1',
     });
-    let out = '';
-    child.stdout.on('data', (c: Buffer) => (out += c.toString()));
-    child.stderr.on('data', (c: Buffer) => (out += c.toString()));
-    const exited = new Promise((r) => child.once('exit', r));
     try {
       await until(
         'the server to listen',
-        async () => /listening at http:\/\/127\.0\.0\.1:\d+/.test(out),
+        async () => /listening at http:\/\/127\.0\.0\.1:\d+/.test(output()),
         60_000,
       );
-      const port = Number(/listening at http:\/\/127\.0\.0\.1:(\d+)/.exec(out)?.[1]);
+      const port = Number(/listening at http:\/\/127\.0\.0\.1:(\d+)/.exec(output())?.[1]);
       const call = (p: string, key = QUERY_KEY) =>
         request(port, { method: 'GET', path: p, headers: { 'q-api-key': key } });
 
@@ -107,7 +90,7 @@ describe('PostgreSQL resilience', { skip: !pgUp && 'PostgreSQL unreachable' }, (
       assert.equal(early.status, 503);
       assert.equal((JSON.parse(early.body) as Json).code, 5030);
       assert.ok(early.headers['retry-after']);
-      await until('a retry to be logged', async () => /database not reachable; retrying/.test(out));
+      await until('a retry to be logged', async () => /database not reachable; retrying/.test(output()));
 
       // PostgreSQL appears: the retry loop migrates and the service becomes ready by itself.
       await proxy.start();
@@ -132,7 +115,7 @@ describe('PostgreSQL resilience', { skip: !pgUp && 'PostgreSQL unreachable' }, (
       const after = JSON.parse((await call('/api/v1/etf/kline')).body) as { meta: { total: number } };
       assert.equal(after.meta.total, 1, 'the acknowledged batch survived; the refused one left nothing');
       assert.equal((await call('/health')).status, 200);
-      assert.doesNotMatch(out, /unhandled|uncaught/i);
+      assert.doesNotMatch(output(), /unhandled|uncaught/i);
     } finally {
       child.kill('SIGTERM');
       await exited;

@@ -1,6 +1,4 @@
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
-import { once } from 'node:events';
 import { test } from 'node:test';
 import Database from 'better-sqlite3';
 import pg from 'pg';
@@ -24,7 +22,7 @@ import {
   type Backend,
   type Harness,
 } from '../helpers/harness.js';
-import { SERVER_MAIN } from '../helpers/built.js';
+import { spawnServer } from '../helpers/server-process.js';
 
 /**
  * Upgrades: a database written by the previous release (its DDL recreated here, as that release
@@ -401,16 +399,10 @@ test('the server exits (not retries) on a database of a newer release', { timeou
         [SCHEMA_VERSION + 1, 'from the future', '2030-01-01T00:00:00.000Z'],
       ],
     ]);
-    const child = spawn(process.execPath, [SERVER_MAIN], {
-      env: { PATH: process.env.PATH ?? '', PORT: '0', HOST: '127.0.0.1', DATABASE_URL: db.url },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let out = '';
-    child.stdout.on('data', (c: Buffer) => (out += c.toString('utf8')));
-    child.stderr.on('data', (c: Buffer) => (out += c.toString('utf8')));
-    const [code] = (await once(child, 'exit')) as [number | null];
-    assert.equal(code, 78, out);
-    assert.match(out, /schema is newer than this release/);
+    const server = spawnServer({ DATABASE_URL: db.url });
+    const code = await server.exited;
+    assert.equal(code, 78, server.output());
+    assert.match(server.output(), /schema is newer than this release/);
   } finally {
     await db.drop();
   }
