@@ -94,7 +94,9 @@ describe('PostgreSQL resilience', { skip: !pgUp && 'PostgreSQL unreachable' }, (
 
       // PostgreSQL appears: the retry loop migrates and the service becomes ready by itself.
       await proxy.start();
-      await until('/health 200', async () => (await call('/health')).status === 200);
+      // The retry back-off grows to 10 s and the migration of an empty database follows it: on
+      // a loaded machine (three suites at once) that has taken more than the default 30 s.
+      await until('/health 200', async () => (await call('/health')).status === 200, 90_000);
       const first = batch('etf_daily', [etfBar('510300', '2024-01-02')], { batchId: uniqueId('start') });
       assert.equal((await pushBatch(port, JSON.stringify(first))).status, 200);
 
@@ -111,7 +113,7 @@ describe('PostgreSQL resilience', { skip: !pgUp && 'PostgreSQL unreachable' }, (
       assert.equal((await call('/health')).status, 503);
 
       await proxy.start();
-      await until('recovery', async () => (await call('/api/v1/etf/kline')).status === 200);
+      await until('recovery', async () => (await call('/api/v1/etf/kline')).status === 200, 90_000);
       const after = JSON.parse((await call('/api/v1/etf/kline')).body) as { meta: { total: number } };
       assert.equal(after.meta.total, 1, 'the acknowledged batch survived; the refused one left nothing');
       assert.equal((await call('/health')).status, 200);
