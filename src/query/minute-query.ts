@@ -209,7 +209,11 @@ export class MinuteQueryService {
     if (req.interval !== '1m' || req.timeFrom !== null || req.timeTo !== null) return null;
     if (!lead || (lead.field !== b.time && lead.field !== b.date)) return null;
     const date = b.stored.fieldByName.get(b.date.name) as Field;
-    const days = await this.days(plan, lead.dir);
+    // One code's day (at most one block a source): its blocks read at once, payloads and all, and
+    // its bar counts taken from them, instead of the counts first and the blocks in a second read.
+    const fixed = (f: Field): boolean => plan.where.some((c) => c.op === 'eq' && c.field.name === f.name);
+    const read = fixed(b.code) && fixed(b.date) ? await this.blocks(this.blockPlan(plan, [])) : undefined;
+    const days = await this.days(plan, lead.dir, read);
     let skip = plan.offset;
     const page: PageRow[] = [];
     for (const { date: d, bars: n, blocks } of days) {
@@ -223,7 +227,7 @@ export class MinuteQueryService {
         const code = b.stored.fieldByName.get(b.code.name) as Field;
         onDay.push({ field: code, op: 'in', values: codes });
       }
-      const day = await this.tableOf(plan, onDay, state);
+      const day = read ? await this.tableOf(plan, [], state, read) : await this.tableOf(plan, onDay, state);
       page.push(...pageRows(day, skip, plan.limit - page.length));
       skip = 0;
       if (page.length >= plan.limit) break;
@@ -252,20 +256,22 @@ export class MinuteQueryService {
 
   /**
    * The trading dates the plan's blocks cover, in `dir` order, with their bars and their blocks'
-   * keys and bar counts (read without the payloads).
+   * keys and bar counts (read without the payloads, unless `read`: the plan's blocks already read).
    */
-  private async days(plan: QueryPlan, dir: 'asc' | 'desc'): Promise<Day[]> {
+  private async days(plan: QueryPlan, dir: 'asc' | 'desc', read?: Record<string, Value>[]): Promise<Day[]> {
     const b = blocksOf(plan.dataset);
     const s = b.stored;
     const [date, code, source, count] = [b.date.name, b.code.name, b.source.name, BLOCK_COUNT].map(
       (n) => s.fieldByName.get(n) as Field,
     ) as [Field, Field, Field, Field];
-    const rows = (
-      await this.store.datasets.query(
-        { ...this.blockPlan(plan, []), select: [date, code, source, count] },
-        false,
-      )
-    ).rows;
+    const rows =
+      read ??
+      (
+        await this.store.datasets.query(
+          { ...this.blockPlan(plan, []), select: [date, code, source, count] },
+          false,
+        )
+      ).rows;
     tooMany(b, rows.length);
     const perDay = new Map<string, Day>();
     for (const r of rows) {
