@@ -1,4 +1,4 @@
-import { Type, type Static, type TObject, type TSchema } from '@sinclair/typebox';
+import { Type, type Static, type TNull, type TObject, type TSchema, type TUnion } from '@sinclair/typebox';
 import { mustBe, optional } from './check.js';
 
 /**
@@ -48,7 +48,8 @@ export const KeyUpdateSchema = Type.Object(
 
 export type KeyUpdate = Static<typeof KeyUpdateSchema>;
 
-const nullable = (s: TSchema): TSchema => Type.Union([s, Type.Null()]);
+// Typed, not a bare TSchema: the dashboard's type check reads these answers' fields.
+const nullable = <T extends TSchema>(s: T): TUnion<[T, TNull]> => Type.Union([s, Type.Null()]);
 
 /** A key as shown to operators: everything but the hash. */
 export const KeyViewSchema = Type.Object(

@@ -6,7 +6,10 @@ const W = 1160;
 const H = 220;
 const PAD = { top: 12, right: 8, bottom: 24, left: 44 };
 
-/** A round axis maximum ≥ max: 1, 2, 5 × 10^n. */
+/**
+ * A round axis maximum ≥ max: 1, 2, 5 × 10^n.
+ * @param {number} max
+ */
 function niceMax(max) {
   if (max <= 4) return 4;
   const p = 10 ** Math.floor(Math.log10(max));
@@ -17,6 +20,8 @@ function niceMax(max) {
 /**
  * points: [{ label, title, value }] in time order ('' label: none under that bar). Returns an <svg>; each bar has a <title>
  * (the browser's tooltip) so exact numbers are a hover away.
+ * @param {{ label: string, title: string, value: number }[]} points
+ * @param {{ caption?: string }} [options]
  */
 export function barChart(points, { caption = 'Requests per hour' } = {}) {
   const max = niceMax(Math.max(0, ...points.map((p) => p.value)));
@@ -24,7 +29,7 @@ export function barChart(points, { caption = 'Requests per hour' } = {}) {
   const ih = H - PAD.top - PAD.bottom;
   const step = iw / Math.max(points.length, 1);
   const bw = Math.max(1, step * 0.72);
-  const y = (v) => PAD.top + ih - (v / max) * ih;
+  const y = (/** @type {number} */ v) => PAD.top + ih - (v / max) * ih;
 
   const grid = [0, 0.25, 0.5, 0.75, 1].map((f) => {
     const v = Math.round(max * f);

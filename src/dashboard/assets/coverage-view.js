@@ -3,8 +3,25 @@
 import { h, clear, table, emptyState, errorBox, loading, code, num, timeCell, badge } from './dom.js';
 import { reloader } from './api.js';
 
+/** @typedef {import('./api.js').CoverageRow} CoverageRow */
+/** @typedef {import('./api.js').QualityRow} QualityRow */
+/** @typedef {import('./api.js').MinuteQualityRow} MinuteQualityRow */
+/**
+ * The quality report shown: its rows once loaded (a daily or a minute dataset's), what failed,
+ * the code whose lists are open.
+ * @typedef {object} Quality
+ * @property {string} dataset
+ * @property {QualityRow[] | MinuteQualityRow[] | null} rows
+ * @property {unknown} failure
+ * @property {QualityRow | MinuteQualityRow | null} detail
+ */
+
 const DAY = 86_400_000;
-/** Freshness of a dataset by the age of the last batch that changed it. */
+/**
+ * Freshness of a dataset by the age of the last batch that changed it.
+ * @param {CoverageRow} c
+ * @param {number} [now]
+ */
 export function freshness(c, now = Date.now()) {
   if (c.rows === 0) return { kind: 'empty', text: 'no data' };
   if (!c.last_batch_at) return { kind: 'unknown', text: 'unknown' };
@@ -14,27 +31,36 @@ export function freshness(c, now = Date.now()) {
   return { kind: 'stale', text: 'stale' };
 }
 
+/**
+ * @param {HTMLElement} root
+ * @param {import('./api.js').ViewContext} context
+ * @returns {import('./api.js').View}
+ */
 export function mountCoverage(root, { api, navigate }) {
+  /** @type {CoverageRow[] | null} */
   let coverage = null;
   let text = '';
   const body = h('div', {}, loading());
   const tableSlot = h('div');
   // The data-quality report of one daily dataset, with a drill-down per code.
   const qualitySlot = h('div', { id: 'quality' });
+  /** @type {Quality | null} */
   let quality = null;
 
-  const showQuality = async (dataset) => {
+  const showQuality = async (/** @type {string} */ dataset) => {
     quality = { dataset, rows: null, failure: null, detail: null };
     renderQuality();
     const path = `quality/${encodeURIComponent(dataset)}`;
     try {
       try {
-        quality.rows = await api(path, { query: { limit: 1000 } });
+        quality.rows = /** @type {QualityRow[] | MinuteQualityRow[]} */ (
+          await api(path, { query: { limit: 1000 } })
+        );
       } catch (err) {
         // A minute report reads at most 6,000 code-days a page: past that its 4001 names a
         // smaller limit, so its default page (20 codes) is shown instead.
-        if (err.code !== 4001) throw err;
-        quality.rows = await api(path);
+        if (/** @type {{ code?: unknown }} */ (err).code !== 4001) throw err;
+        quality.rows = /** @type {QualityRow[] | MinuteQualityRow[]} */ (await api(path));
       }
     } catch (err) {
       quality.failure = err;
@@ -43,6 +69,7 @@ export function mountCoverage(root, { api, navigate }) {
     qualitySlot.scrollIntoView?.({ block: 'nearest' });
   };
 
+  /** @param {QualityRow} r */
   function qualityRow(r) {
     return h(
       'tr',
@@ -64,7 +91,7 @@ export function mountCoverage(root, { api, navigate }) {
   }
 
   /** A row of a minute dataset's report: its days against the daily bars (docs/minute-bars.md). */
-  function minuteRow(r) {
+  function minuteRow(/** @type {MinuteQualityRow} */ r) {
     const flagged = r.mismatched_days + r.no_daily + r.no_minutes + r.gap_days + r.ohlc_violations > 0;
     return h(
       'tr',
@@ -84,13 +111,15 @@ export function mountCoverage(root, { api, navigate }) {
     );
   }
 
+  /** @param {QualityRow | MinuteQualityRow} r */
   function detailButton(r) {
     return h('button', {
       class: 'ghost small quality-detail',
       type: 'button',
       text: 'Details',
       onclick: () => {
-        quality.detail = r;
+        // The button exists only inside the open report.
+        /** @type {Quality} */ (quality).detail = r;
         renderQuality();
       },
     });
@@ -99,9 +128,13 @@ export function mountCoverage(root, { api, navigate }) {
   const MINUTE_NOTE =
     'Each day’s minutes resampled to one bar and compared with the daily bar of the same source (differing beyond the tolerance: mismatched); days with minutes but no daily bar, traded daily bars without minutes, days missing minutes inside a session (gaps) and bad bars. By code; the first 1,000 codes, or the first 20 when they hold more than 6,000 code-days.';
 
-  /** A minute code's lists: each item as one short text. */
+  /**
+   * A minute code's lists: each item as one short text.
+   * @param {MinuteQualityRow} d
+   * @returns {[string, string[], number][]}
+   */
   function minuteDetail(d) {
-    const at = (x) => `${x.date} ${x.source}`;
+    const at = (/** @type {{ date: string, source: string }} */ x) => `${x.date} ${x.source}`;
     return [
       [
         'Mismatches',
@@ -122,7 +155,7 @@ export function mountCoverage(root, { api, navigate }) {
     qualitySlot.append(card);
     if (quality.failure) {
       card.append(
-        quality.failure.code === 4041
+        /** @type {{ code?: unknown }} */ (quality.failure).code === 4041
           ? h('p', {
               class: 'muted',
               text: 'No quality report: this dataset is not a daily or minute series.',
@@ -136,6 +169,9 @@ export function mountCoverage(root, { api, navigate }) {
       return;
     }
     const minute = quality.rows.some((r) => 'compared_days' in r);
+    // Which kind the rows are (checked just above), for the compiler.
+    const minuteRows = /** @type {MinuteQualityRow[]} */ (quality.rows);
+    const dailyRows = /** @type {QualityRow[]} */ (quality.rows);
     card.append(
       minute
         ? table(
@@ -153,7 +189,7 @@ export function mountCoverage(root, { api, navigate }) {
               'Bad bars',
               '',
             ],
-            quality.rows.map(minuteRow),
+            minuteRows.map(minuteRow),
             { id: 'quality-table', class: 'minute' },
           )
         : table(
@@ -169,7 +205,7 @@ export function mountCoverage(root, { api, navigate }) {
               'Zero volume',
               '',
             ],
-            quality.rows.map(qualityRow),
+            dailyRows.map(qualityRow),
             { id: 'quality-table' },
           ),
       h(
@@ -182,6 +218,14 @@ export function mountCoverage(root, { api, navigate }) {
     );
     const d = quality.detail;
     if (d) {
+      // Of the kind the rows are, as above.
+      const minuteCode = /** @type {MinuteQualityRow} */ (d);
+      const dailyCode = /** @type {QualityRow} */ (d);
+      /**
+       * @param {string} title
+       * @param {string[]} dates
+       * @param {number} total
+       */
       const list = (title, dates, total) =>
         h(
           'div',
@@ -197,10 +241,10 @@ export function mountCoverage(root, { api, navigate }) {
           { id: 'quality-detail', class: 'card inset' },
           h('h3', { text: d.code }),
           ...(minute
-            ? minuteDetail(d).map(([title, items, total]) => list(title, items, total))
+            ? minuteDetail(minuteCode).map(([title, items, total]) => list(title, items, total))
             : [
-                list('Missing days', d.missing_dates, d.missing),
-                list('Bad bars', d.ohlc_violation_dates, d.ohlc_violations),
+                list('Missing days', dailyCode.missing_dates, dailyCode.missing),
+                list('Bad bars', dailyCode.ohlc_violation_dates, dailyCode.ohlc_violations),
               ]),
         ),
       );
@@ -208,7 +252,7 @@ export function mountCoverage(root, { api, navigate }) {
   }
 
   const loads = reloader(async () => {
-    coverage = await api('coverage');
+    coverage = /** @type {CoverageRow[]} */ (await api('coverage'));
   }, render);
 
   const search = h('input', {
@@ -217,11 +261,12 @@ export function mountCoverage(root, { api, navigate }) {
     placeholder: 'Filter datasets or endpoints',
     'aria-label': 'Filter datasets',
     oninput: (e) => {
-      text = e.target.value.trim().toLowerCase();
+      text = /** @type {HTMLInputElement} */ (e.target).value.trim().toLowerCase();
       renderTable();
     },
   });
 
+  /** @param {CoverageRow} c */
   function row(c) {
     const f = freshness(c);
     return h(
@@ -250,7 +295,8 @@ export function mountCoverage(root, { api, navigate }) {
               text: c.last_batch_id,
               onclick: (e) => {
                 e.preventDefault();
-                navigate('ingest', { dataset: c.dataset, batch: c.last_batch_id });
+                // Only rendered when the row has a last batch.
+                navigate('ingest', { dataset: c.dataset, batch: /** @type {string} */ (c.last_batch_id) });
               },
             })
           : '—',
@@ -274,7 +320,10 @@ export function mountCoverage(root, { api, navigate }) {
   }
 
   function renderTable() {
-    const shown = coverage.filter((c) => !text || c.dataset.includes(text) || c.endpoint.includes(text));
+    // Called once the coverage has loaded (its filter box is rendered with it).
+    const shown = /** @type {CoverageRow[]} */ (coverage).filter(
+      (c) => !text || c.dataset.includes(text) || c.endpoint.includes(text),
+    );
     clear(tableSlot).append(
       table(
         [

@@ -16,11 +16,19 @@ import {
 } from './dom.js';
 import { reloader } from './api.js';
 
+/** @typedef {import('./api.js').BatchListItem} BatchListItem */
+/** @typedef {import('./api.js').BatchRecord} BatchRecord */
+/** @typedef {import('./api.js').BatchChanges} BatchChanges */
+/** @typedef {import('./api.js').DatasetInfo} DatasetInfo */
+/** A batch's detail: its record and what it changed (or why that did not load). */
+/** @typedef {{ record: BatchRecord, changes: BatchChanges | Error }} Detail */
+
 const STATUSES = ['accepted', 'partial', 'rejected'];
 const LIMIT = 100;
 /** Errors rendered at once; a rejected batch can carry 100,000. */
 const SHOWN_ERRORS = 500;
 
+/** @param {BatchRecord['errors']} errors */
 function errorsTable(errors) {
   if (errors.length === 0) return h('p', { class: 'muted', text: 'No record errors.' });
   const shown = errors.slice(0, SHOWN_ERRORS);
@@ -50,7 +58,11 @@ function errorsTable(errors) {
   );
 }
 
-/** The fields whose values differ between two row objects (created_at aside), as "f: a → b". */
+/**
+ * The fields whose values differ between two row objects (created_at aside), as "f: a → b".
+ * @param {Record<string, unknown> | null} before
+ * @param {Record<string, unknown>} after
+ */
 function differences(before, after) {
   if (!before) return 'new row';
   const out = [];
@@ -61,6 +73,11 @@ function differences(before, after) {
   return out.length ? out.join('; ') : 'no field changed';
 }
 
+/**
+ * @param {BatchChanges | Error} c
+ * @param {BatchRecord} b
+ * @param {() => void} onRevert
+ */
 function changesSection(c, b, onRevert) {
   if (c instanceof Error) return errorBox('Could not load what the batch changed', c);
   const total = c.counts.insert + c.counts.update + c.counts.delete;
@@ -113,6 +130,11 @@ function changesSection(c, b, onRevert) {
   ];
 }
 
+/**
+ * @param {BatchRecord} b
+ * @param {BatchChanges | Error} changes
+ * @param {() => void} onRevert
+ */
 function detail(b, changes, onRevert) {
   const meta = [
     ['Batch', b.batch_id],
@@ -140,49 +162,69 @@ function detail(b, changes, onRevert) {
 }
 
 /** Dataset names for the filter; the catalog does not change while the page is open. */
+/** @type {string[] | null} */
 let datasetNames = null;
 
+/**
+ * @param {HTMLElement} root
+ * @param {import('./api.js').ViewContext} context
+ * @returns {import('./api.js').View}
+ */
 export function mountIngest(root, { api, dialog, navigate, params }) {
   const filter = { dataset: params.get('dataset') ?? '', status: params.get('status') ?? '' };
   let open = params.get('batch') ?? null; // batch_id whose detail is expanded
+  /** @type {BatchListItem[] | null} */
   let batches = null;
-  const details = new Map(); // batch_id → { record, changes } (or Error)
+  /** @type {Map<string, Detail | Error>} batch_id → its detail, or why it did not load */
+  const details = new Map();
   const body = h('div', {}, loading());
 
+  /**
+   * @param {keyof typeof filter} k
+   * @param {string} v
+   */
   const setFilter = (k, v) => {
     filter[k] = v;
     // The filter lives in the hash so a reload or a link keeps it.
     navigate('ingest', Object.fromEntries(Object.entries(filter).filter(([, x]) => x)));
   };
 
-  const loadDetail = async (id) => {
+  const loadDetail = async (/** @type {string} */ id) => {
     try {
       const path = `batches/${encodeURIComponent(id)}`;
-      const [record, changes] = await Promise.all([api(path), api(`${path}/changes`).catch((err) => err)]);
+      const [record, changes] = /** @type {[BatchRecord, BatchChanges | Error]} */ (
+        await Promise.all([api(path), api(`${path}/changes`).catch((err) => err)])
+      );
       details.set(id, { record, changes });
     } catch (err) {
-      details.set(id, err);
+      details.set(id, /** @type {Error} */ (err));
     }
   };
 
   const loads = reloader(async () => {
-    const [list, catalog] = await Promise.all([
-      api('batches', { query: { dataset: filter.dataset, status: filter.status, limit: LIMIT } }),
-      datasetNames ? null : api('datasets').catch(() => null),
-    ]);
+    const [list, catalog] = /** @type {[BatchListItem[], DatasetInfo[] | null]} */ (
+      await Promise.all([
+        api('batches', { query: { dataset: filter.dataset, status: filter.status, limit: LIMIT } }),
+        datasetNames ? null : api('datasets').catch(() => null),
+      ])
+    );
     batches = list;
     if (catalog) datasetNames = catalog.map((d) => d.name);
     details.clear();
     if (open) await loadDetail(open);
   }, render);
 
-  const toggle = async (id) => {
+  const toggle = async (/** @type {string} */ id) => {
     open = open === id ? null : id;
     if (open && !details.has(open)) await loadDetail(open);
     render();
   };
 
   /** Revert with a confirmation; a refusal (a later batch changed the rows) stays in the dialog. */
+  /**
+   * @param {BatchRecord} b
+   * @param {BatchChanges} changes
+   */
   const revert = (b, changes) =>
     dialog({
       title: `Revert batch “${b.batch_id}”?`,
@@ -211,7 +253,10 @@ export function mountIngest(root, { api, dialog, navigate, params }) {
         'Dataset ',
         h(
           'select',
-          { id: 'filter-dataset', onchange: (e) => setFilter('dataset', e.target.value) },
+          {
+            id: 'filter-dataset',
+            onchange: (e) => setFilter('dataset', /** @type {HTMLSelectElement} */ (e.target).value),
+          },
           h('option', { value: '', text: 'All datasets' }),
           (datasetNames ?? (filter.dataset ? [filter.dataset] : [])).map((d) =>
             h('option', { value: d, text: d, selected: d === filter.dataset }),
@@ -224,7 +269,10 @@ export function mountIngest(root, { api, dialog, navigate, params }) {
         'Status ',
         h(
           'select',
-          { id: 'filter-status', onchange: (e) => setFilter('status', e.target.value) },
+          {
+            id: 'filter-status',
+            onchange: (e) => setFilter('status', /** @type {HTMLSelectElement} */ (e.target).value),
+          },
           h('option', { value: '', text: 'Any status' }),
           STATUSES.map((s) => h('option', { value: s, text: s, selected: s === filter.status })),
         ),
@@ -232,6 +280,7 @@ export function mountIngest(root, { api, dialog, navigate, params }) {
     );
   }
 
+  /** @param {BatchListItem} b */
   function row(b) {
     const isOpen = open === b.batch_id;
     const tr = h(
@@ -266,11 +315,12 @@ export function mountIngest(root, { api, dialog, navigate, params }) {
     );
     if (!isOpen) return tr;
     const d = details.get(b.batch_id);
+    // Revert is offered only when the changes loaded: then they are no Error.
     const content = !d
       ? loading()
       : d instanceof Error
         ? errorBox('Could not load the batch', d)
-        : detail(d.record, d.changes, () => revert(d.record, d.changes));
+        : detail(d.record, d.changes, () => revert(d.record, /** @type {BatchChanges} */ (d.changes)));
     return [tr, h('tr', { class: 'detail-row' }, h('td', { colspan: 11 }, content))];
   }
 
@@ -296,7 +346,8 @@ export function mountIngest(root, { api, dialog, navigate, params }) {
     } else if (batches.length === 0) {
       content = emptyState('No batch matches these filters.', 'Choose another dataset or status.');
     } else {
-      const counts = STATUSES.map((s) => [s, batches.filter((b) => b.status === s).length]);
+      const loaded = batches; // not null here: checked above, where the callback cannot see it
+      const counts = STATUSES.map((s) => [s, loaded.filter((b) => b.status === s).length]);
       content = [
         h(
           'p',

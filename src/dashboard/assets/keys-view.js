@@ -3,9 +3,22 @@
 import { h, clear, table, emptyState, errorBox, loading, code, num, timeCell, badge } from './dom.js';
 import { reloader } from './api.js';
 
+/** @typedef {import('./api.js').Key} Key */
+/** @typedef {import('./api.js').KeyCreated} KeyCreated */
+/** @typedef {import('../../contract/admin.js').KeyCreate} KeyCreate */
+/** @typedef {import('../../contract/admin.js').KeyUpdate} KeyUpdate */
+
+/**
+ * @param {number | null | undefined} v
+ * @param {string} unit
+ */
 const limitText = (v, unit) => (v === null || v === undefined ? 'unlimited' : `${num(v)} ${unit}`);
 
-/** '' → null (no limit); else a positive integer, or an Error naming the field. */
+/**
+ * '' → null (no limit); else a positive integer, or an Error naming the field.
+ * @param {FormDataEntryValue | null} raw
+ * @param {string} label
+ */
 function parseLimit(raw, label) {
   const t = String(raw ?? '').trim();
   if (t === '') return null;
@@ -13,6 +26,11 @@ function parseLimit(raw, label) {
   return Number(t);
 }
 
+/**
+ * @param {string} text
+ * @param {HTMLInputElement} input
+ * @param {HTMLButtonElement} button
+ */
 async function copy(text, input, button) {
   try {
     await navigator.clipboard.writeText(text);
@@ -26,6 +44,10 @@ async function copy(text, input, button) {
   setTimeout(() => (button.textContent = 'Copy'), 2000);
 }
 
+/**
+ * @param {KeyCreated} key
+ * @param {() => void} onDismiss
+ */
 function secretPanel(key, onDismiss) {
   const input = h('input', {
     class: 'secret',
@@ -55,6 +77,7 @@ function secretPanel(key, onDismiss) {
   );
 }
 
+/** @param {(body: KeyCreate) => Promise<void>} onCreate */
 function createForm(onCreate) {
   const form = h(
     'form',
@@ -96,7 +119,8 @@ function createForm(onCreate) {
     error.hidden = true;
     const f = new window.FormData(form);
     try {
-      const body = { scope: f.get('scope') };
+      /** @type {KeyCreate} */
+      const body = { scope: /** @type {KeyCreate['scope']} */ (f.get('scope')) };
       const name = String(f.get('name') ?? '').trim();
       if (name) body.name = name;
       const rate = parseLimit(f.get('rate'), 'Requests / minute');
@@ -106,7 +130,7 @@ function createForm(onCreate) {
       await onCreate(body);
       form.reset();
     } catch (err) {
-      error.textContent = err.message;
+      error.textContent = /** @type {Error} */ (err).message;
       error.hidden = false;
     }
   });
@@ -128,6 +152,7 @@ function createForm(onCreate) {
   );
 }
 
+/** @param {Key} key */
 function limitsForm(key) {
   return h(
     'div',
@@ -161,28 +186,35 @@ function limitsForm(key) {
   );
 }
 
+/**
+ * @param {HTMLElement} root
+ * @param {import('./api.js').ViewContext} context
+ * @returns {import('./api.js').View}
+ */
 export function mountKeys(root, { api, dialog }) {
+  /** @type {Key[] | null} */
   let keys = null;
   const secretSlot = h('div');
   const listSlot = h('div', {}, loading());
 
   const loads = reloader(async () => {
-    keys = await api('keys');
+    keys = /** @type {Key[]} */ (await api('keys'));
   }, render);
 
-  const create = async (body) => {
-    const key = await api('keys', { method: 'POST', body });
+  const create = async (/** @type {KeyCreate} */ body) => {
+    const key = /** @type {KeyCreated} */ (await api('keys', { method: 'POST', body }));
     clear(secretSlot).append(secretPanel(key, () => clear(secretSlot)));
     await loads.reload();
   };
 
-  const edit = (key) =>
+  const edit = (/** @type {Key} */ key) =>
     dialog({
       title: `Limits of “${key.name}”`,
       body: limitsForm(key),
       okText: 'Save',
       onOk: async (form) => {
         const f = new window.FormData(form);
+        /** @type {KeyUpdate} */
         const body = {
           rate_per_minute: parseLimit(f.get('rate'), 'Requests / minute'),
           daily_quota: parseLimit(f.get('quota'), 'Requests / day'),
@@ -194,7 +226,7 @@ export function mountKeys(root, { api, dialog }) {
       },
     });
 
-  const revoke = (key) =>
+  const revoke = (/** @type {Key} */ key) =>
     dialog({
       title: `Revoke “${key.name}”?`,
       body: h(
@@ -210,6 +242,7 @@ export function mountKeys(root, { api, dialog }) {
       },
     });
 
+  /** @param {Key} k */
   function row(k) {
     const revoked = k.revoked_at !== null;
     return h(

@@ -4,16 +4,25 @@ import { h, clear, table, emptyState, errorBox, loading, num, timeCell, badge } 
 import { reloader } from './api.js';
 import { barChart } from './chart.js';
 
+/** @typedef {import('./api.js').Key} Key */
+/** @typedef {import('./api.js').UsageRow} UsageRow */
+
 const PERIODS = [
   { hours: 24, label: 'Last 24 hours' },
   { hours: 168, label: 'Last 7 days' },
 ];
 
+/** @param {number} n */
 const pad = (n) => String(n).padStart(2, '0');
 /** "YYYY-MM-DDTHH" of a Date, in UTC: the usage bucket it falls in. */
-const bucketOf = (d) => d.toISOString().slice(0, 13);
+const bucketOf = (/** @type {Date} */ d) => d.toISOString().slice(0, 13);
 
-/** One point per hour of the period, zero where nothing was counted. */
+/**
+ * One point per hour of the period, zero where nothing was counted.
+ * @param {UsageRow[]} usage
+ * @param {number} hours
+ * @param {string} keyId
+ */
 function hourlySeries(usage, hours, keyId) {
   const counts = new Map();
   for (const u of usage) {
@@ -42,7 +51,11 @@ function hourlySeries(usage, hours, keyId) {
   return points;
 }
 
-/** used / limit as a bar; amber from 70 %, red from 90 %. */
+/**
+ * used / limit as a bar; amber from 70 %, red from 90 %.
+ * @param {number} used
+ * @param {number | null} limit
+ */
 function meter(used, limit) {
   if (limit === null || limit === undefined) {
     return h(
@@ -64,12 +77,17 @@ function meter(used, limit) {
   );
 }
 
-const closeness = (k) =>
+const closeness = (/** @type {Key} */ k) =>
   Math.max(
     k.rate_per_minute ? (k.usage?.this_minute ?? 0) / k.rate_per_minute : 0,
     k.daily_quota ? (k.usage?.today ?? 0) / k.daily_quota : 0,
   );
 
+/**
+ * @param {string} label
+ * @param {string} value
+ * @param {string} id
+ */
 function stat(label, value, id) {
   return h(
     'div',
@@ -79,15 +97,24 @@ function stat(label, value, id) {
   );
 }
 
+/**
+ * @param {HTMLElement} root
+ * @param {import('./api.js').ViewContext} context
+ * @returns {import('./api.js').View}
+ */
 export function mountUsage(root, { api }) {
   let hours = 24;
   let keyId = '';
+  /** @type {Key[] | null} */
   let keys = null;
+  /** @type {UsageRow[] | null} */
   let usage = null;
   const body = h('div', {}, loading());
 
   const loads = reloader(async () => {
-    [keys, usage] = await Promise.all([api('keys'), api('usage', { query: { hours } })]);
+    [keys, usage] = /** @type {[Key[], UsageRow[]]} */ (
+      await Promise.all([api('keys'), api('usage', { query: { hours } })])
+    );
   }, render);
 
   const controls = () =>
@@ -103,7 +130,7 @@ export function mountUsage(root, { api }) {
           {
             id: 'usage-period',
             onchange: (e) => {
-              hours = Number(e.target.value);
+              hours = Number(/** @type {HTMLSelectElement} */ (e.target).value);
               void loads.reload();
             },
           },
@@ -119,7 +146,7 @@ export function mountUsage(root, { api }) {
           {
             id: 'usage-key',
             onchange: (e) => {
-              keyId = e.target.value;
+              keyId = /** @type {HTMLSelectElement} */ (e.target).value;
               render();
             },
           },
