@@ -5,6 +5,7 @@ import { adjustOf, type Catalog, type Dataset, type Field } from '../catalog/cat
 import type { QueryService } from '../query/query-service.js';
 import type { MinuteQueryService } from '../query/minute-query.js';
 import type { ParsedQuery } from '../query/parse.js';
+import { pageMeta } from '../query/query-page.js';
 import { revisionExport, revisionItem, revisionsPath } from '../query/revision-query.js';
 import type { QueryPlan } from '../model/query-plan.js';
 import type { Value } from '../model/values.js';
@@ -151,14 +152,7 @@ async function servePage(
   }
   // Rows as their JSON where the reader writes it (bar blocks), else as it reads them.
   const page = await (rows.jsonPage ?? rows.page).call(rows, plan, version, factorsVersion);
-  const meta = {
-    total: page.total,
-    limit: page.limit,
-    offset: page.offset,
-    has_more: page.hasMore,
-    next_cursor: page.nextCursor,
-    ...(page.adjust ? { adjust: page.adjust } : {}),
-  };
+  const meta = pageMeta(page);
   let json: string;
   if (page.rows.kind === 'json') {
     // Stored row JSON joined into the envelope: the same bytes the response schema produces

@@ -21,6 +21,25 @@ export interface QueryPage {
   adjust?: AdjustMeta;
 }
 
+/** A page's `meta` in a JSON answer: its counts, its cursor and, adjusted, what adjusted it. */
+export function pageMeta(page: QueryPage): {
+  total: number;
+  limit: number;
+  offset: number;
+  has_more: boolean;
+  next_cursor: string | null;
+  adjust?: AdjustMeta;
+} {
+  return {
+    total: page.total,
+    limit: page.limit,
+    offset: page.offset,
+    has_more: page.hasMore,
+    next_cursor: page.nextCursor,
+    ...(page.adjust ? { adjust: page.adjust } : {}),
+  };
+}
+
 /** A page's rows as read, with the total when counted; `keys`: each JSON row's code and source (adjusted pages). */
 export interface FetchedRows {
   rows: PageRows;

@@ -14,6 +14,7 @@ import { CATALOG, type Dataset } from '../../src/catalog/catalog.js';
 import { envelopeSchema } from '../../src/contract/envelope.js';
 import { rowSchema } from '../../src/contract/rows.js';
 import { success } from '../../src/http/envelope.js';
+import { pageMeta } from '../../src/query/query-page.js';
 
 const D1 = '2024-03-01';
 const D2 = '2024-03-04';
@@ -86,14 +87,7 @@ for (const backend of await backends()) {
       assert.equal(json.rows.kind, 'json', query);
       const page = await minute.page(minute.parse(d, Object.fromEntries(new URLSearchParams(query))).plan, 0);
       assert.equal(page.rows.kind, 'objects');
-      const meta = {
-        total: page.total,
-        limit: page.limit,
-        offset: page.offset,
-        has_more: page.hasMore,
-        next_cursor: page.nextCursor,
-        ...(page.adjust ? { adjust: page.adjust } : {}),
-      };
+      const meta = pageMeta(page);
       const serialise = build(envelopeSchema(rowSchema(d)) as Parameters<typeof build>[0]);
       const want = serialise(success({ data: page.rows.rows, meta }));
       assert.ok(page.total > 0, query);
