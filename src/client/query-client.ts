@@ -1,5 +1,5 @@
 import { ENDPOINT_PATHS, type Endpoints } from './types.generated.js';
-import type { AdjustMeta } from '../contract/envelope.js';
+import type { PageMeta } from '../contract/envelope.js';
 import type { EXPORT_FORMATS } from '../export/export-formats.js';
 import { ServiceClient, type ServiceClientOptions, ServiceError } from './service-client.js';
 
@@ -26,15 +26,7 @@ export type TextFormat = {
 export type RowOf<D extends DatasetName> = Endpoints[D]['row'];
 export type ParamsOf<D extends DatasetName> = Endpoints[D]['params'];
 
-export interface PageMeta {
-  total: number;
-  limit: number;
-  offset: number;
-  has_more: boolean;
-  next_cursor: string | null;
-  /** Adjusted pages (`adjust=qfq|hfq`): the method, the qfq anchor, codes on the page without factors. */
-  adjust?: AdjustMeta;
-}
+export type { PageMeta };
 
 /** One revision of GET /api/v1/revisions/{dataset} (docs/point-in-time.md). */
 export interface Revision<R> {

@@ -71,6 +71,9 @@ export const PageMetaSchema = Type.Object(
   { title: 'PageMeta' },
 );
 
+/** A query page's `meta` as the query routes write it (its cursor always there, null on the last page). */
+export type PageMeta = Omit<Static<typeof PageMetaSchema>, 'next_cursor'> & { next_cursor: string | null };
+
 /** The envelope around a page of rows; `meta` adds what an answer says beyond its page. */
 export function envelopeSchema(row: TSchema, meta?: TObject): TObject {
   return Type.Object({

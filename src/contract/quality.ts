@@ -1,4 +1,4 @@
-import { Type } from '@sinclair/typebox';
+import { Type, type TString } from '@sinclair/typebox';
 import { MAX_LISTED_DATES, PRE_CLOSE_TOLERANCE, QUALITY_SORTS } from '../model/quality-rules.js';
 import { envelopeSchema, nullable } from './envelope.js';
 
@@ -7,12 +7,19 @@ const DaySpanSchema = Type.Object({
   to: Type.String({ format: 'date' }),
 });
 
+/** A report row's code and the dates it spans in the window (`what`: the first and last of what). */
+function codeSpan(what: string): { code: TString; first_date: TString; last_date: TString } {
+  return {
+    code: Type.String(),
+    first_date: Type.String({ format: 'date', description: `first ${what} in the window` }),
+    last_date: Type.String({ format: 'date', description: `last ${what} in the window` }),
+  };
+}
+
 /** A row of the data-quality report (GET /api/v1/quality/{dataset}): one per code. */
 export const QualityRowSchema = Type.Object(
   {
-    code: Type.String(),
-    first_date: Type.String({ format: 'date', description: 'first bar in the window' }),
-    last_date: Type.String({ format: 'date', description: 'last bar in the window' }),
+    ...codeSpan('bar'),
     bars: Type.Integer({ description: 'distinct bar dates' }),
     expected: Type.Integer({ description: 'open days of the calendar from first_date to last_date' }),
     missing: Type.Integer({ description: 'open days in that span without a bar' }),
@@ -106,9 +113,7 @@ const DateSource = {
  */
 export const MinuteQualityRowSchema = Type.Object(
   {
-    code: Type.String(),
-    first_date: Type.String({ format: 'date', description: 'first trading date with bars in the window' }),
-    last_date: Type.String({ format: 'date', description: 'last trading date with bars in the window' }),
+    ...codeSpan('trading date with bars'),
     days: Type.Integer({ description: 'distinct trading dates with bars (two sources of a day count once)' }),
     bars: Type.Integer({ description: 'minute bars, every source' }),
     compared_days: Type.Integer({

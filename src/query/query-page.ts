@@ -1,5 +1,6 @@
 import type { Value } from '../model/values.js';
 import type { AdjustMeta } from './adjust-meta.js';
+import type { PageMeta } from '../contract/envelope.js';
 import type { BarKey } from './factor-sources.js';
 
 /**
@@ -22,14 +23,7 @@ export interface QueryPage {
 }
 
 /** A page's `meta` in a JSON answer: its counts, its cursor and, adjusted, what adjusted it. */
-export function pageMeta(page: QueryPage): {
-  total: number;
-  limit: number;
-  offset: number;
-  has_more: boolean;
-  next_cursor: string | null;
-  adjust?: AdjustMeta;
-} {
+export function pageMeta(page: QueryPage): PageMeta {
   return {
     total: page.total,
     limit: page.limit,

@@ -69,45 +69,53 @@ export function mountCoverage(root, { api, navigate }) {
     qualitySlot.scrollIntoView?.({ block: 'nearest' });
   };
 
-  /** @param {QualityRow} r */
-  function qualityRow(r) {
-    return h(
-      'tr',
-      {
-        dataset: { code: r.code },
-        class: r.missing > 0 || r.ohlc_violations > 0 || r.stale ? 'bad-row' : '',
-      },
-      h('td', { class: 'mono', text: r.code }),
-      h('td', { class: 'nowrap', text: r.first_date }),
-      h('td', { class: 'nowrap', text: r.last_date }),
-      h('td', { class: 'num', text: num(r.bars) }),
-      h('td', { class: 'num', text: num(r.expected) }),
-      h('td', { class: 'num', text: num(r.missing) }),
-      h('td', {}, r.stale ? badge('stale', 'stale') : badge('current', 'fresh')),
-      h('td', { class: 'num', text: num(r.ohlc_violations) }),
-      h('td', { class: 'num', text: num(r.zero_volume_days) }),
-      h('td', {}, detailButton(r)),
-    );
-  }
-
-  /** A row of a minute dataset's report: its days against the daily bars (docs/minute-bars.md). */
-  function minuteRow(/** @type {MinuteQualityRow} */ r) {
-    const flagged = r.mismatched_days + r.no_daily + r.no_minutes + r.gap_days + r.ohlc_violations > 0;
+  /**
+   * A report's row: the code and its span, then `cells`, then its Details button.
+   * @param {QualityRow | MinuteQualityRow} r
+   * @param {boolean} flagged
+   * @param {HTMLElement[]} cells
+   */
+  function reportRow(r, flagged, cells) {
     return h(
       'tr',
       { dataset: { code: r.code }, class: flagged ? 'bad-row' : '' },
       h('td', { class: 'mono', text: r.code }),
       h('td', { class: 'nowrap', text: r.first_date }),
       h('td', { class: 'nowrap', text: r.last_date }),
-      h('td', { class: 'num', text: num(r.days) }),
-      h('td', { class: 'num', text: num(r.bars) }),
-      h('td', { class: 'num', text: num(r.compared_days) }),
-      h('td', { class: 'num', text: num(r.mismatched_days) }),
-      h('td', { class: 'num', text: num(r.no_daily) }),
-      h('td', { class: 'num', text: num(r.no_minutes) }),
-      h('td', { class: 'num', text: num(r.gap_days) }),
-      h('td', { class: 'num', text: num(r.ohlc_violations) }),
+      cells,
       h('td', {}, detailButton(r)),
+    );
+  }
+
+  /** A number cell each. */
+  const counts = (/** @type {(number | null)[]} */ ...ns) =>
+    ns.map((n) => h('td', { class: 'num', text: num(n) }));
+
+  /** @param {QualityRow} r */
+  function qualityRow(r) {
+    return reportRow(r, r.missing > 0 || r.ohlc_violations > 0 || r.stale, [
+      ...counts(r.bars, r.expected, r.missing),
+      h('td', {}, r.stale ? badge('stale', 'stale') : badge('current', 'fresh')),
+      ...counts(r.ohlc_violations, r.zero_volume_days),
+    ]);
+  }
+
+  /** A row of a minute dataset's report: its days against the daily bars (docs/minute-bars.md). */
+  function minuteRow(/** @type {MinuteQualityRow} */ r) {
+    const flagged = r.mismatched_days + r.no_daily + r.no_minutes + r.gap_days + r.ohlc_violations > 0;
+    return reportRow(
+      r,
+      flagged,
+      counts(
+        r.days,
+        r.bars,
+        r.compared_days,
+        r.mismatched_days,
+        r.no_daily,
+        r.no_minutes,
+        r.gap_days,
+        r.ohlc_violations,
+      ),
     );
   }
 

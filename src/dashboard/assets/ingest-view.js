@@ -243,40 +243,41 @@ export function mountIngest(root, { api, dialog, navigate, params }) {
       },
     });
 
+  /**
+   * A filter's drop-down: "any" first, then each value, the current one selected.
+   * @param {keyof typeof filter} k
+   * @param {string} label
+   * @param {string} any
+   * @param {string[]} values
+   */
+  const filterSelect = (k, label, any, values) =>
+    h(
+      'label',
+      {},
+      label,
+      h(
+        'select',
+        {
+          id: `filter-${k}`,
+          onchange: (/** @type {Event} */ e) =>
+            setFilter(k, /** @type {HTMLSelectElement} */ (e.target).value),
+        },
+        h('option', { value: '', text: any }),
+        values.map((v) => h('option', { value: v, text: v, selected: v === filter[k] })),
+      ),
+    );
+
   function controls() {
     return h(
       'div',
       { class: 'filters' },
-      h(
-        'label',
-        {},
+      filterSelect(
+        'dataset',
         'Dataset ',
-        h(
-          'select',
-          {
-            id: 'filter-dataset',
-            onchange: (e) => setFilter('dataset', /** @type {HTMLSelectElement} */ (e.target).value),
-          },
-          h('option', { value: '', text: 'All datasets' }),
-          (datasetNames ?? (filter.dataset ? [filter.dataset] : [])).map((d) =>
-            h('option', { value: d, text: d, selected: d === filter.dataset }),
-          ),
-        ),
+        'All datasets',
+        datasetNames ?? (filter.dataset ? [filter.dataset] : []),
       ),
-      h(
-        'label',
-        {},
-        'Status ',
-        h(
-          'select',
-          {
-            id: 'filter-status',
-            onchange: (e) => setFilter('status', /** @type {HTMLSelectElement} */ (e.target).value),
-          },
-          h('option', { value: '', text: 'Any status' }),
-          STATUSES.map((s) => h('option', { value: s, text: s, selected: s === filter.status })),
-        ),
-      ),
+      filterSelect('status', 'Status ', 'Any status', STATUSES),
     );
   }
 
