@@ -4,6 +4,7 @@
 import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
+import { compileTests, compiledPath } from './compile-tests.js';
 
 /** The longest files (docs/testing.md, measured alone), longest first. */
 const LONGEST = [
@@ -86,18 +87,33 @@ const template =
     : await (await import('../test/helpers/postgres.js')).createMigratedTemplate();
 // In-process apps start their ingest and export threads from dist/ rather than through tsx
 // (src/worker-threads.ts, MDS_THREADS_FROM_DIST): about 0.4 s of CPU less a thread. So dist/
-// must be what src/ says: `npm test` has just emitted it; run alone, the runner emits it if stale.
+// must be what src/ says (and the compiled tests import it: scripts/compile-tests.ts): `npm test`
+// has just emitted it; run alone, the runner emits it if stale.
 const { staleSource } = await import('../test/helpers/dist-fresh.js');
 if (staleSource() !== null) {
   const emit = spawnSync('npm', ['run', '-s', 'build:emit'], { stdio: 'inherit' });
   if (emit.status !== 0 || staleSource() !== null)
     throw new Error('dist/ could not be built: npm run build:emit');
 }
+// The test files run compiled (scripts/compile-tests.ts): plain JavaScript, compiled at the start
+// of every run, each file's process without tsx's loader (about 0.7 s of CPU less a file:
+// docs/testing.md). MDS_TEST_COMPILED=0: the sources under tsx, as one file run by hand.
+const compiled = process.env.MDS_TEST_COMPILED !== '0';
+if (compiled) compileTests();
+const child = compiled
+  ? // Stack traces name the .ts lines (the tree's source maps). A file given that is not
+    // TypeScript (a .mjs) runs as it is.
+    [
+      '--enable-source-maps',
+      compiledPath('scripts/run-test-files.ts'),
+      ...files.map((f) => (f.endsWith('.ts') ? compiledPath(f) : f)),
+    ]
+  : ['--import', 'tsx', path.join(import.meta.dirname, 'run-test-files.ts'), ...files];
 const run = spawn(
   process.execPath,
   // run-test-files.ts runs them in this order (node --test would sort them by name), with the
   // usual reporter and the run's longest files (file-times-reporter.mjs).
-  [...preload, '--import', 'tsx', path.join(import.meta.dirname, 'run-test-files.ts'), ...files],
+  [...preload, ...child],
   {
     stdio: 'inherit',
     env: {

@@ -5,8 +5,11 @@ import { Worker, type WorkerOptions } from 'node:worker_threads';
  * is started from its module, and how bytes cross to or from it without a copy.
  */
 
-/** src/ and dist/ beside it, as seen from this file when it runs from the sources. */
-const SRC = new URL('./', import.meta.url);
+/**
+ * src/ and dist/ beside it, whether this file runs from the sources or built (the test runner's
+ * compiled tests import the built modules: docs/testing.md), so that threadEntry answers the same.
+ */
+const SRC = new URL(import.meta.url.endsWith('.ts') ? './' : '../src/', import.meta.url);
 const DIST = new URL('../dist/', import.meta.url);
 
 /**

@@ -1,3 +1,4 @@
+import path from 'node:path';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import { after, before, describe, test } from 'node:test';
@@ -6,6 +7,7 @@ import { ENDPOINT_PATHS, QueryClient, QueryError } from '../../src/index.js';
 import { CATALOG } from '../../src/catalog/catalog.js';
 import { QUERY_KEY, backends, push, startApp, type Harness } from '../helpers/harness.js';
 import { batch, days, etfBar } from '../helpers/batches.js';
+import { ROOT } from '../helpers/repo-root.js';
 
 /** The typed query client: generated from /openapi.json (drift-checked) and used over HTTP. */
 
@@ -15,10 +17,7 @@ test('types.generated.ts is what the live /openapi.json generates', async () => 
     const res = await h.app.inject({ method: 'GET', url: '/openapi.json' });
     const doc = res.json() as Record<string, unknown>;
     const expected = await formattedClientTypes(doc);
-    const committed = fs.readFileSync(
-      new URL('../../src/client/types.generated.ts', import.meta.url),
-      'utf8',
-    );
+    const committed = fs.readFileSync(path.join(ROOT, 'src', 'client', 'types.generated.ts'), 'utf8');
     assert.equal(committed, expected, 'run `npx tsx src/client/generate-types.ts` and commit the result');
     // Every query path of the document is a client endpoint, and nothing else.
     const paths = Object.entries(doc.paths as Record<string, { get?: { operationId?: string } }>)

@@ -7,12 +7,12 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { ADMIN_TOKEN, INGEST_KEY, QUERY_KEY, startApp, type Harness } from '../helpers/harness.js';
 import { batch, batchOfRecords, days, etfBar, record, uniqueId } from '../helpers/batches.js';
 import { CATALOG } from '../../src/catalog/catalog.js';
 import { dayBars } from '../helpers/minute-bars.js';
+import { ROOT } from '../helpers/repo-root.js';
 
 /** The coverage table lists every catalog dataset. */
 const DATASETS = CATALOG.datasets.length;
@@ -29,7 +29,7 @@ const ARGS = [
 // changes tracked files; otherwise to a temporary folder (still taken: they exercise rendering).
 const DOCS =
   process.env.MDS_UPDATE_SCREENSHOTS === '1'
-    ? fileURLToPath(new URL('../../docs/', import.meta.url))
+    ? path.join(ROOT, 'docs')
     : `${fs.mkdtempSync(path.join(os.tmpdir(), 'mds-dashboard-'))}/`;
 
 const haveChromium = fs.existsSync(CHROMIUM);

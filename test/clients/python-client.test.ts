@@ -3,6 +3,7 @@ import path from 'node:path';
 import { test } from 'node:test';
 import { SERVER_MAIN } from '../helpers/built.js';
 import { PYTHON, pythonAvailable, runPythonFull } from '../helpers/python.js';
+import { ROOT } from '../helpers/repo-root.js';
 
 /**
  * Issue 18: the Python client's own suite (clients/python/tests, `python3 -m unittest`), which
@@ -10,7 +11,7 @@ import { PYTHON, pythonAvailable, runPythonFull } from '../helpers/python.js';
  * parts say so when skipped; here the skip lines are repeated so they show in `npm test`. It
  * starts the built server (MDS_SERVER_MAIN), not the sources through tsx.
  */
-const DIR = path.join(import.meta.dirname, '..', '..', 'clients', 'python');
+const DIR = path.join(ROOT, 'clients', 'python');
 
 test('clients/python: python3 -m unittest passes', { skip: !pythonAvailable() }, async () => {
   let out: string;

@@ -1,14 +1,16 @@
 // docs/ingest.md "hash what you send": its Python and JavaScript examples, run as a reader would
 // run them, against a listening server. The Python one needs python3 (skipped, saying so, when
 // it is absent).
+import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile, spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { INGEST_KEY, startApp, type Harness } from '../helpers/harness.js';
+import { ROOT } from '../helpers/repo-root.js';
 
-const doc = readFileSync(new URL('../../docs/ingest.md', import.meta.url), 'utf8');
+const doc = readFileSync(path.join(ROOT, 'docs', 'ingest.md'), 'utf8');
 const section = doc.slice(
   doc.indexOf('## The checksum: hash what you send'),
   doc.indexOf('### The two other'),

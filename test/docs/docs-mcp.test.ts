@@ -15,9 +15,9 @@ import { adjFactor, batch, days } from '../helpers/batches.js';
 import { mds } from '../helpers/cli.js';
 import { call, connect, structured, textOf } from '../helpers/mcp-client.js';
 import { PYTHON, pythonAvailable, runPython } from '../helpers/python.js';
+import { ROOT } from '../helpers/repo-root.js';
 
-const DOC = readFileSync(new URL('../../docs/mcp.md', import.meta.url), 'utf8');
-const ROOT = path.join(import.meta.dirname, '..', '..');
+const DOC = readFileSync(path.join(ROOT, 'docs', 'mcp.md'), 'utf8');
 
 /** The text between a heading and the next heading of the same level. */
 function section(heading: string): string {

@@ -1,13 +1,15 @@
 // docs/minute-bars.md, "On the demo data": every curl line run as written (the address and the key
 // replaced) against a listening service seeded with the demo data, and what its comment says
 // checked on the answer, so that the walk-through cannot drift from what the demo gives.
+import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { QUERY_KEY, type Harness } from '../helpers/harness.js';
 import { listeningDemo } from '../helpers/demo-seed.js';
+import { ROOT } from '../helpers/repo-root.js';
 
-const DOC = readFileSync(new URL('../../docs/minute-bars.md', import.meta.url), 'utf8');
+const DOC = readFileSync(path.join(ROOT, 'docs', 'minute-bars.md'), 'utf8');
 const BLOCK = /```sh minute-demo\n([\s\S]*?)```/.exec(DOC)?.[1] ?? '';
 const URLS = [...BLOCK.matchAll(/^curl -s '(localhost:8080\/[^']+)' -H "\$K"/gm)].map((m) => m[1] as string);
 

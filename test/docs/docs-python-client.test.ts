@@ -8,10 +8,11 @@ import path from 'node:path';
 import { INGEST_KEY, QUERY_KEY, type Harness } from '../helpers/harness.js';
 import { listeningDemo } from '../helpers/demo-seed.js';
 import { pythonHas, runPythonFull } from '../helpers/python.js';
+import { ROOT } from '../helpers/repo-root.js';
 
-const DOC = readFileSync(new URL('../../docs/python-client.md', import.meta.url), 'utf8');
-const README = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
-const SRC = path.join(import.meta.dirname, '..', '..', 'clients', 'python', 'src');
+const DOC = readFileSync(path.join(ROOT, 'docs', 'python-client.md'), 'utf8');
+const README = readFileSync(path.join(ROOT, 'README.md'), 'utf8');
+const SRC = path.join(ROOT, 'clients', 'python', 'src');
 
 /** The page's python blocks, joined in order. */
 function pythonBlocks(doc: string): string[] {

@@ -1,13 +1,15 @@
 // README.md: every curl line of the quick start and of "Querying", run as written (the address
 // and the key replaced) against a listening service seeded with the demo data, which the README
 // says each of them returns rows from.
+import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { QUERY_KEY, type Harness } from '../helpers/harness.js';
 import { listeningDemo } from '../helpers/demo-seed.js';
+import { ROOT } from '../helpers/repo-root.js';
 
-const README = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
+const README = readFileSync(path.join(ROOT, 'README.md'), 'utf8');
 
 /** Each `curl -s 'localhost:8080/…'` line's URL, and the file it writes to (`> file`), if any. */
 const CURLS = [...README.matchAll(/^curl -s '(localhost:8080\/[^']+)' -H "[^"]+"(?: > (\S+))?/gm)].map(

@@ -1,4 +1,5 @@
 // Generated and hand-written docs stay true to the code: the endpoint list and the error table.
+import path from 'node:path';
 import { it } from 'node:test';
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
@@ -8,8 +9,9 @@ import { EXPORT_FORMAT_NAMES } from '../../src/export/export-formats.js';
 import { parameterRows } from '../../src/query/query-params.js';
 import { ERRORS, PARTIAL_CODE } from '../../src/errors.js';
 import { batchChecksum, sha256Hex } from '../../src/ingest/checksum.js';
+import { ROOT } from '../helpers/repo-root.js';
 
-const read = (p: string): string => readFileSync(new URL(`../../${p}`, import.meta.url), 'utf8');
+const read = (p: string): string => readFileSync(path.join(ROOT, p), 'utf8');
 
 it('docs/endpoints.md is the catalog (run `npm run docs:endpoints` after changing it)', () => {
   assert.equal(
@@ -22,7 +24,7 @@ it('docs/endpoints.md is the catalog (run `npm run docs:endpoints` after changin
 const MEASURED = new Set(['docs/performance.md', 'docs/testing.md', 'docs/minute-bars.md']);
 
 it("every count of datasets the docs state is the catalog's (a new dataset fails here, naming the line)", () => {
-  const docs = ['README.md', ...readdirSync(new URL('../../docs/', import.meta.url)).map((f) => `docs/${f}`)];
+  const docs = ['README.md', ...readdirSync(path.join(ROOT, 'docs')).map((f) => `docs/${f}`)];
   const wrong = docs
     .filter((p) => p.endsWith('.md') && !MEASURED.has(p))
     .flatMap((p) =>

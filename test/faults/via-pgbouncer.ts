@@ -11,6 +11,7 @@ import { spawn } from 'node:child_process';
 import { describe, it } from 'node:test';
 import { postgresAvailable } from '../helpers/postgres.js';
 import { pgBouncerAvailable } from '../helpers/private-servers.js';
+import { testFileToRun } from '../helpers/repo-root.js';
 
 /** The longest a suite may take through PgBouncer before its process group is killed. */
 const SUITE_TIMEOUT_MS = 1_500_000;
@@ -40,16 +41,17 @@ function viaEnv(): NodeJS.ProcessEnv {
 
 /** `file`'s PostgreSQL tests through PgBouncer; its whole process group is killed on `signal`. */
 function runVia(file: string, signal: AbortSignal): Promise<Run> {
+  // Its compiled copy when this file runs compiled (the runner), else the source under tsx.
+  const run = testFileToRun(file);
   const child = spawn(
     process.execPath,
     [
-      '--import',
-      'tsx',
+      ...run.execArgv,
       '--test',
       '--test-concurrency=1',
       '--test-reporter=tap',
       '--test-name-pattern=/postgres/i',
-      file,
+      run.file,
     ],
     // A group of its own: servers and PgBouncers it started die with it if it is stopped.
     {

@@ -1,9 +1,6 @@
 import { execFile } from 'node:child_process';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { CLI_MAIN } from './built.js';
-
-const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
+import { ROOT } from './repo-root.js';
 
 export interface CliRun {
   code: number;

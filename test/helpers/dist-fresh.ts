@@ -1,9 +1,9 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { ROOT } from './repo-root.js';
 
-/** The checkout's root: src/ and dist/ are beside each other in it. */
-export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
+/** The checkout's root (repo-root.ts): src/ and dist/ are beside each other in it. */
+export { ROOT };
 
 /**
  * The first source file whose built file in dist/ is missing or older, if any: the tests that run

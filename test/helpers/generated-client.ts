@@ -3,8 +3,7 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import openapiTS, { astToString } from 'openapi-typescript';
-
-const ROOT = path.resolve(import.meta.dirname, '..', '..');
+import { ROOT } from './repo-root.js';
 
 /**
  * A client as a user generates it: openapi-typescript's types of `doc` (api.d.ts) beside

@@ -1,5 +1,6 @@
 import { spawn } from 'node:child_process';
 import path from 'node:path';
+import { ROOT } from './repo-root.js';
 
 /** test/helpers/fresh-probe.mjs run in its own process: nothing the test does can delay it. */
 
@@ -21,7 +22,7 @@ export function probe(
     const child = spawn(
       process.execPath,
       [
-        path.join(import.meta.dirname, 'fresh-probe.mjs'),
+        path.join(ROOT, 'test', 'helpers', 'fresh-probe.mjs'),
         String(port),
         JSON.stringify(plan),
         String(giveUpMs),

@@ -2,19 +2,16 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import http from 'node:http';
 import net from 'node:net';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { after, before } from 'node:test';
 import { ADMIN_TOKEN, freshDatabaseUrl, INGEST_KEY, QUERY_KEY, type Backend } from './harness.js';
 import { POOLER_ENV } from './postgres.js';
 import { SERVER_MAIN } from './built.js';
+import { ROOT } from './repo-root.js';
 
 /**
  * The real server (`node dist/main.js`, built) as a child process on a random loopback
  * port: for faults that only a separate process can suffer (SIGKILL, SIGTERM, restarts).
  */
-
-const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 
 /** What test/helpers/ingest-hooks.mjs prints before it pauses a batch just before commit. */
 export const PAUSE_MARKER = 'MDS_TEST_PAUSE_BEFORE_COMMIT';

@@ -3,7 +3,6 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { after, before, describe, test } from 'node:test';
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
@@ -23,6 +22,7 @@ import {
 import { batch, batchOfRecords, etfBar, record } from '../helpers/batches.js';
 import { withGeneratedClient } from '../helpers/generated-client.js';
 import { sampleRow } from '../helpers/sample-rows.js';
+import { ROOT } from '../helpers/repo-root.js';
 
 /**
  * Issue 14 item 8: every request the service accepts and every answer it sends validates
@@ -33,7 +33,6 @@ import { sampleRow } from '../helpers/sample-rows.js';
  * in the document fails here; every documented operation is called at least once.
  */
 
-const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 const addFormats = addFormatsModule as unknown as (ajv: Ajv2020) => Ajv2020;
 
 type Doc = {

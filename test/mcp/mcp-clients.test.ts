@@ -4,6 +4,7 @@ import { test } from 'node:test';
 import { pythonHasMcp, runPython } from '../helpers/python.js';
 import { QUERY_KEY, backends, push, startApp } from '../helpers/harness.js';
 import { batch, etfBar } from '../helpers/batches.js';
+import { ROOT } from '../helpers/repo-root.js';
 
 /**
  * Clients we did not write, against a live /mcp.
@@ -14,7 +15,7 @@ import { batch, etfBar } from '../helpers/batches.js';
  * Skipped with a message when the interpreter lacks `mcp`, unless MDS_REQUIRE_PYTHON_MCP=1 (CI).
  */
 
-const SCRIPT = path.join(import.meta.dirname, '..', 'helpers', 'mcp_client.py');
+const SCRIPT = path.join(ROOT, 'test', 'helpers', 'mcp_client.py');
 const has = pythonHasMcp();
 
 for (const backend of await backends()) {

@@ -15,6 +15,7 @@ import { inspectorCli } from '../helpers/mcp-inspector.js';
 import { pythonHasMcp, runPython } from '../helpers/python.js';
 import { startServer, type ServerProcess } from '../helpers/server-process.js';
 import { pushBatch } from '../helpers/server-calls.js';
+import { ROOT } from '../helpers/repo-root.js';
 
 /**
  * The issue's "done when", checked from outside: the built server (`node dist/main.js`) as its
@@ -32,7 +33,7 @@ const calendar = DATES.map((date) => {
   return { exchange: 'SSE', date, is_open: dow === 0 || dow === 6 ? 0 : 1, source: 'test' };
 });
 const OPEN = calendar.filter((c) => c.is_open === 1).map((c) => c.date);
-const SCRIPT = path.join(import.meta.dirname, '..', 'helpers', 'mcp_client.py');
+const SCRIPT = path.join(ROOT, 'test', 'helpers', 'mcp_client.py');
 const hasPythonMcp = pythonHasMcp();
 
 /** Each tool once, with arguments that answer rows, and the HTTP request that answers the same. */

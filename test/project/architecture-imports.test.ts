@@ -5,8 +5,9 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
+import { ROOT } from '../helpers/repo-root.js';
 
-const SRC = path.resolve(import.meta.dirname, '..', '..', 'src');
+const SRC = path.join(ROOT, 'src');
 
 function sources(dir: string): string[] {
   return fs.readdirSync(dir, { withFileTypes: true }).flatMap((e) => {

@@ -6,8 +6,8 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import semver from 'semver';
+import { ROOT } from '../helpers/repo-root.js';
 
-const ROOT = path.resolve(import.meta.dirname, '..', '..');
 const readJson = (file: string): unknown => JSON.parse(fs.readFileSync(path.join(ROOT, file), 'utf8'));
 
 interface LockEntry {

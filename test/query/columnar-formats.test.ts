@@ -8,6 +8,7 @@ import { buildBatch, toRecord, type RowData } from '../../src/client/batch-build
 import { backends, get, json, push, startApp, type Harness } from '../helpers/harness.js';
 import { pythonHas, runPython } from '../helpers/python.js';
 import { seedDemoStore } from '../helpers/demo-seed.js';
+import { ROOT } from '../helpers/repo-root.js';
 
 /**
  * Issue 18: format=arrow and format=parquet on every query endpoint, read by readers we did not
@@ -15,7 +16,7 @@ import { seedDemoStore } from '../helpers/demo-seed.js';
  * value for value and bit for bit for doubles, on every backend.
  */
 
-const READER = path.join(import.meta.dirname, '..', 'helpers', 'read_columnar.py');
+const READER = path.join(ROOT, 'test', 'helpers', 'read_columnar.py');
 const haveReader = pythonHas('pyarrow', 'the Arrow/Parquet independent-reader tests are');
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'mds-columnar-'));
 after(() => fs.rmSync(tmp, { recursive: true, force: true }));

@@ -2,6 +2,7 @@
 // full snapshot of a trading date, merge of incremental batches, revisions and revert), reads with
 // the common parameters, time_from/time_to, as_of, and interval resampled by session — on both
 // backends (docs/minute-bars.md).
+import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
@@ -19,6 +20,7 @@ import {
 import { batch, uniqueId } from '../helpers/batches.js';
 import { decodedBlocks } from '../../src/query/minute-query.js';
 import { endpointReads, expectParameterErrors, dayBars, sessionMinutes } from '../helpers/minute-bars.js';
+import { ROOT } from '../helpers/repo-root.js';
 
 const MINUTE = '/api/v1/stock/minute';
 const D1 = '2024-03-01';
@@ -399,7 +401,7 @@ for (const backend of await backends()) {
     });
 
     it('docs/minute-bars.md: the worked example, pushed and asked as written', async () => {
-      const doc = fs.readFileSync(new URL('../../docs/minute-bars.md', import.meta.url), 'utf8');
+      const doc = fs.readFileSync(path.join(ROOT, 'docs', 'minute-bars.md'), 'utf8');
       const block = (name: string): unknown =>
         JSON.parse(new RegExp(`\`\`\`json ${name}\n([\\s\\S]*?)\`\`\``).exec(doc)?.[1] ?? 'null');
       const records = block('minute-example-records') as Json[];

@@ -2,6 +2,7 @@
 // bars resampled to 1d against the daily dataset of the same source, the days one side lacks,
 // minutes missing inside a session, impossible bars; paged by code; on both backends
 // (docs/minute-bars.md "Quality report").
+import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
@@ -10,6 +11,7 @@ import { batch } from '../helpers/batches.js';
 import { CATALOG, type Dataset } from '../../src/catalog/catalog.js';
 import { MinuteQualityService } from '../../src/query/minute-quality.js';
 import { dayBars, endpointReads, expectParameterErrors } from '../helpers/minute-bars.js';
+import { ROOT } from '../helpers/repo-root.js';
 
 const REPORT = '/api/v1/quality/stock_minute';
 const D1 = '2024-03-01';
@@ -254,7 +256,7 @@ for (const backend of await backends()) {
     });
 
     it('docs/minute-bars.md: the quality report worked example, pushed and asked as written', async () => {
-      const doc = fs.readFileSync(new URL('../../docs/minute-bars.md', import.meta.url), 'utf8');
+      const doc = fs.readFileSync(path.join(ROOT, 'docs', 'minute-bars.md'), 'utf8');
       const block = (name: string): unknown =>
         JSON.parse(new RegExp(`\`\`\`json ${name}\n([\\s\\S]*?)\`\`\``).exec(doc)?.[1] ?? 'null');
       await pushed(batch('stock_minute', block('minute-example-records') as Json[]));

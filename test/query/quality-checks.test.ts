@@ -1,8 +1,10 @@
+import path from 'node:path';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { after, before, describe, test } from 'node:test';
 import { backends, get, json, push, startApp, type Harness } from '../helpers/harness.js';
 import { adjFactor, batch, days } from '../helpers/batches.js';
+import { ROOT } from '../helpers/repo-root.js';
 
 /**
  * The quality report's bar-by-bar checks (issue 27 items 6 and 8) on every backend: bars on
@@ -54,7 +56,7 @@ type Row = Record<string, unknown>;
 
 /** docs/bars-and-quality.md's worked example of the checks: Q's row, as the page shows it. */
 function documented(): Row {
-  const doc = readFileSync(new URL('../../docs/bars-and-quality.md', import.meta.url), 'utf8');
+  const doc = readFileSync(path.join(ROOT, 'docs', 'bars-and-quality.md'), 'utf8');
   const at = doc.indexOf('`GET /api/v1/quality/etf_daily?code=Q` answers');
   const m = /```json\n([\s\S]*?)\n```/.exec(doc.slice(at));
   assert.ok(at >= 0 && m, "the page's worked example of the checks");
