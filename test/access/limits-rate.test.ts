@@ -1,4 +1,4 @@
-import { test } from 'node:test';
+import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { LightMyRequestResponse } from 'fastify';
 import { MemoryLimiter } from '../../src/access/memory-limiter.js';
@@ -15,10 +15,28 @@ const URL = '/api/v1/etf/basic';
 /** 12:00:30 UTC: 30 s left in the minute, 11 h 59 min 30 s left in the day. */
 const T0 = Date.UTC(2030, 0, 15, 12, 0, 30);
 
+/**
+ * The tests on the default configuration share one app (an app costs about 0.5 s of CPU, most
+ * of the file's: docs/testing.md): each creates keys of its own, and the limiter counts per key,
+ * so none sees another's counts; the clock is set back to T0 for each. A test with other
+ * settings gets an app of its own.
+ */
+const shared: { clock: { now: number }; app: Promise<Harness> | null } = { clock: { now: T0 }, app: null };
+after(async () => {
+  await (await shared.app)?.close();
+});
+
 async function withApp(
   fn: (h: Harness, keys: KeyService, clock: { now: number }) => Promise<void>,
   env: Record<string, string> = {},
 ): Promise<void> {
+  if (Object.keys(env).length === 0) {
+    const clock = shared.clock;
+    shared.app ??= startApp('sqlite', {}, { limiter: new MemoryLimiter({ now: () => clock.now }) });
+    const h = await shared.app;
+    clock.now = T0;
+    return fn(h, new KeyService(h.store), clock);
+  }
   const clock = { now: T0 };
   const h = await startApp('sqlite', env, { limiter: new MemoryLimiter({ now: () => clock.now }) });
   try {
