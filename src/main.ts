@@ -4,16 +4,23 @@ import os from 'node:os';
 import { loadConfig } from './config.js';
 import { EXIT_CONFIG } from './exit-codes.js';
 import { JOIN_WHEN_READY } from './cluster/primary-link.js';
+import { sqliteUrl, WRITER_SOCKET_ENV } from './ingest/writer-env.js';
 
 /**
  * MDS_WORKERS > 1, or 0 (the default) on a machine of several cores: this process forks the
  * workers, which share the port (node:cluster), restarts one that dies, and passes
  * SIGTERM/SIGINT on. Workers are stateless; what they share without Redis (rate-limit counters,
- * batch events, metrics) goes through this process (cluster/worker-hub.ts).
+ * batch events, metrics) goes through this process (cluster/worker-hub.ts). On SQLite it also
+ * runs the one writer process every worker hands its batches to (cluster/writer-supervisor.ts).
  */
-async function primary(workers: number, redisUrl: string | undefined): Promise<void> {
+async function primary(workers: number, redisUrl: string | undefined, sqlite: boolean): Promise<void> {
   // Imported here, not above: a single process or a worker never loads the hub (nor ioredis).
   const { serveWorkers } = await import('./cluster/worker-hub.js');
+  // SQLite: one writer process writes every worker's batches (one connection, so no worker's
+  // commit drops another's page cache: docs/performance.md, round eight of issue 31). It
+  // listens before the first worker starts, whose migration it runs.
+  const writer = sqlite ? (await import('./cluster/writer-supervisor.js')).superviseWriter() : null;
+  await writer?.ready;
   // Workers accept connections themselves on the shared socket, not through this process
   // (Node's round-robin default on Linux): a stopped or busy primary then delays no new
   // connection. The kernel spreads them less evenly; NODE_CLUSTER_SCHED_POLICY=rr restores
@@ -43,6 +50,7 @@ async function primary(workers: number, redisUrl: string | undefined): Promise<v
       // (docs/deployment.md). An operator's own setting wins; musl ignores it.
       MALLOC_ARENA_MAX: process.env.MALLOC_ARENA_MAX ?? '2',
       ...(hub.serving() > 0 ? { [JOIN_WHEN_READY]: '1' } : {}),
+      ...(writer ? { [WRITER_SOCKET_ENV]: writer.socket } : {}),
     });
   cluster.on('exit', (worker, code, signal) => {
     if (code === EXIT_CONFIG && !stopping) {
@@ -51,17 +59,22 @@ async function primary(workers: number, redisUrl: string | undefined): Promise<v
       stop('SIGTERM');
     }
     if (stopping) {
-      if (alive().length === 0) process.exit(process.exitCode ?? 0);
+      if (alive().length === 0) void exit();
       return;
     }
     console.error(`worker ${worker.process.pid} exited (${signal ?? code}); starting another in 1 s`);
     setTimeout(fork, 1000);
   });
+  // The writer last: the workers' batches in flight at the signal are still written.
+  const exit = async (): Promise<void> => {
+    await writer?.stop();
+    process.exit(process.exitCode ?? 0);
+  };
   const stop = (signal: NodeJS.Signals): void => {
     if (stopping) return;
     stopping = true;
     const live = alive();
-    if (live.length === 0) process.exit(process.exitCode ?? 0);
+    if (live.length === 0) void exit();
     for (const w of live) w.process.kill(signal);
   };
   process.on('SIGTERM', () => stop('SIGTERM'));
@@ -73,7 +86,8 @@ const config = cluster.isPrimary ? loadConfig() : null;
 const requested = config ? config.MDS_WORKERS : 1;
 const workers = requested === 0 ? os.availableParallelism() : requested;
 if (config && workers > 1) {
-  primary(workers, config.REDIS_URL || undefined).catch((err: unknown) => {
+  const sqlite = sqliteUrl(config.DATABASE_URL) && !config.DATABASE_URL.endsWith(':memory:');
+  primary(workers, config.REDIS_URL || undefined, sqlite).catch((err: unknown) => {
     console.error(err);
     process.exit(1);
   });

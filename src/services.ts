@@ -5,6 +5,8 @@ import { CATALOG, type Catalog } from './catalog/catalog.js';
 import type { Store } from './storage/store.js';
 import { IngestService, type BatchIngest } from './ingest/ingest-service.js';
 import { IngestPool, ingestThreads } from './ingest/ingest-pool.js';
+import { sqliteUrl, writerSocket } from './ingest/writer-env.js';
+import { RemoteIngest } from './ingest/remote-ingest.js';
 import { MinuteQueryService } from './query/minute-query.js';
 import { QueryService } from './query/query-service.js';
 import { sourcePriorityDefaults } from './query/parse.js';
@@ -42,7 +44,10 @@ export interface Services {
   readonly log: Logger;
   readonly catalog: Catalog;
   readonly store: Store;
-  /** Batches, on worker threads (IngestPool) unless MDS_INGEST_THREADS=0 or a test catalog. */
+  /**
+   * Batches, on worker threads (IngestPool) unless MDS_INGEST_THREADS=0 or a test catalog; in a
+   * SQLite cluster's worker, on the cluster's one writer process (RemoteIngest).
+   */
   readonly ingest: BatchIngest;
   /**
    * `batch` and `revert` events of every process of this instance: the ingest service's own,
@@ -86,9 +91,21 @@ export async function createServices(deps: ServiceDeps): Promise<Services> {
   const baseLimiter = deps.limiter ?? (await createLimiter(config, log, store));
   const usage = new UsageRecorder(store, { log });
   const threads = ingestThreads(config);
-  // Worker threads know only the built-in catalog and open the database by its URL.
-  const pool =
-    threads > 0 && catalog === CATALOG && !config.DATABASE_URL.endsWith(':memory:')
+  const sqlite = sqliteUrl(config.DATABASE_URL);
+  if (sqlite && (config.MDS_INGEST_THREADS ?? 0) > 1) {
+    log.warn(
+      { MDS_INGEST_THREADS: config.MDS_INGEST_THREADS },
+      'SQLite: batches are written by one thread; MDS_INGEST_THREADS above 1 is not used',
+    );
+  }
+  // Worker threads (and the writer process) know only the built-in catalog and open the
+  // database by its URL.
+  const builtIn = catalog === CATALOG && !config.DATABASE_URL.endsWith(':memory:');
+  const socket = sqlite && builtIn ? writerSocket() : null;
+  // A SQLite cluster's worker: its batches go to the cluster's one writer (remote-ingest.ts).
+  const pool: IngestPool | RemoteIngest | null = socket
+    ? new RemoteIngest(socket, catalog, store, log, config.MDS_MAX_RECORDS)
+    : threads > 0 && builtIn
       ? new IngestPool(config, catalog, store, log, threads)
       : null;
   const ingest = pool ?? new IngestService(catalog, store, { maxRecords: config.MDS_MAX_RECORDS });

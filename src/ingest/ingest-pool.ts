@@ -16,6 +16,7 @@ import type { BatchRecord, RevertCounts } from '../model/batch.js';
 import type { StoreTuning } from '../storage/create-store.js';
 import type { PriorityOutcome } from '../thread-priority.js';
 import { ownBytes, startThread } from '../worker-threads.js';
+import { sqliteUrl, writerSocket } from './writer-env.js';
 import { IngestService, batchStatus, type BatchIngest, type IngestOutcome } from './ingest-service.js';
 
 /**
@@ -33,9 +34,16 @@ export function defaultIngestThreads(): number {
   return Math.max(1, Math.min(4, os.availableParallelism() - 1));
 }
 
-/** How many ingest threads a process runs (0: batches in the request thread). */
-export function ingestThreads(config: Pick<Config, 'MDS_INGEST_THREADS'>): number {
-  return config.MDS_INGEST_THREADS ?? defaultIngestThreads();
+/**
+ * How many ingest threads a process runs (0: batches in the request thread). On SQLite at most
+ * one, whatever MDS_INGEST_THREADS says: two connections that write in turns each find their page
+ * cache dropped by the other's commit (WAL), which made the stored-periods step 2.5 times slower
+ * (docs/performance.md, round seven of issue 31). A cluster's workers hand theirs to one writer
+ * process instead (writer-process.ts).
+ */
+export function ingestThreads(config: Pick<Config, 'MDS_INGEST_THREADS' | 'DATABASE_URL'>): number {
+  const threads = config.MDS_INGEST_THREADS ?? defaultIngestThreads();
+  return sqliteUrl(config.DATABASE_URL) ? Math.min(1, threads) : threads;
 }
 
 /**
@@ -43,9 +51,9 @@ export function ingestThreads(config: Pick<Config, 'MDS_INGEST_THREADS'>): numbe
  * sqlite-db.ts), so no request waits behind one; its own when it writes the batches itself.
  */
 export function requestThreadCheckpoints(
-  config: Pick<Config, 'MDS_INGEST_THREADS'>,
+  config: Pick<Config, 'MDS_INGEST_THREADS' | 'DATABASE_URL'>,
 ): NonNullable<StoreTuning['sqliteCheckpoints']> {
-  return ingestThreads(config) > 0 ? 'none' : 'own';
+  return ingestThreads(config) > 0 || writerSocket() !== null ? 'none' : 'own';
 }
 
 export type PoolRequest =
@@ -104,7 +112,7 @@ export function serialiseError(err: unknown): PoolError {
   return { kind: 'internal', message: e.message, stack: e.stack };
 }
 
-function revive(e: PoolError): Error {
+export function revive(e: PoolError): Error {
   if (e.kind === 'app') {
     return new AppError(e.code, e.message, {
       ...(e.retryAfter !== null ? { retryAfter: e.retryAfter } : {}),
@@ -120,8 +128,14 @@ function revive(e: PoolError): Error {
 }
 
 interface Pending {
-  resolve: (v: unknown) => void;
+  resolve: (reply: PoolReply) => void;
   reject: (e: Error) => void;
+}
+
+/** A thread's reply and who wrote it: `pid/threadId` (a log field: which connection wrote a batch). */
+export interface Written {
+  reply: PoolReply;
+  writer: string;
 }
 
 interface Slot {
@@ -141,19 +155,22 @@ export class IngestPool implements BatchIngest {
   private nextId = 1;
   private closing = false;
   /** Reverts (a rare admin operation) still run in the request thread, through this. */
-  private readonly local: IngestService;
+  private readonly local: IngestService | null;
 
   constructor(
     private readonly config: Config,
     catalog: Catalog,
-    /** The request thread's store: batch status lookups are reads like any query. */
-    private readonly store: Pick<Store, 'batches' | 'revisions'>,
+    /**
+     * The request thread's store: batch status lookups are reads like any query. None in the
+     * writer process, which only writes (writer-process.ts).
+     */
+    private readonly store: Pick<Store, 'batches' | 'revisions'> | null,
     private readonly log: Logger,
     threads: number,
   ) {
     this.events.setMaxListeners(0);
-    this.local = new IngestService(catalog, store, { maxRecords: config.MDS_MAX_RECORDS });
-    this.local.events.on('revert', (ev: unknown) => this.events.emit('revert', ev));
+    this.local = store ? new IngestService(catalog, store, { maxRecords: config.MDS_MAX_RECORDS }) : null;
+    this.local?.events.on('revert', (ev: unknown) => this.events.emit('revert', ev));
     this.slots = Array.from({ length: Math.max(1, threads) }, () => null);
     this.slots.forEach((_, i) => this.spawn(i));
   }
@@ -178,8 +195,7 @@ export class IngestPool implements BatchIngest {
       if (!p) return;
       slot.pending.delete(m.id);
       if (slot.pending.size === 0) this.armRecycle(i, slot);
-      if (m.ok) p.resolve(m.value);
-      else p.reject(revive(m.error));
+      p.resolve(m);
     });
     worker.on('error', (err) => this.log.error({ err }, 'ingest worker failed'));
     worker.on('exit', (code) => {
@@ -244,8 +260,11 @@ export class IngestPool implements BatchIngest {
     this.log.info({ tid: p.tid, nice: p.nice, reason: p.reason }, 'ingest thread started');
   }
 
-  /** Sends to the live thread with the fewest requests in flight. */
-  private call<T>(req: DistributiveOmit<PoolRequest, 'id'>, transfer: ArrayBuffer[] = []): Promise<T> {
+  /**
+   * Sends to the live thread with the fewest requests in flight; its reply as it came, an error
+   * as well as a value (the writer process passes it on as it is: writer-process.ts).
+   */
+  send(req: DistributiveOmit<PoolRequest, 'id'>, transfer: ArrayBuffer[] = []): Promise<Written> {
     let best: Slot | null = null;
     for (const s of this.slots) if (s && (!best || s.pending.size < best.pending.size)) best = s;
     if (!best || this.closing) {
@@ -257,28 +276,30 @@ export class IngestPool implements BatchIngest {
       clearTimeout(slot.idle);
       slot.idle = null;
     }
-    return new Promise<T>((resolve, reject) => {
-      slot.pending.set(id, { resolve: resolve as (v: unknown) => void, reject });
+    const writer = `${process.pid}/${slot.worker.threadId}`;
+    return new Promise<Written>((resolve, reject) => {
+      slot.pending.set(id, { resolve: (reply) => resolve({ reply, writer }), reject });
       slot.worker.postMessage({ ...req, id }, transfer);
     });
   }
 
-  async ingestBytes(bytes: Uint8Array): Promise<IngestOutcome> {
+  private async call<T>(req: DistributiveOmit<PoolRequest, 'id'>, transfer: ArrayBuffer[] = []): Promise<T> {
+    return replyValue<T>((await this.send(req, transfer)).reply);
+  }
+
+  ingestBytes(bytes: Uint8Array): Promise<IngestOutcome> {
     // Moved, not copied, unless the bytes share their memory with others (Node's small-buffer pool).
     const own = ownBytes(bytes);
-    const outcome = await this.call<IngestOutcome>({ op: 'ingest', bytes: own }, [own.buffer]);
-    if (outcome.kind === 'processed') {
-      this.events.emit('batch', outcome.record);
-      if (outcome.steps) this.events.emit('steps', outcome.steps);
-    }
-    return outcome;
+    return written(this.send({ op: 'ingest', bytes: own }, [own.buffer]), this.events, this.log);
   }
 
   status(batchId: string): Promise<BatchRecord> {
+    if (!this.store) return Promise.reject(new Error('this pool has no store to read batches from'));
     return batchStatus(this.store, batchId);
   }
 
   revert(batchId: string): Promise<{ record: BatchRecord; counts: RevertCounts }> {
+    if (!this.local) return Promise.reject(new Error('this pool has no store to revert batches in'));
     return this.local.revert(batchId);
   }
 
@@ -302,4 +323,29 @@ export class IngestPool implements BatchIngest {
       ...[...this.retiring].map((w) => this.retire(w, graceMs, false)),
     ]);
   }
+}
+
+/** A reply's value, or its error revived. */
+export function replyValue<T>(reply: PoolReply): T {
+  if (reply.ok) return reply.value as T;
+  throw revive(reply.error);
+}
+
+/**
+ * A batch's outcome once written (here or in the writer process): its events fed in this process,
+ * where the client is answered, and which connection wrote it logged.
+ */
+export async function written(
+  sent: Promise<Written>,
+  events: EventEmitter,
+  log: Logger,
+): Promise<IngestOutcome> {
+  const { reply, writer } = await sent;
+  const outcome = replyValue<IngestOutcome>(reply);
+  if (outcome.kind === 'processed') {
+    log.info({ batch_id: outcome.record.batch_id, writer }, 'batch written');
+    events.emit('batch', outcome.record);
+    if (outcome.steps) events.emit('steps', outcome.steps);
+  }
+  return outcome;
 }
