@@ -10,7 +10,7 @@ import { sleep, startServer, type ServerProcess } from './server-process.js';
  */
 export interface HoldingServer {
   server: ServerProcess;
-  /** The next batch stops before its commit. */
+  /** The next batch stops before its commit (a server may hold several in turn). */
   hold(): void;
   /** Resolves with the held batch's id once a batch is held. */
   held(timeoutMs?: number): Promise<string>;
@@ -35,7 +35,11 @@ export async function holdingServer(
   });
   return {
     server,
-    hold: () => fs.writeFileSync(file, ''),
+    hold: () => {
+      // The last hold's marker would pass for this one's.
+      fs.rmSync(`${file}.held`, { force: true });
+      fs.writeFileSync(file, '');
+    },
     async held(timeoutMs = 60_000) {
       for (const deadline = Date.now() + timeoutMs; !fs.existsSync(`${file}.held`); await sleep(20)) {
         if (Date.now() > deadline) throw new Error('no batch reached the hold');

@@ -32,6 +32,18 @@ function writers(out: string): Map<string, string> {
   return m;
 }
 
+/**
+ * The writer of each batch, once every one's line is in: the answer can reach the test before
+ * the log line written just ahead of it is read from the pipe.
+ */
+async function writtenBy(server: ServerProcess, ids: readonly string[]): Promise<string[]> {
+  for (const deadline = Date.now() + 10_000; ; await sleep(50)) {
+    const by = writers(server.output());
+    if (ids.every((id) => by.has(id))) return ids.map((id) => by.get(id) as string);
+    if (Date.now() > deadline) throw new Error(`no "batch written" line for some of ${ids.join(', ')}`);
+  }
+}
+
 /** Pids that logged `msg`. */
 function pidsOf(out: string, msg: string): number[] {
   return [
@@ -72,6 +84,27 @@ function pushOne(
   }));
 }
 
+/**
+ * Batches pushed two at a time, as `mds push` sends them, on fresh connections, until both
+ * workers have answered some (the kernel hands connections out unevenly): their ids.
+ */
+async function pushOnBothWorkers(server: ServerProcess, source: string): Promise<string[]> {
+  const ids: string[] = [];
+  const both = (): boolean => answeredBy(server.output(), '/api/v1/upstream/ingest/batches').size === 2;
+  for (let round = 0; round < 20 && !(round >= 2 && both()); round++) {
+    const answers = await Promise.all([pushOne(server.port, source), pushOne(server.port, source)]);
+    for (const a of answers) {
+      assert.equal(a.status, 200, JSON.stringify(a.body));
+      ids.push(a.batchId);
+    }
+  }
+  await writtenBy(server, ids);
+  // The last answers' log lines may still be on their way.
+  for (let i = 0; i < 50 && !both(); i++) await sleep(100);
+  assert.ok(both(), 'pushes reached both workers');
+  return ids;
+}
+
 /** Fails when `p` takes longer than `ms`: a request that waited on the writer would. */
 function within<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
   return Promise.race([
@@ -99,21 +132,10 @@ describe('SQLite cluster: one writer', () => {
 
   test('batches pushed at once through both workers are all written by the one writer thread', async () => {
     const source = uniqueId('src');
-    const ids: string[] = [];
-    // Two in flight at a time, as `mds push` sends them, until both workers have taken some.
-    for (let round = 0; round < 10; round++) {
-      const answers = await Promise.all([pushOne(server.port, source), pushOne(server.port, source)]);
-      for (const a of answers) {
-        assert.equal(a.status, 200, JSON.stringify(a.body));
-        ids.push(a.batchId);
-      }
-      if (round >= 1 && answeredBy(server.output(), '/api/v1/upstream/ingest/batches').size === 2) break;
-    }
+    const ids = await pushOnBothWorkers(server, source);
     const out = server.output();
     const workerPids = pidsOf(out, 'Server listening at [^"]*');
-    assert.equal(answeredBy(out, '/api/v1/upstream/ingest/batches').size, 2, 'pushes reached both workers');
-    const by = writers(out);
-    const seen = new Set(ids.map((id) => by.get(id)));
+    const seen = new Set(await writtenBy(server, ids));
     assert.equal(seen.size, 1, `one writer: ${[...seen].join(', ')}`);
     const [writer] = [...seen] as [string];
     assert.match(writer, new RegExp(`^${writerPid}/\\d+$`));
@@ -190,7 +212,11 @@ describe('SQLite cluster: one writer', () => {
       later.map((a) => a.status),
       [200, 200],
     );
-    assert.equal(writers(server.output()).get(later[0].batchId)?.split('/')[0], String(writerPid));
+    const laterWriters = await writtenBy(server, [later[0].batchId, later[1].batchId]);
+    assert.deepEqual(
+      laterWriters.map((w) => w.split('/')[0]),
+      [String(writerPid), String(writerPid)],
+    );
   });
 
   test('SIGTERM: the batch in flight is still written, then every process exits 0', async () => {
@@ -227,7 +253,8 @@ test('one SQLite process runs one ingest thread whatever MDS_INGEST_THREADS says
     assert.doesNotMatch(server.output(), /writer started/);
     const a = await pushOne(server.port, uniqueId('src'));
     assert.equal(a.status, 200);
-    assert.equal(writers(server.output()).get(a.batchId)?.split('/')[0], String(server.child.pid));
+    const [writer] = await writtenBy(server, [a.batchId]);
+    assert.equal(writer?.split('/')[0], String(server.child.pid));
     assert.equal((await batchState(server.port, a.batchId)).batchStatus, 'accepted');
   } finally {
     await server.kill('SIGTERM');
@@ -244,16 +271,10 @@ test(
     try {
       await workersServing(server, 2);
       const source = uniqueId('src');
-      const ids: string[] = [];
-      for (let round = 0; round < 10; round++) {
-        const answers = await Promise.all([pushOne(server.port, source), pushOne(server.port, source)]);
-        for (const a of answers) ids.push(a.batchId);
-        if (round >= 1 && answeredBy(server.output(), '/api/v1/upstream/ingest/batches').size === 2) break;
-      }
+      const ids = await pushOnBothWorkers(server, source);
+      const writerPids = new Set((await writtenBy(server, ids)).map((w) => Number(w.split('/')[0])));
       const out = server.output();
       assert.doesNotMatch(out, /writer started/);
-      const by = writers(out);
-      const writerPids = new Set(ids.map((id) => Number(by.get(id)?.split('/')[0])));
       assert.deepEqual(
         [...writerPids].sort(),
         [...answeredBy(out, '/api/v1/upstream/ingest/batches')].sort(),
