@@ -12,6 +12,7 @@ import {
   type ServerProcess,
 } from '../helpers/server-process.js';
 import { batchState, pushBatch, rowCount } from '../helpers/server-calls.js';
+import { dayBars } from '../helpers/minute-bars.js';
 
 /**
  * Issue 31: on SQLite every batch of a service is written by one connection. A cluster's
@@ -130,11 +131,19 @@ describe('SQLite cluster: one writer', () => {
   });
   after(() => h.close());
 
-  test('batches pushed at once through both workers are all written by the one writer thread', async () => {
+  test('batches pushed at once through both workers, and a minute-bar batch, are all written by the one writer thread', async () => {
     const source = uniqueId('src');
     const ids = await pushOnBothWorkers(server, source);
     const out = server.output();
     const workerPids = pidsOf(out, 'Server listening at [^"]*');
+    // A minute-bar batch (the columnar path) goes the same way.
+    const minuteId = uniqueId('min');
+    const minute = await pushBatch(
+      server.port,
+      JSON.stringify(batch('stock_minute', dayBars('600000', '2024-09-02'), { batchId: minuteId })),
+    );
+    assert.equal(minute.status, 200, minute.body);
+    ids.push(minuteId);
     const seen = new Set(await writtenBy(server, ids));
     assert.equal(seen.size, 1, `one writer: ${[...seen].join(', ')}`);
     const [writer] = [...seen] as [string];
