@@ -19,8 +19,9 @@ export const ROOT = ((): string => {
 export const COMPILED = import.meta.url.endsWith('.js');
 
 /**
- * A test file (`test/<area>/<name>.test.ts`, from the root) as this process would run it: its
- * compiled copy when this process runs compiled, else the source; and the Node flags it needs.
+ * A file of the compiled tree (a test file, `test/<area>/<name>.test.ts`, or the runner's
+ * `scripts/run-test-files.ts`, from the root) as this process would run it: its compiled copy when
+ * this process runs compiled, else the source under tsx; and the Node flags that takes.
  */
 export function testFileToRun(file: string): { file: string; execArgv: string[] } {
   if (!COMPILED) return { file: path.join(ROOT, file), execArgv: ['--import', 'tsx'] };

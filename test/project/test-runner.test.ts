@@ -8,7 +8,7 @@ import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { ROOT } from '../helpers/repo-root.js';
+import { ROOT, testFileToRun } from '../helpers/repo-root.js';
 import { TREE, compiledPath, sourcePath } from '../../scripts/compile-tests.js';
 
 function runFiles(
@@ -21,7 +21,9 @@ function runFiles(
       fs.writeFileSync(file, text);
       return file;
     });
-    const r = spawnSync(process.execPath, ['--import', 'tsx', 'scripts/run-test-files.ts', ...files], {
+    // Compiled when this file runs compiled (its test files' processes then without tsx too).
+    const runner = testFileToRun(path.join('scripts', 'run-test-files.ts'));
+    const r = spawnSync(process.execPath, [...runner.execArgv, runner.file, ...files], {
       cwd: ROOT,
       encoding: 'utf8',
       // Without the variable node:test sets in a test's process: run() would see itself called
