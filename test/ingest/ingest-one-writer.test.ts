@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { batch, etfBar, uniqueId } from '../helpers/batches.js';
-import { freshDatabaseUrl, QUERY_KEY, type Json } from '../helpers/harness.js';
+import { ADMIN_TOKEN, freshDatabaseUrl, QUERY_KEY, type Json } from '../helpers/harness.js';
 import { holdingServer, type HoldingServer } from '../helpers/held-batches.js';
 import { postgresAvailable } from '../helpers/postgres.js';
 import {
@@ -122,7 +122,14 @@ describe('SQLite cluster: one writer', () => {
   let writerPid: number;
 
   before(async () => {
-    h = await holdingServer('sqlite', { MDS_WORKERS: '2', LOG_LEVEL: 'info', MDS_INGEST_THREADS: '2' });
+    // No reader processes: the coverage recount goes to the writer too (services.ts), and queries
+    // read on each worker's own connection while the writer writes.
+    h = await holdingServer('sqlite', {
+      MDS_WORKERS: '2',
+      LOG_LEVEL: 'info',
+      MDS_INGEST_THREADS: '2',
+      MDS_READER_PROCESSES: '0',
+    });
     server = h.server;
     await workersServing(server, 2);
     const started = pidsOf(server.output(), 'writer started');
@@ -153,6 +160,16 @@ describe('SQLite cluster: one writer', () => {
     assert.equal(pidsOf(out, 'ingest thread started').length, 1, 'no worker runs an ingest thread');
     assert.equal((out.match(/"msg":"ingest thread started"/g) ?? []).length, 1);
     assert.equal(await rowCount(server.port, source), 50);
+    // The coverage recount, run by the writer: the rows just written.
+    const coverage = await request(server.port, {
+      method: 'GET',
+      path: '/admin/api/coverage',
+      headers: { authorization: `Bearer ${ADMIN_TOKEN}` },
+    });
+    assert.equal(coverage.status, 200, coverage.body);
+    const rows = (JSON.parse(coverage.body) as { data: { dataset: string; rows: number }[] }).data;
+    assert.ok((rows.find((r) => r.dataset === 'etf_daily')?.rows ?? 0) >= 50, coverage.body.slice(0, 500));
+    assert.ok((rows.find((r) => r.dataset === 'stock_minute')?.rows ?? 0) > 0, coverage.body.slice(0, 500));
   });
 
   test('/health and queries are answered by every worker while the writer holds a batch', async () => {
