@@ -63,7 +63,7 @@ for (const backend of await backends()) {
     };
 
     before(async () => {
-      db = await freshDatabaseUrl(backend);
+      db = await freshDatabaseUrl(backend, { migrated: true });
       server = await startServer({ databaseUrl: db.url, env: { LOG_LEVEL: 'trace' } });
       const admin = { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' };
       const created = await request(server.port, {

@@ -38,7 +38,7 @@ for (const backend of await backends()) {
     let dir: string;
     let hold: string;
     before(async () => {
-      db = await freshDatabaseUrl(backend);
+      db = await freshDatabaseUrl(backend, { migrated: true });
       dir = fs.mkdtempSync(path.join(os.tmpdir(), 'mds-revert-race-'));
       hold = path.join(dir, 'hold');
       first = await startServer({

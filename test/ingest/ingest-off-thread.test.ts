@@ -29,7 +29,7 @@ for (const backend of await backends()) {
     let dir: string;
     let hold: string;
     before(async () => {
-      db = await freshDatabaseUrl(backend);
+      db = await freshDatabaseUrl(backend, { migrated: true });
       dir = fs.mkdtempSync(path.join(os.tmpdir(), 'mds-hold-'));
       hold = path.join(dir, 'hold');
       server = await startServer({ databaseUrl: db.url, env: { MDS_TEST_HOLD_FILE: hold }, hooks: true });

@@ -90,7 +90,7 @@ for (const backend of await backends()) {
       );
 
     before(async () => {
-      db = await freshDatabaseUrl(backend);
+      db = await freshDatabaseUrl(backend, { migrated: true });
       server = await startServer({ databaseUrl: db.url });
       base = server.base;
       const bars = ['510300', '510500'].flatMap((code, i) =>

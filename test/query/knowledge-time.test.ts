@@ -70,7 +70,7 @@ for (const backend of await backends()) {
     let knownHold: string;
 
     before(async () => {
-      db = await freshDatabaseUrl(backend);
+      db = await freshDatabaseUrl(backend, { migrated: true });
       dir = fs.mkdtempSync(path.join(os.tmpdir(), 'mds-known-'));
       hold = path.join(dir, 'hold');
       // The writer holds each change just before it becomes known while `hold` exists; the

@@ -76,7 +76,7 @@ for (const backend of await backends()) {
     const readAll = async (): Promise<string[]> => Promise.all(urls.map((u) => get(reader.port, u)));
 
     before(async () => {
-      db = await freshDatabaseUrl(backend);
+      db = await freshDatabaseUrl(backend, { migrated: true });
       dir = fs.mkdtempSync(path.join(os.tmpdir(), 'mds-minute-during-'));
       hold = path.join(dir, 'hold');
       // The writer holds each change before its COMMIT while `hold` exists; the reader is

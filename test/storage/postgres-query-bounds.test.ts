@@ -83,7 +83,7 @@ describe(
     };
 
     before(async () => {
-      db = await freshDatabaseUrl('postgres');
+      db = await freshDatabaseUrl('postgres', { migrated: true });
       const s = await start({});
       const rows = days('2024-01-02', 20).map((d) => etfBar('510300', d));
       const res = await pushBatch(s.port, JSON.stringify(batch('etf_daily', rows)));
