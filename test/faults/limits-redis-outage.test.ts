@@ -52,7 +52,7 @@ for (const backend of await backends()) {
 
       before(async () => {
         redis = await privateRedis();
-        db = await freshDatabaseUrl(backend);
+        db = await freshDatabaseUrl(backend, { migrated: true });
         h = await start();
         keys = new KeyService(h.store);
         probe = new Redis(redis.url, { maxRetriesPerRequest: 0, retryStrategy: () => 200 });

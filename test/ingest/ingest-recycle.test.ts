@@ -21,7 +21,7 @@ for (const backend of await backends()) {
     let url: string;
     let store: Store;
     before(async () => {
-      db = await freshDatabaseUrl(backend);
+      db = await freshDatabaseUrl(backend, { migrated: true });
       url = db.url;
       store = await createStore(url, CATALOG, { sqliteCheckpoints: 'none' });
     });

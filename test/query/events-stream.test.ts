@@ -63,7 +63,7 @@ for (const backend of await backends()) {
     let base: string;
 
     before(async () => {
-      const db = await freshDatabaseUrl(backend);
+      const db = await freshDatabaseUrl(backend, { migrated: true });
       drop = db.drop;
       const config = loadConfig({
         MDS_INGEST_KEYS: INGEST_KEY,

@@ -52,7 +52,7 @@ for (const backend of await backends()) {
 if ((await backends()).includes('postgres')) {
   describe('a read URL that is not a hot standby (postgres)', () => {
     it('is not read from; the batch answer carries the primary position as its token', async () => {
-      const db = await freshDatabaseUrl('postgres');
+      const db = await freshDatabaseUrl('postgres', { migrated: true });
       const config = testConfig(db.url);
       const store = await createStore(db.url, CATALOG, {
         ...config,
