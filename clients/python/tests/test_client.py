@@ -650,6 +650,13 @@ class QuantTests(unittest.TestCase):
         self.assertIn("etf_daily", err.getvalue())
         self.assertIn("rows", err.getvalue())
 
+    def test_json_pull_without_a_progress_bar(self) -> None:
+        # The silent bar (progress=False, or tqdm not installed) is given the total the JSON
+        # paging learns from its first page: it once had no `total` and every such pull failed.
+        rows = Client(BASE, QUERY_KEY, progress=False).get("etf/kline", as_="records", via="json")
+        self.assertEqual(rows, Client(BASE, QUERY_KEY).get("etf/kline", as_="records", via="json"))
+        self.assertGreater(len(rows), 0)
+
     def test_disk_cache_revalidates_and_keeps_as_of_answers(self) -> None:
         directory = tempfile.mkdtemp(prefix="mds-cache-", dir=_tmp)
         client = Client(BASE, QUERY_KEY, cache_dir=directory)
