@@ -3,12 +3,11 @@ import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { randomBytes } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import pg from 'pg';
 import { bigEtfBatch } from '../helpers/big-batch.js';
 import { batch, etfBar, uniqueId } from '../helpers/batches.js';
-import { PG_ADMIN_URL } from '../helpers/postgres.js';
+import { privatePostgres } from '../helpers/private-servers.js';
 import type { Backend } from '../helpers/harness.js';
 import { startServer, type ServerProcess } from '../helpers/server-process.js';
 import { pushBatch } from '../helpers/server-calls.js';
@@ -118,36 +117,35 @@ const sqliteOn = async (dir: string): Promise<DatabaseOnDisk> => ({
 /**
  * PostgreSQL: the test database lives in a tablespace on the tmpfs (its WAL stays on the
  * server's own disk, so the server keeps running): extending a table fails with 53100
- * disk_full.
+ * disk_full. The server is a private one: a full tablespace also fails the server's checkpoints,
+ * and on the shared server every other test's DROP DATABASE (which waits for a checkpoint) then
+ * failed with "checkpoint request failed" while this test ran.
  */
 async function postgresOn(dir: string): Promise<DatabaseOnDisk> {
-  const suffix = `${process.pid}_${randomBytes(3).toString('hex')}`;
-  const name = `mds_full_${suffix}`;
-  const space = `mds_tiny_${suffix}`;
-  const admin = async (statement: string): Promise<void> => {
-    const c = new pg.Client({ connectionString: PG_ADMIN_URL });
-    await c.connect();
-    try {
-      await c.query(statement);
-    } finally {
-      await c.end();
-    }
-  };
-  // The tablespace's directory belongs to the server's user.
-  const id = (flag: string): number =>
-    Number(spawnSync('id', [flag, 'postgres'], { encoding: 'utf8' }).stdout.trim());
-  fs.chownSync(dir, id('-u'), id('-g'));
-  await admin(`CREATE TABLESPACE ${space} LOCATION '${dir}'`);
-  await admin(`CREATE DATABASE ${name} TABLESPACE ${space}`);
-  const url = new URL(PG_ADMIN_URL);
-  url.pathname = `/${name}`;
-  return {
-    url: url.toString(),
-    async drop() {
-      await admin(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`).catch(() => {});
-      await admin(`DROP TABLESPACE IF EXISTS ${space}`).catch(() => {});
-    },
-  };
+  const server = await privatePostgres();
+  try {
+    const admin = async (statement: string): Promise<void> => {
+      const c = new pg.Client({ connectionString: server.url });
+      await c.connect();
+      try {
+        await c.query(statement);
+      } finally {
+        await c.end();
+      }
+    };
+    // The tablespace's directory belongs to the server's user.
+    const id = (flag: string): number =>
+      Number(spawnSync('id', [flag, 'postgres'], { encoding: 'utf8' }).stdout.trim());
+    fs.chownSync(dir, id('-u'), id('-g'));
+    await admin(`CREATE TABLESPACE mds_tiny LOCATION '${dir}'`);
+    await admin('CREATE DATABASE mds_full TABLESPACE mds_tiny');
+  } catch (err) {
+    await server.remove();
+    throw err;
+  }
+  const url = new URL(server.url);
+  url.pathname = '/mds_full';
+  return { url: url.toString(), drop: () => server.remove() };
 }
 
 /** The full-disk suite on one backend (each backend's file calls this); skipped, saying so, without root. */

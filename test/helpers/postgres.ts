@@ -88,8 +88,11 @@ export async function createTestDatabase(
     opts.migrated && adminUrl === PG_ADMIN_URL && PG_TEMPLATE ? ` TEMPLATE ${PG_TEMPLATE}` : '';
   const admin = new pg.Client({ connectionString: adminUrl });
   await admin.connect();
-  await admin.query(`CREATE DATABASE ${name}${template}`);
-  await admin.end();
+  try {
+    await admin.query(`CREATE DATABASE ${name}${template}`);
+  } finally {
+    await admin.end();
+  }
   const url = new URL(adminUrl);
   url.pathname = `/${name}`;
   const direct = url.toString();
@@ -98,8 +101,13 @@ export async function createTestDatabase(
     async drop() {
       const c = new pg.Client({ connectionString: adminUrl });
       await c.connect();
-      await c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-      await c.end();
+      try {
+        await c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+      } finally {
+        // Also when the DROP fails: an open client would keep the test's process alive, and the
+        // runner waiting for it, forever.
+        await c.end();
+      }
     },
   };
 }

@@ -138,8 +138,17 @@ for (const backend of await backends()) {
         // Its snapshot was taken between its sending and its answer: as_of at one of them agrees.
         const sep = s.url.includes('?') ? '&' : '?';
         const at = async (t: string) => get(reader.port, `${s.url}${sep}as_of=${encodeURIComponent(t)}`);
-        assert.ok(
-          (await at(s.sentAt)) === s.body || (await at(s.receivedAt)) === s.body,
+        const atSent = await at(s.sentAt);
+        if (atSent === s.body) continue;
+        // PostgreSQL has no read gate: a snapshot taken after the change's known instant but
+        // before its COMMIT was visible sees the old data while as_of at its sending, already past
+        // that instant, sees the new: its documented residual window (docs/point-in-time.md
+        // "PostgreSQL has no gate"). Only that case is let through, and only there; SQLite's gate
+        // leaves none.
+        if (backend === 'postgres' && s.body === beforeBodies[i] && atSent === afterBodies[i]) continue;
+        assert.equal(
+          await at(s.receivedAt),
+          s.body,
           `${s.url}: as_of at neither ${s.sentAt} nor ${s.receivedAt} answers what it answered`,
         );
       }
