@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import { MemoryLimiter } from '../../src/access/memory-limiter.js';
 import { backends, get, push, startApp, type Harness } from '../helpers/harness.js';
 import { batch, etfBar, record, batchOfRecords } from '../helpers/batches.js';
 
@@ -57,7 +58,14 @@ for (const backend of await backends()) {
   describe(`GET /metrics (${backend})`, () => {
     let h: Harness;
     before(async () => {
-      h = await startApp(backend, { MDS_STATIC_RATE_PER_MINUTE: '3' });
+      // A fixed clock for the limiter: a minute turning over between the requests below would
+      // let a refused one through.
+      const at = Date.UTC(2030, 0, 15, 12, 0, 30);
+      h = await startApp(
+        backend,
+        { MDS_STATIC_RATE_PER_MINUTE: '3' },
+        { limiter: new MemoryLimiter({ now: () => at }) },
+      );
     });
     after(async () => h?.close());
 

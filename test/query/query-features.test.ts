@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { parse } from 'csv-parse/sync';
+import { MemoryLimiter } from '../../src/access/memory-limiter.js';
 import { QUERY_KEY, backends, get, json, push, startApp, type Harness } from '../helpers/harness.js';
 import { batch, days, etfBar } from '../helpers/batches.js';
 
@@ -35,7 +36,14 @@ for (const backend of await backends()) {
     after(async () => h?.close());
 
     test('an export counts against the key like any request', async () => {
-      const limited = await startApp(backend, { MDS_STATIC_RATE_PER_MINUTE: '1' });
+      // A fixed clock: a minute boundary passing between the two requests let the second one
+      // through once (a new window).
+      const at = Date.UTC(2030, 0, 15, 12, 0, 30);
+      const limited = await startApp(
+        backend,
+        { MDS_STATIC_RATE_PER_MINUTE: '1' },
+        { limiter: new MemoryLimiter({ now: () => at }) },
+      );
       try {
         assert.equal((await get(limited.app, '/api/v1/etf/kline?format=csv')).statusCode, 200);
         const second = await get(limited.app, '/api/v1/etf/kline?format=ndjson');
