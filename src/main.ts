@@ -4,7 +4,8 @@ import os from 'node:os';
 import { loadConfig } from './config.js';
 import { EXIT_CONFIG } from './exit-codes.js';
 import { JOIN_WHEN_READY } from './cluster/primary-link.js';
-import { sqliteUrl, WRITER_SOCKET_ENV } from './ingest/writer-env.js';
+import { sqliteUrl } from './model/database-url.js';
+import { WRITER_SOCKET_ENV } from './ingest/writer-env.js';
 
 /**
  * MDS_WORKERS > 1, or 0 (the default) on a machine of several cores: this process forks the

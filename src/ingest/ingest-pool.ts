@@ -16,7 +16,8 @@ import type { BatchRecord, RevertCounts } from '../model/batch.js';
 import type { StoreTuning } from '../storage/create-store.js';
 import type { PriorityOutcome } from '../thread-priority.js';
 import { ownBytes, startThread } from '../worker-threads.js';
-import { sqliteUrl, writerSocket } from './writer-env.js';
+import { sqliteUrl } from '../model/database-url.js';
+import { writerSocket } from './writer-env.js';
 import { IngestService, batchStatus, type BatchIngest, type IngestOutcome } from './ingest-service.js';
 
 /**

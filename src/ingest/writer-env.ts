@@ -3,11 +3,6 @@
  * ingest-pool.ts, so that the primary, which never loads the service, loads only this).
  */
 
-/** Whether DATABASE_URL is a SQLite file: its batches are written by one connection. */
-export function sqliteUrl(url: string): boolean {
-  return url.startsWith('sqlite:');
-}
-
 /**
  * Set by a SQLite cluster's primary for its workers and its writer: the Unix socket of the one
  * writer process (writer-process.ts), to which the workers hand every batch (remote-ingest.ts).

@@ -1,3 +1,4 @@
+import { sqliteUrl } from '../model/database-url.js';
 import type { Catalog } from '../catalog/catalog.js';
 import type { Config } from '../config.js';
 import type { Store } from './store.js';
@@ -34,7 +35,7 @@ export async function createStore(
   catalog: Catalog,
   tuning: StoreTuning = {},
 ): Promise<Store> {
-  if (databaseUrl.startsWith('sqlite:')) {
+  if (sqliteUrl(databaseUrl)) {
     if (tuning.replicas && tuning.replicas.urls.length > 0) {
       throw new Error('DATABASE_READ_URLS needs PostgreSQL (DATABASE_URL=postgres://…)');
     }
