@@ -65,6 +65,27 @@ export async function serve(): Promise<void> {
     return false;
   };
   if (!(await connect())) return;
+  // Graceful from the moment /health can say 200 (connect marked it ready): a signal during the
+  // start-up purge below once ended the process without its shutdown (no batch is lost, but the
+  // in-flight request was not drained).
+  const shutdown = async (signal: string): Promise<void> => {
+    if (stopping) return;
+    stopping = true;
+    app.log.info({ signal }, 'shutting down');
+    const force = setTimeout(() => process.exit(1), config.MDS_SHUTDOWN_GRACE_MS);
+    force.unref();
+    try {
+      // Queries in flight are stopped (503) rather than waited for: a long one would hold the
+      // close until the grace runs out.
+      services.queryContexts.abortAll();
+      await app.close();
+      await store.close();
+    } finally {
+      process.exit(0);
+    }
+  };
+  process.on('SIGTERM', () => void shutdown('SIGTERM'));
+  process.on('SIGINT', () => void shutdown('SIGINT'));
   if (joining) await listen();
   primaryLink()?.ready();
 
@@ -95,23 +116,4 @@ export async function serve(): Promise<void> {
   void purgeRevisions();
   const timer = setInterval(() => void purge().then(purgeRevisions), 3_600_000);
   timer.unref();
-
-  const shutdown = async (signal: string): Promise<void> => {
-    if (stopping) return;
-    stopping = true;
-    app.log.info({ signal }, 'shutting down');
-    const force = setTimeout(() => process.exit(1), config.MDS_SHUTDOWN_GRACE_MS);
-    force.unref();
-    try {
-      // Queries in flight are stopped (503) rather than waited for: a long one would hold the
-      // close until the grace runs out.
-      services.queryContexts.abortAll();
-      await app.close();
-      await store.close();
-    } finally {
-      process.exit(0);
-    }
-  };
-  process.on('SIGTERM', () => void shutdown('SIGTERM'));
-  process.on('SIGINT', () => void shutdown('SIGINT'));
 }
