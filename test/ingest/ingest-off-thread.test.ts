@@ -47,7 +47,11 @@ for (const backend of await backends()) {
       const { body } = bigEtfBatch(ROWS, source, batchId);
       fs.writeFileSync(hold, '');
       const answer = pushBatch(server.port, body);
-      await until(() => fs.existsSync(`${hold}.held`), 'the batch reached the hold');
+      // Its content, not only the file: the hook creates the file, then writes the batch id.
+      await until(
+        () => fs.existsSync(`${hold}.held`) && fs.readFileSync(`${hold}.held`, 'utf8') !== '',
+        'the batch reached the hold',
+      );
       assert.equal(fs.readFileSync(`${hold}.held`, 'utf8'), batchId);
 
       // The batch sits inside its transaction, every row written: the request thread is free.
