@@ -48,7 +48,7 @@ export const log = (s: string): void => {
 export const elapsedSec = (): number => (Date.now() - started) / 1000;
 
 /**
- * How the service is started: `node dist/main.js` after `npm run build` (as in production), or,
+ * How the service is started: `node dist/bundle/main.js` after `npm run build` (as in production), or,
  * when the build fails or BENCH_TSX=1, tsx on src/ (the same code, ~30 MB more RSS for tsx).
  */
 let serviceEntry: string[] | null = null;
@@ -57,7 +57,7 @@ function entry(): string[] {
   serviceEntry = ['--import', 'tsx', 'src/main.ts'];
   if (process.env.BENCH_TSX !== '1') {
     const build = spawnSync('npm', ['run', 'build', '--silent'], { cwd: ROOT, encoding: 'utf8' });
-    if (build.status === 0) serviceEntry = [path.join(ROOT, 'dist/main.js')];
+    if (build.status === 0) serviceEntry = [path.join(ROOT, 'dist/bundle/main.js')];
     else
       log(
         `npm run build failed; running the service with tsx:\n${build.stdout}${build.stderr}`.slice(0, 2000),

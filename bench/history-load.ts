@@ -10,7 +10,7 @@ import { freshPgDatabase, sqliteFileBytes, sqliteTableSizes } from './minimal.js
 /**
  * A whole A-share history through `mds push` (issue 31): stock_daily CSV files of CODES codes ×
  * DAYS weekdays from 2005-01-03 (a seeded random walk, every field filled, `updated_at` given),
- * FILE_CODES codes a file, written once under DIR; then the built service (`node dist/main.js`,
+ * FILE_CODES codes a file, written once under DIR; then the built service (`node dist/bundle/main.js`,
  * default start-up) on a fresh database and one `mds push` per file, one after another, each
  * at its defaults (10,000-record batches, two in flight). Prints each file's progress, the total
  * time and the database's size. Run `npm run build` first.
@@ -135,7 +135,7 @@ async function size(url: string): Promise<void> {
 
 const files = generate();
 const url = await databaseUrl();
-const server = spawn(process.execPath, [path.join(ROOT, 'dist', 'main.js')], {
+const server = spawn(process.execPath, [path.join(ROOT, 'dist', 'bundle', 'main.js')], {
   env: {
     ...process.env,
     PORT: String(PORT),
@@ -157,7 +157,7 @@ try {
     const push = spawnSync(
       process.execPath,
       [
-        path.join(ROOT, 'dist', 'cli', 'main.js'),
+        path.join(ROOT, 'dist', 'bundle', 'cli', 'main.js'),
         'push',
         '--dataset',
         'stock_daily',

@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { isMainThread, parentPort, workerData } from 'node:worker_threads';
+import { isMainThread, parentPort, Worker, workerData } from 'node:worker_threads';
 import { CATALOG } from '../src/catalog/catalog.js';
 import { createStore } from '../src/storage/create-store.js';
 import type { WriteOutcome } from '../src/storage/store.js';
@@ -10,7 +10,7 @@ import type { BatchRecord } from '../src/model/batch.js';
 import type { Row } from '../src/model/values.js';
 import { SqliteDb } from '../src/storage/sqlite/sqlite-db.js';
 import { sql } from '../src/storage/sql.js';
-import { startThread } from '../src/worker-threads.js';
+import { throughTsx } from '../src/worker-threads.js';
 
 /**
  * Knowledge time's residual window (docs/point-in-time.md, "When a change is known"): the time
@@ -83,7 +83,7 @@ async function measure(label: string, url: string, reader?: { file: string; gate
   const windows: number[] = [];
   const recorded: number[] = [];
   const known: string[] = [];
-  const worker = reader ? startThread('./known-window.js', import.meta.url, { workerData: reader }) : null;
+  const worker = reader ? new Worker(throughTsx(import.meta.url), { workerData: reader }) : null;
   if (worker) await new Promise((r) => worker.once('message', r));
   try {
     for (let k = 0; k < BATCHES; k++) {

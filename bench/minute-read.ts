@@ -27,10 +27,12 @@ const backend = process.argv[2] ?? 'sqlite';
 const codes = Number(process.argv[3] ?? 5000);
 const DAY = '2024-03-01';
 const rounds = Number(process.env.BENCH_ROUNDS ?? 2);
-const mains = (process.env.BENCH_MAINS ?? `this=${path.resolve('dist/main.js')}`).split(',').map((s) => {
-  const [label, file] = s.split('=') as [string, string];
-  return { label, file };
-});
+const mains = (process.env.BENCH_MAINS ?? `this=${path.resolve('dist/bundle/main.js')}`)
+  .split(',')
+  .map((s) => {
+    const [label, file] = s.split('=') as [string, string];
+    return { label, file };
+  });
 
 const code = (i: number): string => String(i + 1).padStart(6, '0');
 

@@ -1,4 +1,5 @@
 import { Worker, type WorkerOptions } from 'node:worker_threads';
+import { bundledEntry, LAYOUT, sourceEntry, type EntryPoint } from './runtime-paths.js';
 
 /**
  * What the pools of worker threads (ingest-pool.ts, export/encoder-pool.ts) share: how a thread
@@ -6,42 +7,36 @@ import { Worker, type WorkerOptions } from 'node:worker_threads';
  */
 
 /**
- * src/ and dist/ beside it, whether this file runs from the sources or built (the test runner's
- * compiled tests import the built modules: docs/testing.md), so that threadEntry answers the same.
- */
-const SRC = new URL(import.meta.url.endsWith('.ts') ? './' : '../src/', import.meta.url);
-const DIST = new URL('../dist/', import.meta.url);
-
-/**
- * Where a thread of a pool (ingest-pool.ts, export/encoder-pool.ts) starts from, its module given
- * beside the pool (`./x.js` relative to the pool's `import.meta.url`). Built, that is the .js
- * file. Under tsx (dev, tests) it is the .ts, and a worker thread does not get tsx's loader from
- * the `--import tsx` it inherits, so a one-line module registers it first (a URL, not `eval`, so
- * the thread still runs the other `--import`s): about 0.6 s of CPU a thread, tsx and the sources
- * loaded again. `fromDist` (MDS_THREADS_FROM_DIST=1, which the test runner sets once dist/ is
- * fresh: docs/testing.md): the built module instead, without tsx's flag — about 0.2 s.
+ * Where a pool's thread (ingest-pool.ts, export/encoder-pool.ts) starts from. Built (dist/ or the
+ * bundle), the bundle's module (runtime-paths.ts). Under tsx (dev, tests) it is the .ts, and a
+ * worker thread does not get tsx's loader from the `--import tsx` it inherits, so a one-line
+ * module registers it first (a URL, not `eval`, so the thread still runs the other `--import`s):
+ * about 0.6 s of CPU a thread, tsx and the sources loaded again. `fromDist`
+ * (MDS_THREADS_FROM_DIST=1, which the test runner sets once dist/ is fresh: docs/testing.md): the
+ * bundle's module instead, without tsx's flag.
  */
 export function threadEntry(
-  jsName: string,
-  poolUrl: string,
+  entry: EntryPoint,
   fromDist: boolean,
   execArgv: readonly string[] = process.execArgv,
+  layout: typeof LAYOUT = LAYOUT,
 ): { url: URL; execArgv?: string[] } {
-  if (!poolUrl.endsWith('.ts')) return { url: new URL(jsName, poolUrl) };
-  if (fromDist && poolUrl.startsWith(SRC.href)) {
-    const built = new URL(jsName, new URL(poolUrl.slice(SRC.href.length), DIST));
-    return { url: built, execArgv: withoutTsx(execArgv) };
-  }
+  if (layout !== 'src') return { url: bundledEntry(entry) };
+  if (fromDist) return { url: bundledEntry(entry), execArgv: withoutTsx(execArgv) };
+  return { url: throughTsx(sourceEntry(entry).href) };
+}
+
+/** A thread's module that registers tsx's loader, then imports the TypeScript module `href`. */
+export function throughTsx(href: string): URL {
   const tsx = JSON.stringify(import.meta.resolve('tsx/esm/api'));
-  const target = JSON.stringify(new URL(jsName.replace(/\.js$/, '.ts'), poolUrl).href);
-  const code = `const m = await import(${tsx}); m.register(); await import(${target});`;
-  return { url: new URL(`data:text/javascript,${encodeURIComponent(code)}`) };
+  const code = `const m = await import(${tsx}); m.register(); await import(${JSON.stringify(href)});`;
+  return new URL(`data:text/javascript,${encodeURIComponent(code)}`);
 }
 
 /** A pool's thread (threadEntry), started. */
-export function startThread(jsName: string, poolUrl: string, options: WorkerOptions = {}): Worker {
-  const entry = threadEntry(jsName, poolUrl, process.env.MDS_THREADS_FROM_DIST === '1');
-  return new Worker(entry.url, entry.execArgv ? { ...options, execArgv: entry.execArgv } : options);
+export function startThread(entry: EntryPoint, options: WorkerOptions = {}): Worker {
+  const start = threadEntry(entry, process.env.MDS_THREADS_FROM_DIST === '1');
+  return new Worker(start.url, start.execArgv ? { ...options, execArgv: start.execArgv } : options);
 }
 
 /** Node's flags without `--import tsx` (a thread of built modules has no use for its loader). */

@@ -4,6 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { WRITER_SOCKET_ENV } from '../ingest/writer-env.js';
+import { entryModule } from '../runtime-paths.js';
 
 /** How long after the writer died another is started, ms (as the pool restarts a thread). */
 const RESTART_MS = 500;
@@ -27,8 +28,7 @@ export function superviseWriter(): Writer {
   // A directory only this user can enter: the socket accepts batches without a key.
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'mds-writer-'));
   const socket = path.join(dir, 'writer.sock');
-  const ext = import.meta.url.endsWith('.ts') ? 'ts' : 'js';
-  const entry = fileURLToPath(new URL(`../ingest/writer-process.${ext}`, import.meta.url));
+  const entry = fileURLToPath(entryModule('ingest/writer-process'));
   let child: ChildProcess | null = null;
   let stopping = false;
   let markReady: () => void = () => {};

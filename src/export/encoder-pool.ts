@@ -211,7 +211,7 @@ export class ExportEncoders {
   }
 
   private spawn(i: number): Slot {
-    const worker = startThread('./encoder-thread.js', import.meta.url);
+    const worker = startThread('export/encoder-thread');
     const slot: Slot = { worker, sessions: new Map() };
     this.slots[i] = slot;
     worker.on('message', (m: EncoderReply) => slot.sessions.get(m.id)?.put(m));

@@ -4,6 +4,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AppError } from '../errors.js';
+import { PACKAGE_ROOT } from '../runtime-paths.js';
 
 const TYPES: Record<string, string> = {
   '.html': 'text/html; charset=utf-8',
@@ -32,16 +33,13 @@ interface Asset {
 }
 
 /**
- * The page's files live in src/dashboard (plain ES modules and CSS, no build step). The build
- * compiles only TypeScript, so from dist/http/ they are found at ../../src/dashboard; from
- * src/http/ (tsx) at ../dashboard.
+ * The page's files live in src/dashboard (plain ES modules and CSS, no build step), whichever
+ * layout runs (runtime-paths.ts).
  */
 export function dashboardDir(): string {
-  const here = path.dirname(fileURLToPath(import.meta.url));
-  const candidates = [path.join(here, '..', 'dashboard'), path.join(here, '..', '..', 'src', 'dashboard')];
-  const found = candidates.find((c) => fs.existsSync(path.join(c, 'index.html')));
-  if (!found) throw new Error(`dashboard files not found (looked in ${candidates.join(', ')})`);
-  return found;
+  const dir = fileURLToPath(new URL('src/dashboard/', PACKAGE_ROOT));
+  if (!fs.existsSync(path.join(dir, 'index.html'))) throw new Error(`dashboard files not found in ${dir}`);
+  return dir;
 }
 
 /** Reads every servable file once at boot: a handful of small files, answered from memory. */

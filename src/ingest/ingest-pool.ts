@@ -187,7 +187,7 @@ export class IngestPool implements BatchIngest {
 
   private spawn(i: number): void {
     const init: WorkerInit = { config: this.config };
-    const worker = startThread('./ingest-worker.js', import.meta.url, { workerData: init });
+    const worker = startThread('ingest/ingest-worker', { workerData: init });
     const slot: Slot = { worker, pending: new Map(), idle: null, retired: false };
     this.slots[i] = slot;
     worker.on('message', (m: PoolReply | PoolNotice) => {

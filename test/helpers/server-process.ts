@@ -9,7 +9,7 @@ import { SERVER_MAIN } from './built.js';
 import { ROOT } from './repo-root.js';
 
 /**
- * The real server (`node dist/main.js`, built) as a child process on a random loopback
+ * The real server (`node dist/bundle/main.js`, built) as a child process on a random loopback
  * port: for faults that only a separate process can suffer (SIGKILL, SIGTERM, restarts).
  */
 

@@ -18,7 +18,7 @@ import { pushBatch } from '../helpers/server-calls.js';
 import { ROOT } from '../helpers/repo-root.js';
 
 /**
- * The issue's "done when", checked from outside: the built server (`node dist/main.js`) as its
+ * The issue's "done when", checked from outside: the built server (`node dist/bundle/main.js`) as its
  * own process, and clients we did not write — the SDK's client, the Python `mcp` package in a
  * real interpreter, the MCP Inspector's CLI — on every backend. Each answer is compared with the
  * HTTP API's for the same request; keys, limits, quota, usage, metrics and the off setting are

@@ -1,6 +1,7 @@
 import { fork, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { currentQueryContext, QueryAbortedError } from '../../request-context.js';
+import { entryModule } from '../../runtime-paths.js';
 import type { ValueColumns } from '../../model/value-columns.js';
 import type { DbRow, ReadDb, ShortPage } from '../db.js';
 import { SQLITE, compile, type Sql } from '../sql.js';
@@ -97,16 +98,10 @@ export class ReaderPool {
 
   private spawn(i: number): void {
     const init: ReaderInit = { file: this.file };
-    // Under tsx (dev, tests) the .ts beside this one; the process inherits `--import tsx`.
-    const ext = import.meta.url.endsWith('.ts') ? 'ts' : 'js';
-    const reader = fork(
-      fileURLToPath(new URL(`./reader-process.${ext}`, import.meta.url)),
-      [JSON.stringify(init)],
-      {
-        serialization: 'advanced',
-        stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
-      },
-    );
+    const reader = fork(fileURLToPath(entryModule('storage/sqlite/reader-process')), [JSON.stringify(init)], {
+      serialization: 'advanced',
+      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    });
     const slot: Slot = { reader, job: null, ended: false };
     this.slots[i] = slot;
     reader.on('message', (m: ReadReply) => {
