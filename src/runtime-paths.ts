@@ -52,7 +52,7 @@ export function sourceEntry(entry: EntryPoint): URL {
  * The module a process of `entry` is started from: the source under tsx (the child inherits
  * `--import tsx`), else the bundle's. Built modules (dist/) start bundled children: a process
  * shares no module with its parent, and the bundle loads in about a third of the CPU
- * (docs/performance.md).
+ * (docs/performance.md, "Start-up: the bundle").
  */
 export function entryModule(entry: EntryPoint): URL {
   return LAYOUT === 'src' ? sourceEntry(entry) : bundledEntry(entry);
