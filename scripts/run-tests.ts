@@ -85,21 +85,21 @@ const template =
   process.env.MDS_TEST_PG_TEMPLATE === 'none'
     ? null
     : await (await import('../test/helpers/postgres.js')).createMigratedTemplate();
-// In-process apps start their ingest and export threads from dist/ rather than through tsx
-// (src/worker-threads.ts, MDS_THREADS_FROM_DIST): about 0.4 s of CPU less a thread. So dist/
-// must be what src/ says (and the compiled tests import it: scripts/compile-tests.ts): `npm test`
-// has just emitted it; run alone, the runner emits it if stale.
+// In-process apps start their ingest and export threads from the bundle rather than through tsx
+// (src/worker-threads.ts, MDS_THREADS_FROM_DIST), and the tests' servers and CLIs are the bundle's
+// (test/helpers/built.ts). So dist/ must be what src/ says: `npm test` has just emitted it; run
+// alone, the runner emits it if stale.
 const { staleSource } = await import('../test/helpers/dist-fresh.js');
 if (staleSource() !== null) {
   const emit = spawnSync('npm', ['run', '-s', 'build:emit'], { stdio: 'inherit' });
   if (emit.status !== 0 || staleSource() !== null)
     throw new Error('dist/ could not be built: npm run build:emit');
 }
-// The test files run compiled (scripts/compile-tests.ts): plain JavaScript, compiled at the start
-// of every run, each file's process without tsx's loader (about 0.7 s of CPU less a file:
-// docs/testing.md). MDS_TEST_COMPILED=0: the sources under tsx, as one file run by hand.
+// The test files run bundled (scripts/compile-tests.ts): plain JavaScript, bundled at the start
+// of every run, each file's process without tsx's loader (about 0.7 s of CPU less a file) and
+// with one module per test rather than a few hundred (about 0.25 s less: docs/testing.md). MDS_TEST_COMPILED=0: the sources under tsx, as one file run by hand.
 const compiled = process.env.MDS_TEST_COMPILED !== '0';
-if (compiled) compileTests();
+if (compiled) await compileTests();
 const child = compiled
   ? // Stack traces name the .ts lines (the tree's source maps). A file given that is not
     // TypeScript (a .mjs) runs as it is.

@@ -1,3 +1,5 @@
+import { existsSync } from 'node:fs';
+
 /**
  * Where the code runs from, and so where its processes' and threads' modules are. Three layouts:
  * the sources under tsx (`src/*.ts`), the modules tsc built (`dist/*.js`: the library's exports,
@@ -30,13 +32,17 @@ export const LAYOUT: 'src' | 'dist' | 'bundle' = here.includes(BUNDLE_DIR)
     ? 'src'
     : 'dist';
 
-/** The package's root (package.json, src/, dist/), a directory URL. */
-export const PACKAGE_ROOT: URL = new URL(
-  here.slice(
-    0,
-    here.lastIndexOf(LAYOUT === 'bundle' ? BUNDLE_DIR : LAYOUT === 'src' ? '/src/' : '/dist/') + 1,
-  ),
-);
+/**
+ * The package's root (package.json, src/, dist/), a directory URL: the first directory above this
+ * code with a package.json (src/, dist/ and the bundle's folders have none; nor has the test
+ * runner's bundle of the tests, scripts/compile-tests.ts).
+ */
+export const PACKAGE_ROOT: URL = ((): URL => {
+  for (let dir = new URL('./', here); ; dir = new URL('../', dir)) {
+    if (existsSync(new URL('package.json', dir))) return dir;
+    if (new URL('../', dir).href === dir.href) throw new Error(`no package.json above ${here}`);
+  }
+})();
 
 /** An entry point's bundled module. */
 export function bundledEntry(entry: EntryPoint): URL {

@@ -19,12 +19,17 @@ export const ROOT = ((): string => {
 export const COMPILED = import.meta.url.endsWith('.js');
 
 /**
+ * The runner's bundle of the tests (scripts/compile-tests.ts). Not found from this module's URL:
+ * bundled, its code is in a shared chunk.
+ */
+export const TEST_TREE = path.join(ROOT, '.cache', 'test-js');
+
+/**
  * A file of the compiled tree (a test file, `test/<area>/<name>.test.ts`, or the runner's
  * `scripts/run-test-files.ts`, from the root) as this process would run it: its compiled copy when
  * this process runs compiled, else the source under tsx; and the Node flags that takes.
  */
 export function testFileToRun(file: string): { file: string; execArgv: string[] } {
   if (!COMPILED) return { file: path.join(ROOT, file), execArgv: ['--import', 'tsx'] };
-  const tree = path.resolve(import.meta.dirname, '..', '..');
-  return { file: path.join(tree, file.replace(/\.ts$/, '.js')), execArgv: [] };
+  return { file: path.join(TEST_TREE, file.replace(/\.ts$/, '.js')), execArgv: [] };
 }
