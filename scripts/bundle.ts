@@ -9,6 +9,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { build } from 'esbuild';
+import { NODE_BUNDLE } from './esbuild-options.js';
 import { ENTRY_POINTS } from '../src/runtime-paths.js';
 
 const ROOT = path.join(import.meta.dirname, '..');
@@ -34,17 +35,6 @@ await build({
   absWorkingDir: ROOT,
   entryPoints: Object.fromEntries(ENTRY_POINTS.map((e) => [e, path.join('src', `${e}.ts`)])),
   outdir: OUT,
-  chunkNames: 'chunks/[name]-[hash]',
-  bundle: true,
-  splitting: true,
-  format: 'esm',
-  platform: 'node',
-  target: 'node20',
+  ...NODE_BUNDLE,
   external: EXTERNAL,
-  sourcemap: 'linked',
-  // CommonJS dependencies call require() for Node's modules; an ES module has none of its own.
-  banner: {
-    js: "import { createRequire as __mdsCreateRequire } from 'node:module'; const require = __mdsCreateRequire(import.meta.url);",
-  },
-  logLevel: 'warning',
 });

@@ -13,6 +13,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { build } from 'esbuild';
+import { NODE_BUNDLE } from './esbuild-options.js';
 import { ROOT, TEST_TREE } from '../test/helpers/repo-root.js';
 
 export const TREE = TEST_TREE;
@@ -88,20 +89,9 @@ export async function compileTests(): Promise<void> {
     entryPoints: sources(),
     outdir: TREE,
     outbase: ROOT,
-    chunkNames: 'chunks/[name]-[hash]',
-    bundle: true,
-    splitting: true,
-    format: 'esm',
-    platform: 'node',
-    target: 'node20',
+    ...NODE_BUNDLE,
     // better-sqlite3 (a native addon) among them: every package not bundled stays a package.
     external,
-    sourcemap: 'linked',
-    // CommonJS packages call require() for Node's modules; an ES module has none of its own.
-    banner: {
-      js: "import { createRequire as __mdsCreateRequire } from 'node:module'; const require = __mdsCreateRequire(import.meta.url);",
-    },
-    logLevel: 'warning',
   });
   for (const f of fs.readdirSync(path.join(ROOT, 'scripts'))) {
     if (f.endsWith('.mjs')) link(path.join(ROOT, 'scripts', f), path.join(TREE, 'scripts', f));
