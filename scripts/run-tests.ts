@@ -24,6 +24,9 @@ const LONGEST = [
   'faults-concurrency-sqlite',
   'disk-full-postgres',
   'disk-full-sqlite',
+  // Long in wall time, not in CPU (they wait for replicas, for Python): started early, they run
+  // beside the others rather than alone at the end (docs/testing.md).
+  'postgres-replicas',
   // The other folders' files of 60 s or more, each alone on a loaded machine (docs/testing.md).
   'columnar-formats',
   'push-cli',
