@@ -11,7 +11,10 @@ const report = process.env.MDS_TEST_CPU_REPORT;
 if (report !== undefined && process.env.NODE_TEST_CONTEXT !== undefined && isMainThread) {
   const file = process.argv[1];
   const ticks = 100; // USER_HZ on Linux
-  fs.appendFileSync(report, `${JSON.stringify({ event: 'start', pid: process.pid, file, at: Date.now() })}\n`);
+  fs.appendFileSync(
+    report,
+    `${JSON.stringify({ event: 'start', pid: process.pid, file, at: Date.now() })}\n`,
+  );
   process.once('exit', () => {
     // Fields after the command's closing parenthesis: utime is the 14th field of stat.
     const stat = fs.readFileSync('/proc/self/stat', 'utf8');
