@@ -130,6 +130,11 @@ export interface PgProxy {
   start(): Promise<void>;
   /** Stops accepting and cuts every open connection: PostgreSQL "down". */
   stop(): Promise<void>;
+  /**
+   * Closes the next `count` new connections at once, leaving those already open alone (a server
+   * that cannot be reached for a moment); resolves once it has, new ones proxied again.
+   */
+  refuseNew(count: number): Promise<void>;
   /** Connections currently proxied. */
   readonly open: number;
 }
@@ -138,7 +143,16 @@ export interface PgProxy {
 export async function pgProxy(): Promise<PgProxy> {
   const target = new URL(PG_ADMIN_URL);
   const sockets = new Set<net.Socket>();
+  let refusing: { left: number; done: () => void } | null = null;
   const server = net.createServer((client) => {
+    if (refusing) {
+      client.destroy();
+      if (--refusing.left === 0) {
+        refusing.done();
+        refusing = null;
+      }
+      return;
+    }
     const upstream = net.connect(Number(target.port || 5432), target.hostname);
     sockets.add(client).add(upstream);
     const cut = (): void => {
@@ -174,6 +188,7 @@ export async function pgProxy(): Promise<PgProxy> {
           resolve();
         });
       }),
+    refuseNew: (count) => new Promise<void>((done) => (refusing = { left: count, done })),
     stop: () =>
       new Promise<void>((resolve) => {
         for (const s of sockets) s.destroy();

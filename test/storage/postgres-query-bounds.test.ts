@@ -11,7 +11,7 @@ import { after, afterEach, before, describe, it } from 'node:test';
 import pg from 'pg';
 import { batch, days, etfBar } from '../helpers/batches.js';
 import { backends, freshDatabaseUrl, QUERY_KEY } from '../helpers/harness.js';
-import { PG_ADMIN_URL, viaPort } from '../helpers/postgres.js';
+import { PG_ADMIN_URL, pgProxy, viaPort } from '../helpers/postgres.js';
 import { pgBouncerAvailable, privatePgBouncer, type PrivateServer } from '../helpers/private-servers.js';
 import { pushBatch } from '../helpers/server-calls.js';
 import { request, sleep, startServer, type ServerProcess } from '../helpers/server-process.js';
@@ -183,6 +183,53 @@ describe(
       { timeout: 120_000 },
       pastDeadline,
     );
+
+    it('one check of the server missed is not a hung server; two in a row stop the statement with 503 / 5030', async () => {
+      // The service reaches PostgreSQL through a proxy that can refuse new connections (each check
+      // opens one) while the statement's own connection stays open.
+      const proxy = await pgProxy();
+      await proxy.start();
+      try {
+        const s = await startServer({
+          databaseUrl: viaPort(db.url, proxy.port),
+          env: {
+            MDS_QUERY_TIMEOUT_MS: NEVER,
+            MDS_PG_QUERY_TIMEOUT_MS: '300',
+            MDS_PG_CONNECT_TIMEOUT_MS: '2000',
+            MDS_PG_STATEMENT_TIMEOUT_MS: NEVER,
+          },
+        });
+        server = s;
+        await lock();
+        let answered = false;
+        const first = request(s.port, { method: 'GET', path: PAGE, headers: Q }).finally(
+          () => (answered = true),
+        );
+        await until('a statement waiting for the lock', waiting, (p) => p.length === 1);
+        await proxy.refuseNew(1);
+        // Further checks, which the server answers.
+        await sleep(1500);
+        assert.equal(answered, false, 'stopped after one missed check (was: 503)');
+        await unlock();
+        const r = await first;
+        assert.equal(r.status, 200, r.body.slice(0, 300));
+
+        await lock();
+        const second = request(s.port, { method: 'GET', path: PAGE, headers: Q });
+        await until('a statement waiting for the lock', waiting, (p) => p.length === 1);
+        await proxy.refuseNew(2);
+        const r2 = await second;
+        assert.equal(r2.status, 503, r2.body.slice(0, 300));
+        assert.equal((JSON.parse(r2.body) as { code: number }).code, 5030);
+        // And cancelled on the server: nothing is left waiting for the lock.
+        await until('statements still waiting after the 503', waiting, (p) => p.length === 0);
+      } finally {
+        await unlock();
+        await server?.kill('SIGKILL');
+        server = null;
+        await proxy.stop();
+      }
+    });
 
     describe(
       'through PgBouncer in transaction mode: the cancel reaches the statement',
