@@ -12,7 +12,7 @@
 // No output is trusted from an earlier run: the tree is removed and built whole (about 1 s).
 import fs from 'node:fs';
 import path from 'node:path';
-import { build } from 'esbuild';
+import { build, type Plugin } from 'esbuild';
 import { NODE_BUNDLE } from './esbuild-options.js';
 import { ROOT, TEST_TREE } from '../test/helpers/repo-root.js';
 
@@ -74,15 +74,32 @@ function link(target: string, at: string): void {
   fs.symlinkSync(target, at);
 }
 
+/** The package a bare import names (`@scope/name/sub` → `@scope/name`). */
+const packageOf = (specifier: string): string =>
+  specifier
+    .split('/')
+    .slice(0, specifier.startsWith('@') ? 2 : 1)
+    .join('/');
+
+/**
+ * A package our code (test/, src/, scripts/) imports stays in node_modules unless it is one of
+ * BUNDLED_PACKAGES; what a bundled package imports is bundled with it, or most of its loading
+ * would be left.
+ */
+const packagesLeftOut: Plugin = {
+  name: 'packages-left-out',
+  setup(b) {
+    b.onResolve({ filter: /^[^./]/ }, (args) =>
+      args.importer.includes(`${path.sep}node_modules${path.sep}`) ||
+      BUNDLED_PACKAGES.has(packageOf(args.path))
+        ? undefined
+        : { path: args.path, external: true },
+    );
+  },
+};
+
 /** Bundles the tests into TREE, whole (the tree of an earlier run removed first). */
 export async function compileTests(): Promise<void> {
-  const pkg = JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as {
-    dependencies: Record<string, string>;
-    devDependencies: Record<string, string>;
-  };
-  const external = [...Object.keys(pkg.dependencies), ...Object.keys(pkg.devDependencies)]
-    .filter((p) => !BUNDLED_PACKAGES.has(p))
-    .flatMap((p) => [p, `${p}/*`]);
   fs.rmSync(TREE, { recursive: true, force: true });
   await build({
     absWorkingDir: ROOT,
@@ -90,8 +107,8 @@ export async function compileTests(): Promise<void> {
     outdir: TREE,
     outbase: ROOT,
     ...NODE_BUNDLE,
-    // better-sqlite3 (a native addon) among them: every package not bundled stays a package.
-    external,
+    // better-sqlite3 (a native addon) among them.
+    plugins: [packagesLeftOut],
   });
   for (const f of fs.readdirSync(path.join(ROOT, 'scripts'))) {
     if (f.endsWith('.mjs')) link(path.join(ROOT, 'scripts', f), path.join(TREE, 'scripts', f));
