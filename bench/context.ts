@@ -48,8 +48,8 @@ export const log = (s: string): void => {
 export const elapsedSec = (): number => (Date.now() - started) / 1000;
 
 /**
- * How the service is started: `node dist/bundle/main.js` after `npm run build` (as in production), or,
- * when the build fails or BENCH_TSX=1, tsx on src/ (the same code, ~30 MB more RSS for tsx).
+ * How the service is started: `node dist/bundle/main.js` after `npm run build` (as in
+ * production), or, when the build fails or BENCH_TSX=1, tsx on src/ (the same code, ~30 MB more RSS for tsx).
  */
 let serviceEntry: string[] | null = null;
 function entry(): string[] {

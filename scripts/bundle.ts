@@ -4,8 +4,8 @@
 // the MCP SDK, Arrow or ioredis still load only when first used). Why: Node 20 loads a module
 // graph of a few hundred files (TypeBox, Fastify and their dependencies are most of it) in about
 // 0.4 s of CPU, the same code as one file in about 0.13 s, and every process and thread pays it
-// (docs/performance.md, "Start-up: the bundle"). `npm run build:emit` and `npm run build` run this after tsc;
-// the library's exports (dist/index.js, dist/client/) stay tsc's modules.
+// (docs/performance.md, "Start-up: the bundle"). `npm run build:emit` and `npm run build` run this
+// after tsc; the library's exports (dist/index.js, dist/client/) stay tsc's modules.
 import fs from 'node:fs';
 import path from 'node:path';
 import { build } from 'esbuild';

@@ -100,7 +100,8 @@ if (staleSource() !== null) {
 }
 // The test files run bundled (scripts/compile-tests.ts): plain JavaScript, bundled at the start
 // of every run, each file's process without tsx's loader (about 0.7 s of CPU less a file) and
-// with one module per test rather than a few hundred (about 0.25 s less: docs/testing.md). MDS_TEST_COMPILED=0: the sources under tsx, as one file run by hand.
+// with one module per test rather than a few hundred (about 0.25 s less: docs/testing.md).
+// MDS_TEST_COMPILED=0: the sources under tsx, as one file run by hand.
 const compiled = process.env.MDS_TEST_COMPILED !== '0';
 if (compiled) await compileTests();
 const child = compiled

@@ -4,8 +4,9 @@ import { existsSync } from 'node:fs';
  * Where the code runs from, and so where its processes' and threads' modules are. Three layouts:
  * the sources under tsx (`src/*.ts`), the bundle (`dist/bundle/`: what `npm start` and `mds`
  * run, scripts/bundle.ts) and any other built JavaScript ('dist': tsc's `dist/*.js`, the library's
- * exports; the test runner's bundle of the tests, scripts/compile-tests.ts). In the bundle a module's code sits in a shared chunk, so no path may be
- * taken relative to a module's own URL: every one is taken from the package's root.
+ * exports; the test runner's bundle of the tests, scripts/compile-tests.ts). In a bundle a
+ * module's code sits in a shared chunk, so no path may be taken relative to a module's own URL:
+ * every one is taken from the package's root.
  */
 
 /**

@@ -287,8 +287,8 @@ export class PostgresDb implements Db {
    * (queryTimeoutMs, MDS_PG_QUERY_TIMEOUT_MS) when that is the shorter, the server is asked
    * whether it answers at all (`answers`): a statement that is only long runs on to its deadline,
    * one whose server is hung (two checks missed in a row) is stopped with 503 / 5030 as for any
-   * statement. Either way the caller is answered at once and the statement cancelled on the server (the protocol's
-   * CancelRequest with the connection's key, on a connection of its own: through PgBouncer too);
+   * statement. Either way the caller is answered at once and the statement cancelled on the
+   * server (the protocol's CancelRequest with the connection's key, on a connection of its own: through PgBouncer too);
    * the connection goes back to the pool only once the statement has ended and the cancel been
    * answered, so a late cancel can never hit the next user's statement (the statement's own
    * query_timeout, later, destroys a connection whose server never answers).
