@@ -14,7 +14,7 @@ import { queryPlugin } from './http/query-plugin.js';
 import { ingestPlugin } from './http/ingest-plugin.js';
 import { adminPlugin } from './http/admin-plugin.js';
 import { mcpPlugin } from './http/mcp-plugin.js';
-import { OPENAPI_ROUTE, openApiDocument } from './http/openapi.js';
+import { OPENAPI_ROUTE, documentOnFirstRead, lazyDocument } from './http/openapi.js';
 import { registerRoutes } from './http/route-declaration.js';
 import { VERSION } from './version.js';
 
@@ -100,9 +100,12 @@ export async function createApp(services: Services, opts: AppOptions = {}): Prom
   if (config.MDS_MCP === 'on') await app.register(mcpPlugin, { services, registry: metrics.registry });
   registerDashboardRoutes(app);
 
-  const doc = openApiDocument(catalog, VERSION);
+  const doc = lazyDocument(catalog, VERSION);
   registerRoutes(app, [OPENAPI_ROUTE], doc);
-  await app.register(swagger, { mode: 'static', specification: { document: doc as never } });
+  await app.register(swagger, {
+    mode: 'static',
+    specification: { document: documentOnFirstRead(doc) as never },
+  });
   await app.register(swaggerUi, { routePrefix: '/docs' });
   return app;
 }

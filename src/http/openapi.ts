@@ -136,8 +136,8 @@ function responses(op: ApiOperation, emit: (v: unknown) => unknown): Obj {
   return out;
 }
 
-/** GET /openapi.json: the document, built once at start (its context). */
-export const OPENAPI_ROUTE = route<'/openapi.json', Obj>({
+/** GET /openapi.json: the document, built on its first request (its context: lazyDocument). */
+export const OPENAPI_ROUTE = route<'/openapi.json', () => Obj>({
   method: 'get',
   url: '/openapi.json',
   operationId: 'openapi',
@@ -147,8 +147,36 @@ export const OPENAPI_ROUTE = route<'/openapi.json', Obj>({
     'The OpenAPI 3.1 document, generated from the catalog, the contract schemas and the error table.',
   auth: 'none',
   responses: { 200: { description: 'the OpenAPI document', content: json(Type.Object({})) } },
-  handle: (doc) => async () => doc,
+  handle: (doc) => async () => doc(),
 });
+
+/**
+ * The document, built when first asked for. Building it takes about 0.1 s of CPU (every
+ * operation's schemas emitted), a seventh of a server's start, and most starts never serve it:
+ * workers, CLIs, the tests' servers (docs/performance.md "Start-up").
+ */
+export function lazyDocument(catalog: Catalog, version: string): () => Obj {
+  let doc: Obj | undefined;
+  return () => (doc ??= openApiDocument(catalog, version));
+}
+
+/**
+ * `doc()` as the object @fastify/swagger's static mode wants at registration (its
+ * `specification.document`, served at /docs/json and /docs/yaml), built only when one of them
+ * first reads a field of it.
+ */
+export function documentOnFirstRead(doc: () => Obj): Obj {
+  return new Proxy({} as Obj, {
+    get: (_, key) => Reflect.get(doc(), key),
+    has: (_, key) => Reflect.has(doc(), key),
+    ownKeys: () => Reflect.ownKeys(doc()),
+    getOwnPropertyDescriptor: (_, key) => {
+      const d = Reflect.getOwnPropertyDescriptor(doc(), key);
+      // A proxy may not report a property as non-configurable that its (empty) target lacks.
+      return d && { ...d, configurable: true };
+    },
+  });
+}
 
 /** The OpenAPI 3.1 document, generated from the catalog, the contract schemas and the error table. */
 export function openApiDocument(catalog: Catalog, version: string): Obj {

@@ -132,6 +132,15 @@ export interface Dialect {
   /** The physical row id column (retention deletes in bounded steps by it). */
   rowId: string;
   /**
+   * A page past the first rows is picked by row id in a subquery that sorts only the sort
+   * columns, and then only its rows are read (selectParts). SQLite's sorter otherwise carries
+   * every candidate row whole, its JSON too: a page at offset 150,000 of 200,000 rows sorted
+   * on an unindexed field took 2.2 s, picked by row id 0.4 s (docs/performance.md "Deep
+   * sorted pages"). PostgreSQL sorts the whole rows too, but a ctid list is not a plan it
+   * keeps; not measured there, so not used.
+   */
+  pageByRowId: boolean;
+  /**
    * Appended to a table in FROM so its rows are found through the unique key index `index`:
    * SQLite, before it has statistics, ties it with another index on as many equality terms
    * (a join probing one code's dates then read the dates of every code of its source).
@@ -184,6 +193,7 @@ export const SQLITE: Dialect = {
   // A subquery with OFFSET is not flattened into its parent (SQLite's rule); LIMIT -1: no limit.
   subqueryFence: ' LIMIT -1 OFFSET 0',
   rowId: 'rowid',
+  pageByRowId: true,
   byIndex: (index) => ` INDEXED BY ${q(index)}`,
   // index null: the table's primary key (a WITHOUT ROWID table has no other); CROSS JOIN keeps
   // the table the inner loop.
@@ -225,6 +235,7 @@ export const POSTGRES: Dialect = {
   // OFFSET 0 keeps a subquery from being pulled up into its parent.
   subqueryFence: ' OFFSET 0',
   rowId: 'ctid',
+  pageByRowId: false,
   byIndex: () => '',
   probeJoin: (table, alias, _index, on) =>
     ` CROSS JOIN LATERAL (SELECT * FROM ${table} AS ${alias} WHERE ${on} OFFSET 0) AS ${alias}`,
@@ -405,14 +416,26 @@ export function selectParts(plan: QueryPlan, dialect: Dialect, paged = true, jso
     : plan.select.map((f) => raw(f.name === f.apiName ? q(f.name) : `${q(f.name)} AS ${q(f.apiName)}`));
   const conditions = whereConditions(plan, dialect);
   const keyset = keysetPredicate(plan);
-  return {
-    columns,
-    from: planTable(plan),
-    where: conditions && keyset ? sql`${conditions} AND (${keyset})` : (conditions ?? keyset),
-    orderBy: raw(plan.orderBy.map(orderTerm).join(', ')),
-    page: paged ? sql` LIMIT ${plan.limit} OFFSET ${plan.offset}` : null,
-    distinct: plan.distinct === true,
-  };
+  const from = planTable(plan);
+  const where = conditions && keyset ? sql`${conditions} AND (${keyset})` : (conditions ?? keyset);
+  const orderBy = raw(plan.orderBy.map(orderTerm).join(', '));
+  const page = sql` LIMIT ${plan.limit} OFFSET ${plan.offset}`;
+  // A deep page of a stored table (not a history view, which has no row id): its rows picked by
+  // row id, sorted on the sort columns alone (Dialect.pageByRowId). The order ends on the key,
+  // so the subquery picks exactly the rows the whole statement would.
+  if (
+    paged &&
+    dialect.pageByRowId &&
+    plan.offset > 0 &&
+    plan.distinct !== true &&
+    plan.asOf === undefined &&
+    !plan.trail
+  ) {
+    const id = raw(dialect.rowId);
+    const picked = renderSelect({ columns: [id], from, where, orderBy, page });
+    return { columns, from, where: sql`${id} IN (${picked})`, orderBy, page: null, distinct: false };
+  }
+  return { columns, from, where, orderBy, page: paged ? page : null, distinct: plan.distinct === true };
 }
 
 /** The count of a plan's rows (its filters; not its keyset position). */

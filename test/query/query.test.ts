@@ -240,6 +240,30 @@ for (const backend of await backends()) {
         }
       });
 
+      it('a page past the first is the slice of the rows read from the start (SQLite picks it by row id)', async () => {
+        // Offset 0 is read as one statement; a later page, on SQLite, by row ids picked in a
+        // subquery (Dialect.pageByRowId): each deep page must be the same rows in the same order.
+        for (const q of [
+          '&sort=close&order=desc',
+          '&sort=open&order=asc',
+          '&sort=volume&order=desc&fields=date,close',
+          '&code=510300,510500&date_from=2020-03-01&sort=close',
+          '&source_priority=eastmoney&sort=date&order=asc',
+        ]) {
+          const all = (await env(h, `/api/v1/etf/kline?limit=1000${q}`)).data;
+          assert.equal(all.length, 1000, q);
+          for (const [offset, limit] of [
+            [1, 5],
+            [333, 250],
+            [990, 10],
+          ] as const) {
+            const page = await env(h, `/api/v1/etf/kline?limit=${limit}&offset=${offset}${q}`);
+            assert.deepEqual(page.data, all.slice(offset, offset + limit), `${q} offset ${offset}`);
+            assert.equal(page.meta.offset, offset);
+          }
+        }
+      });
+
       it('defaults to the catalog sort (date desc) with ties broken by the unique key ascending', async () => {
         const page = await env(h, '/api/v1/etf/kline?limit=3');
         assert.deepEqual(
@@ -375,6 +399,21 @@ for (const backend of await backends()) {
         const res = await h.app.inject({ method: 'GET', url: '/docs/' });
         assert.equal(res.statusCode, 200);
         assert.match(res.body, /swagger/i);
+      });
+      it('/docs/json and /docs/yaml serve the document /openapi.json serves (built on first use)', async () => {
+        const [openapi, asJson, asYaml] = await Promise.all(
+          ['/openapi.json', '/docs/json', '/docs/yaml'].map((url) => h.app.inject({ method: 'GET', url })),
+        );
+        for (const res of [openapi, asJson, asYaml])
+          assert.equal(res?.statusCode, 200, res?.body.slice(0, 300));
+        const doc = json(openapi!) as { openapi: string; paths: Record<string, unknown> };
+        assert.ok(Object.keys(doc.paths).length > CATALOG.datasets.length);
+        assert.deepEqual(json(asJson!), doc);
+        assert.match(asYaml!.body, /^openapi: 3\.1\.0$/m);
+        assert.match(
+          asYaml!.body,
+          new RegExp(`^  ${CATALOG.datasets[0]!.endpoint.replace(/\//g, '\\/')}:$`, 'm'),
+        );
       });
     });
   });

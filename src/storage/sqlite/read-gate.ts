@@ -1,4 +1,5 @@
-import Database from 'better-sqlite3';
+import type Database from 'better-sqlite3';
+import { openDatabase } from './open-database.js';
 
 /** The code of the error a read gets while a change is being made visible (SqliteDb retries it). */
 export const GATE_HELD = 'SQLITE_BUSY_GATE';
@@ -30,7 +31,7 @@ export class ReadGate {
   private heldAt = 0;
 
   constructor(file: string) {
-    this.db = new Database(`${file}-gate`);
+    this.db = openDatabase(`${file}-gate`);
     this.db.pragma('busy_timeout = 0');
   }
 

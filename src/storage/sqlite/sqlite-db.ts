@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import Database from 'better-sqlite3';
+import type Database from 'better-sqlite3';
 import type { Dataset } from '../../catalog/catalog.js';
 import { totalOfShortPage, type Db, type DbRow, type ShortPage, type Tx } from '../db.js';
 import { ROW_JSON_COLUMN, rowJson } from '../../model/row-json.js';
@@ -12,6 +12,7 @@ import { revisionColumns } from '../revisions.js';
 import { now, runSync, type Step } from '../step.js';
 import { StoreUnavailableError, type WriteBatch } from '../store.js';
 import { GATE_HELD, ReadGate } from './read-gate.js';
+import { openDatabase } from './open-database.js';
 import type { Row, Value } from '../../model/values.js';
 
 /** Rows per step when filling the row JSON of an old table (migrate). */
@@ -169,7 +170,7 @@ export class SqliteDb implements Db {
   }
 
   private static open(file: string, busyTimeoutMs: number, autoCheckpoint: number): Database.Database {
-    const db = new Database(file);
+    const db = openDatabase(file);
     db.pragma(`busy_timeout = ${Math.floor(busyTimeoutMs)}`);
     db.pragma('journal_mode = WAL');
     db.pragma('synchronous = FULL');
