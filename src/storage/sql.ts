@@ -5,6 +5,7 @@ import type { Value } from '../model/values.js';
 import type { TableSpec } from './schema.js';
 import { ROW_JSON_COLUMN } from '../model/row-json.js';
 import { revisionTable, revisionTableName } from './revision-schema.js';
+import { boundedRead } from './bounded-read.js';
 import { REV_BATCH, REV_FROM, REV_OP, REV_TO } from '../model/revisions.js';
 
 /**
@@ -420,16 +421,18 @@ export function selectParts(plan: QueryPlan, dialect: Dialect, paged = true, jso
   const where = conditions && keyset ? sql`${conditions} AND (${keyset})` : (conditions ?? keyset);
   const orderBy = raw(plan.orderBy.map(orderTerm).join(', '));
   const page = sql` LIMIT ${plan.limit} OFFSET ${plan.offset}`;
-  // A deep page of a stored table (not a history view, which has no row id): its rows picked by
-  // row id, sorted on the sort columns alone (Dialect.pageByRowId). The order ends on the key,
-  // so the subquery picks exactly the rows the whole statement would.
+  // A later page that must be sorted (not one an index serves in its order: bounded-read.ts), of
+  // a stored table (not a history view, which has no row id): its rows picked by row id, sorted
+  // on the sort columns alone (Dialect.pageByRowId). The order ends on the key, so the subquery
+  // picks exactly the rows the whole statement would.
   if (
     paged &&
     dialect.pageByRowId &&
     plan.offset > 0 &&
     plan.distinct !== true &&
     plan.asOf === undefined &&
-    !plan.trail
+    !plan.trail &&
+    !boundedRead(plan).page
   ) {
     const id = raw(dialect.rowId);
     const picked = renderSelect({ columns: [id], from, where, orderBy, page });
