@@ -141,7 +141,12 @@ export class SqliteDb implements Db {
     if (opts.file !== ':memory:') fs.mkdirSync(path.dirname(path.resolve(opts.file)), { recursive: true });
     // SQLite's own busy wait would block the thread: locks are waited for in busyRetry instead.
     const checkpoints = opts.checkpoints ?? 'own';
-    this.db = SqliteDb.open(opts.file, 0, checkpoints === 'none' ? 0 : CHECKPOINT_PAGES);
+    this.db = SqliteDb.open(
+      opts.file,
+      0,
+      checkpoints === 'none' ? 0 : CHECKPOINT_PAGES,
+      opts.busyTimeoutMs ?? 5000,
+    );
     this.db.function('mds_keep_replaced', { deterministic: false }, () => (this.keepReplaced ? 1 : 0));
     if (opts.readOnly === true) this.db.pragma('query_only = ON');
     this.busyTimeoutMs = opts.busyTimeoutMs ?? 5000;
@@ -169,10 +174,32 @@ export class SqliteDb implements Db {
     }
   }
 
-  private static open(file: string, busyTimeoutMs: number, autoCheckpoint: number): Database.Database {
+  private static open(
+    file: string,
+    busyTimeoutMs: number,
+    autoCheckpoint: number,
+    openWaitMs: number,
+  ): Database.Database {
     const db = openDatabase(file);
     db.pragma(`busy_timeout = ${Math.floor(busyTimeoutMs)}`);
-    db.pragma('journal_mode = WAL');
+    // The first read of the file. The last connection of another process, as it closes, holds the
+    // file exclusively while it cleans up its WAL, and SQLite answers SQLITE_BUSY for that without
+    // asking its busy handler (sqlite.org/wal.html, "Sometimes queries return SQLITE_BUSY in WAL
+    // mode"): a server restarted at once after another stopped failed to start. Milliseconds:
+    // waited for here, at open only, for up to `openWaitMs`.
+    const deadline = Date.now() + openWaitMs;
+    for (let delay = 1; ; delay = Math.min(delay * 2, 50)) {
+      try {
+        db.pragma('journal_mode = WAL');
+        break;
+      } catch (err) {
+        if (!isBusy(err) || Date.now() >= deadline) {
+          db.close();
+          throw err;
+        }
+        Atomics.wait(pause, 0, 0, delay);
+      }
+    }
     db.pragma('synchronous = FULL');
     // Checkpoint every ~40 MB of WAL (CHECKPOINT_PAGES) instead of SQLite's 4 MB: a 10,000-row batch writes more
     // than 4 MB (rows, their JSON, three indexes), so the default checkpointed after every
