@@ -141,15 +141,10 @@ export class SqliteDb implements Db {
     if (opts.file !== ':memory:') fs.mkdirSync(path.dirname(path.resolve(opts.file)), { recursive: true });
     // SQLite's own busy wait would block the thread: locks are waited for in busyRetry instead.
     const checkpoints = opts.checkpoints ?? 'own';
-    this.db = SqliteDb.open(
-      opts.file,
-      0,
-      checkpoints === 'none' ? 0 : CHECKPOINT_PAGES,
-      opts.busyTimeoutMs ?? 5000,
-    );
+    this.busyTimeoutMs = opts.busyTimeoutMs ?? 5000;
+    this.db = SqliteDb.open(opts.file, 0, checkpoints === 'none' ? 0 : CHECKPOINT_PAGES, this.busyTimeoutMs);
     this.db.function('mds_keep_replaced', { deterministic: false }, () => (this.keepReplaced ? 1 : 0));
     if (opts.readOnly === true) this.db.pragma('query_only = ON');
-    this.busyTimeoutMs = opts.busyTimeoutMs ?? 5000;
     this.gate = (opts.readGate ?? opts.file !== ':memory:') ? new ReadGate(opts.file) : null;
     this.snapshotStatements = {
       begin: this.db.prepare('BEGIN'),
