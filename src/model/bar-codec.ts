@@ -14,10 +14,11 @@ export interface BarColumns {
   columns: (number | null)[][];
 }
 
+/** A block's first byte: its format's version. */
 const VERSION = 1;
-const ALL = 0;
-const NONE = 1;
-const SOME = 2;
+/** A value column's first byte: which of its values are present (`some`: a bitmap follows). */
+const PRESENT = { all: 0, none: 1, some: 2 } as const;
+/** A scale byte: no power of ten up to 10^MAX_SCALE makes every value whole; float64s follow. */
 const RAW = 255;
 const MAX_SCALE = 6;
 const SAFE = 2 ** 51;
@@ -125,12 +126,12 @@ export function encodeBarColumns(
       if (v === v) present++;
     }
     if (present === 0) {
-      w.byte(NONE);
+      w.byte(PRESENT.none);
       continue;
     }
-    if (present === n) w.byte(ALL);
+    if (present === n) w.byte(PRESENT.all);
     else {
-      w.byte(SOME);
+      w.byte(PRESENT.some);
       for (let i = 0; i < n; i += 8) {
         let bits = 0;
         for (let j = 0; j < 8 && i + j < n; j++) {
@@ -219,12 +220,12 @@ export function decodeBarsInto(text: string, out: BarVectors): BarVectors {
     const kind = byte();
     const col = out.values[c] as Float64Array;
     const valid = out.valid[c] as Uint8Array;
-    if (kind === NONE) {
+    if (kind === PRESENT.none) {
       col.fill(0, 0, n);
       valid.fill(0, 0, n);
       continue;
     }
-    if (kind === SOME) {
+    if (kind === PRESENT.some) {
       for (let i = 0; i < n; i += 8) {
         const bits = byte();
         for (let j = 0; j < 8 && i + j < n; j++) valid[i + j] = (bits >> j) & 1;

@@ -163,6 +163,16 @@ const timeBound = (name: string, side: 'after' | 'before'): QueryParameter<numbe
   },
 });
 
+/** A parameter whose text is taken as given, any string (`text`). */
+const textParam = (
+  takes: QueryParameter<unknown>['takes'],
+  description: string,
+): QueryParameter<string | null> => ({
+  takes,
+  doc: () => ({ description, schema: Type.String() }),
+  read: text,
+});
+
 /** `since` / `until` of the revision trail: inclusive bounds on valid_from. */
 const validFromBound = (name: string, op: '≥' | '≤'): QueryParameter<string | null> => ({
   takes: trail,
@@ -211,16 +221,11 @@ export const QUERY_PARAMETERS = {
     // Checked with adjust (parse.ts): it needs adjust=qfq.
     read: text,
   },
-  adjust_source: {
-    takes: adjustable,
-    doc: () => ({
-      description:
-        "the factors' source for every bar (400 naming the sources there are when it has none); default: " +
-        "each bar's own source when it has factors for the code, else the code's only factor source",
-      schema: Type.String(),
-    }),
-    read: text,
-  },
+  adjust_source: textParam(
+    adjustable,
+    "the factors' source for every bar (400 naming the sources there are when it has none); default: " +
+      "each bar's own source when it has factors for the code, else the code's only factor source",
+  ),
   time_from: timeBound('time_from', 'after'),
   time_to: timeBound('time_to', 'before'),
   interval: {
@@ -259,14 +264,7 @@ export const QUERY_PARAMETERS = {
     }),
     read: (raw): string[] | null => (raw === undefined ? null : parseSourcePriority(raw)),
   },
-  batch_id: {
-    takes: trail,
-    doc: () => ({
-      description: 'only the revisions of this batch (revert:<batch_id> for a revert)',
-      schema: Type.String(),
-    }),
-    read: text,
-  },
+  batch_id: textParam(trail, 'only the revisions of this batch (revert:<batch_id> for a revert)'),
   since: validFromBound('since', '≥'),
   until: validFromBound('until', '≤'),
   limit: {
@@ -332,14 +330,7 @@ export const QUERY_PARAMETERS = {
       return f as Format;
     },
   },
-  cursor: {
-    takes: both,
-    doc: () => ({
-      description: 'keyset pagination: meta.next_cursor of the previous page of the same query',
-      schema: Type.String(),
-    }),
-    read: text,
-  },
+  cursor: textParam(both, 'keyset pagination: meta.next_cursor of the previous page of the same query'),
   as_of: {
     takes: rows,
     doc: () => ({
