@@ -29,12 +29,9 @@ async function until(what: string, check: () => Promise<boolean> | boolean, ms =
   }
 }
 
-/** How many pushes of a batch the workers have logged. */
-const pushLines = (out: string): number =>
-  out
-    .split('\n')
-    .filter((l) => l.includes('"url":"/api/v1/upstream/ingest/batches"') && l.includes('incoming request'))
-    .length;
+/** How many requests for `url` the workers have logged. */
+const requestLines = (out: string, url: string): number =>
+  out.split('\n').filter((l) => l.includes(`"url":"${url}"`) && l.includes('incoming request')).length;
 
 /** Workers' pids, from their "Server listening" log lines. */
 const workerPids = (out: string): number[] => [
@@ -137,9 +134,11 @@ for (const backend of ['sqlite', 'postgres'] as const) {
           const key = (JSON.parse(created.body) as { data: { secret: string } }).data.secret;
           const sec = new Date().getUTCSeconds();
           if (sec >= 50) await sleep((61 - sec) * 1000);
+          // At least eight requests on fresh connections, more until both workers have answered
+          // one (the kernel spreads connections unevenly: SCHED_NONE, src/main.ts), at most 24.
           const statuses: number[] = [];
           const remaining: string[] = [];
-          for (let i = 0; i < 8; i++) {
+          while (statuses.length < 8 || (answeredBy(out(), KLINE).size < 2 && statuses.length < 24)) {
             const r = await request(server.port, {
               method: 'GET',
               path: KLINE,
@@ -147,11 +146,22 @@ for (const backend of ['sqlite', 'postgres'] as const) {
             });
             statuses.push(r.status);
             remaining.push(String(r.headers.ratelimit ?? ''));
+            // Its request's log line, before counting the workers that answered.
+            await until('the request logged', () => requestLines(out(), KLINE) >= statuses.length, 5000);
           }
-          assert.deepEqual(statuses, [200, 200, 200, 403, 403, 403, 403, 403], remaining.join(' | '));
+          const refused = statuses.length - 3;
+          assert.deepEqual(
+            statuses,
+            [200, 200, 200, ...Array.from({ length: refused }, () => 403)],
+            remaining.join(' | '),
+          );
           assert.match(remaining[0] as string, /"minute";r=2;/);
           assert.match(remaining[2] as string, /"minute";r=0;/);
-          await until('the request logs', () => answeredBy(out(), KLINE).size === 2, 5000);
+          assert.equal(
+            answeredBy(out(), KLINE).size,
+            2,
+            `requests reached both workers (${statuses.length})`,
+          );
 
           // An event stream on one worker; batches pushed on fresh connections land on both. The
           // kernel spreads connections between the workers (SCHED_NONE: src/main.ts), not evenly:
@@ -173,7 +183,11 @@ for (const backend of ['sqlite', 'postgres'] as const) {
             const r = await pushBatch(server.port, body);
             assert.equal(r.status, 200, r.body);
             // Its request's log line, before counting the workers that answered.
-            await until('the push logged', () => pushLines(out()) >= ids.length, 5000);
+            await until(
+              'the push logged',
+              () => requestLines(out(), '/api/v1/upstream/ingest/batches') >= ids.length,
+              5000,
+            );
           }
           await until('every batch event', () => stream.events.length >= ids.length, 10_000).catch(() => {});
           stream.close();
@@ -212,7 +226,7 @@ for (const backend of ['sqlite', 'postgres'] as const) {
               ),
             ];
             const byStatus = Object.fromEntries(served.map((x) => [x[1], Number(x[2])]));
-            assert.deepEqual(byStatus, { '200': 3, '403': 5 }, m.body.slice(0, 3000));
+            assert.deepEqual(byStatus, { '200': 3, '403': refused }, m.body.slice(0, 3000));
             assert.match(
               m.body,
               new RegExp(
