@@ -7,6 +7,7 @@ Usage: python3 read_columnar.py arrow|parquet FILE [arrow|parquet FILE ...]
 Prints one JSON object: FILE → what was read.
 """
 import datetime
+import functools
 import json
 import struct
 import sys
@@ -64,22 +65,17 @@ def rows_of(table):
     return [list(r) for r in zip(*(cells(c) for c in table.columns))]
 
 
-_duckdb = []
-
-
+@functools.cache
 def duckdb_connection():
     """One in-memory DuckDB for every file (a connection is a database of its own: opening one
     per file was most of the reader's time), or None when DuckDB is not installed."""
-    if not _duckdb:
-        try:
-            import duckdb
-        except ImportError:
-            _duckdb.append(None)
-        else:
-            con = duckdb.connect()
-            con.execute("SET TimeZone = 'UTC'")
-            _duckdb.append(con)
-    return _duckdb[0]
+    try:
+        import duckdb
+    except ImportError:
+        return None
+    con = duckdb.connect()
+    con.execute("SET TimeZone = 'UTC'")
+    return con
 
 
 def read(kind, path):

@@ -20,6 +20,7 @@ import { pushBatch } from '../helpers/server-calls.js';
 
 const pgUp = await postgresAvailable();
 const KLINE = '/api/v1/etf/kline?code=510300&limit=1';
+const INGEST_URL = '/api/v1/upstream/ingest/batches';
 
 async function until(what: string, check: () => Promise<boolean> | boolean, ms = 60_000): Promise<void> {
   const deadline = Date.now() + ms;
@@ -32,6 +33,27 @@ async function until(what: string, check: () => Promise<boolean> | boolean, ms =
 /** How many requests for `url` the workers have logged. */
 const requestLines = (out: string, url: string): number =>
   out.split('\n').filter((l) => l.includes(`"url":"${url}"`) && l.includes('incoming request')).length;
+
+/**
+ * Sends requests for `url` (`send`, each on a fresh connection) at least `min` times, more until
+ * both workers have answered one, `max` at most: the kernel spreads connections between the
+ * workers (SCHED_NONE, src/main.ts), not in turn. Each request's log line is waited for before
+ * the workers that answered are counted. Resolves with how many were sent.
+ */
+async function untilBothAnswered(
+  out: () => string,
+  url: string,
+  min: number,
+  max: number,
+  send: (n: number) => Promise<void>,
+): Promise<number> {
+  let n = 0;
+  while (n < min || (answeredBy(out(), url).size < 2 && n < max)) {
+    await send(++n);
+    await until(`request ${n} for ${url} logged`, () => requestLines(out(), url) >= n, 5000);
+  }
+  return n;
+}
 
 /** Workers' pids, from their "Server listening" log lines. */
 const workerPids = (out: string): number[] => [
@@ -134,11 +156,10 @@ for (const backend of ['sqlite', 'postgres'] as const) {
           const key = (JSON.parse(created.body) as { data: { secret: string } }).data.secret;
           const sec = new Date().getUTCSeconds();
           if (sec >= 50) await sleep((61 - sec) * 1000);
-          // At least eight requests on fresh connections, more until both workers have answered
-          // one (the kernel spreads connections unevenly: SCHED_NONE, src/main.ts), at most 24.
+          // At least eight requests, more until both workers have answered one (at most 24).
           const statuses: number[] = [];
           const remaining: string[] = [];
-          while (statuses.length < 8 || (answeredBy(out(), KLINE).size < 2 && statuses.length < 24)) {
+          await untilBothAnswered(out, KLINE, 8, 24, async () => {
             const r = await request(server.port, {
               method: 'GET',
               path: KLINE,
@@ -146,9 +167,7 @@ for (const backend of ['sqlite', 'postgres'] as const) {
             });
             statuses.push(r.status);
             remaining.push(String(r.headers.ratelimit ?? ''));
-            // Its request's log line, before counting the workers that answered.
-            await until('the request logged', () => requestLines(out(), KLINE) >= statuses.length, 5000);
-          }
+          });
           const refused = statuses.length - 3;
           assert.deepEqual(
             statuses,
@@ -163,36 +182,28 @@ for (const backend of ['sqlite', 'postgres'] as const) {
             `requests reached both workers (${statuses.length})`,
           );
 
-          // An event stream on one worker; batches pushed on fresh connections land on both. The
-          // kernel spreads connections between the workers (SCHED_NONE: src/main.ts), not evenly:
-          // at least four pushes, more until both workers have answered one (at most 20).
+          // An event stream on one worker; batches pushed on fresh connections land on both: at
+          // least four pushes, more until both workers have answered one (at most 20).
           const stream = collectEvents(server.port, 'batch', Number.POSITIVE_INFINITY);
           // Never done (no count): its close below aborts it.
           stream.done.catch(() => {});
           await sleep(300);
           const ids: string[] = [];
-          const pushedTo = (): number => answeredBy(out(), '/api/v1/upstream/ingest/batches').size;
-          while (ids.length < 4 || (pushedTo() < 2 && ids.length < 20)) {
+          await untilBothAnswered(out, INGEST_URL, 4, 20, async (n) => {
             const id = uniqueId('cl');
             ids.push(id);
             const body = JSON.stringify(
-              batch('etf_daily', [etfBar('510300', `2024-08-${String(ids.length).padStart(2, '0')}`)], {
+              batch('etf_daily', [etfBar('510300', `2024-08-${String(n).padStart(2, '0')}`)], {
                 batchId: id,
               }),
             );
             const r = await pushBatch(server.port, body);
             assert.equal(r.status, 200, r.body);
-            // Its request's log line, before counting the workers that answered.
-            await until(
-              'the push logged',
-              () => requestLines(out(), '/api/v1/upstream/ingest/batches') >= ids.length,
-              5000,
-            );
-          }
+          });
           await until('every batch event', () => stream.events.length >= ids.length, 10_000).catch(() => {});
           stream.close();
           assert.deepEqual(stream.events.map((e) => e.batch_id).sort(), [...ids].sort());
-          assert.equal(pushedTo(), 2, `pushes reached both workers (${ids.length} pushes)`);
+          assert.equal(answeredBy(out(), INGEST_URL).size, 2, `pushes reached both workers (${ids.length})`);
 
           // One batch pushed 8 times at once, through both workers: applied exactly once.
           const body = JSON.stringify(

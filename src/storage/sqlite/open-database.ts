@@ -4,8 +4,9 @@ import Database from 'better-sqlite3';
 /**
  * better-sqlite3's addon, located once per process or thread. Left to find it itself, better-sqlite3
  * asks the `bindings` package, which tries a dozen candidate paths with fs calls: 7–10 ms of CPU
- * in each process and thread that opens a database (docs/performance.md "Start-up, round two"). Where npm puts it (build/Release, downloaded or built); where
- * it is not there (a debug build from source), better-sqlite3's own lookup.
+ * in each process and thread that opens a database (docs/performance.md "Start-up, round two").
+ * Where npm puts it (build/Release, downloaded or built); where it is not there (a debug build
+ * from source), better-sqlite3's own lookup.
  */
 const ADDON = ((): string | undefined => {
   try {
