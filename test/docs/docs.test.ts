@@ -8,6 +8,7 @@ import { endpointDocs } from '../../src/catalog/endpoint-docs.js';
 import { EXPORT_FORMAT_NAMES } from '../../src/export/export-formats.js';
 import { parameterRows } from '../../src/query/query-params.js';
 import { ERRORS, PARTIAL_CODE } from '../../src/errors.js';
+import { openApiDocument } from '../../src/http/openapi.js';
 import { batchChecksum, sha256Hex } from '../../src/ingest/checksum.js';
 import { ROOT } from '../helpers/repo-root.js';
 
@@ -45,6 +46,25 @@ it('docs/errors.md lists exactly the codes of src/errors.ts', () => {
   );
   const codes = new Set([...Object.keys(ERRORS).map(Number), PARTIAL_CODE]);
   assert.deepEqual([...documented].sort(), [...codes].sort());
+});
+
+// The admin API's route tables, written by hand: the data routes and the key routes.
+const ADMIN_TABLES = ['docs/dashboard.md', 'docs/keys-and-limits.md'];
+
+it('the admin API tables of the docs hold every admin route, and only those', () => {
+  const doc = openApiDocument(CATALOG, 'test') as { paths: Record<string, Record<string, unknown>> };
+  const routes = Object.entries(doc.paths)
+    .filter(([p]) => p.startsWith('/admin/api/'))
+    .flatMap(([p, item]) => Object.keys(item).map((m) => `${m.toUpperCase()} ${p}`));
+  // One row stands for every minute dataset's report.
+  const minute = CATALOG.datasets.filter((d) => d.blocks).map((d) => d.name);
+  const rows = ADMIN_TABLES.flatMap((file) =>
+    [...read(file).matchAll(/^\| `(GET|POST|PATCH|PUT|DELETE) (\/admin\/api\/[^`?\s]*)/gm)].flatMap((m) => {
+      const row = `${m[1]} ${m[2]!.replace(/:(\w+)/g, '{$1}')}`;
+      return row.includes('<minute') ? minute.map((n) => row.replace(/<minute$/, n)) : [row];
+    }),
+  );
+  assert.deepEqual([...new Set(rows)].sort(), [...new Set(routes)].sort());
 });
 
 it('the README quick start is two alternative lines on a fresh clone, never npm ci under a server', () => {
