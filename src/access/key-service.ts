@@ -5,6 +5,7 @@ import { firstError } from '../contract/check.js';
 import { KeyCreateSchema, KeyUpdateSchema, type KeyCreate, type KeyUpdate } from '../contract/admin.js';
 import type { Store } from '../storage/store.js';
 import type { ApiKeyRecord, KeyPatch, KeyScope } from '../model/keys.js';
+import { isCleanText } from '../model/values.js';
 import { DISPLAY_PREFIX_LENGTH, generateKey, hashKey, newKeyId } from './api-key-format.js';
 import type { Limiter } from './limiter.js';
 import { hourOf, type UsageRecorder } from './usage-recorder.js';
@@ -116,8 +117,16 @@ export class KeyService {
     return (await this.store.keys.listKeys()).filter(isApiKey).map(keyView);
   }
 
+  /**
+   * The stored key of an id. No key id holds a NUL or a lone surrogate (newKeyId), and
+   * PostgreSQL cannot compare such text: no key, without asking the database (not a 500).
+   */
+  private stored(id: string): Promise<ApiKeyRecord | null> {
+    return isCleanText(id) ? this.store.keys.getKey(id) : Promise.resolve(null);
+  }
+
   async get(id: string): Promise<KeyView> {
-    const k = await this.store.keys.getKey(id);
+    const k = await this.stored(id);
     if (!isApiKey(k)) throw unknownKey(id);
     return keyView(k);
   }
@@ -129,7 +138,7 @@ export class KeyService {
     if (body.name !== undefined) patch.name = body.name.trim();
     if (body.rate_per_minute !== undefined) patch.rate_per_minute = body.rate_per_minute;
     if (body.daily_quota !== undefined) patch.daily_quota = body.daily_quota;
-    const current = await this.store.keys.getKey(id);
+    const current = await this.stored(id);
     if (!isApiKey(current)) throw unknownKey(id);
     if (current.scope === 'ingest' && (patch.rate_per_minute != null || patch.daily_quota != null))
       throw invalid('rate_per_minute and daily_quota apply to query keys only');
@@ -140,7 +149,7 @@ export class KeyService {
 
   /** Idempotent: revoking a revoked key keeps its first revocation time. */
   async revoke(id: string): Promise<KeyView> {
-    if (!isApiKey(await this.store.keys.getKey(id))) throw unknownKey(id);
+    if (!isApiKey(await this.stored(id))) throw unknownKey(id);
     const k = await this.store.keys.revokeKey(id, new Date().toISOString());
     if (!isApiKey(k)) throw unknownKey(id);
     return keyView(k);

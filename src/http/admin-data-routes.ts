@@ -3,7 +3,6 @@ import { registerMinuteQualityRoutes, registerQualityRoute } from './quality-rou
 import type { FastifyInstance } from 'fastify';
 import type { Catalog } from '../catalog/catalog.js';
 import type { Services } from '../services.js';
-import { AppError } from '../errors.js';
 import type { BatchRecord } from '../model/batch.js';
 import { BatchListItemSchema, BatchRecordSchema } from '../contract/batch.js';
 import { CoverageRowSchema, DatasetInfoSchema } from '../contract/admin.js';
@@ -31,11 +30,9 @@ export function adminDataRoutes(catalog: Catalog): Route<Services>[] {
     layer: d.layer,
     description: d.description,
   }));
-  const batchRecord = async (services: Services, id: string): Promise<BatchRecord> => {
-    const rec = await services.store.batches.getBatch(id);
-    if (!rec) throw new AppError(4040);
-    return rec;
-  };
+  // The ingest interface's status lookup: one definition of "unknown batch" for both APIs (an id
+  // PostgreSQL cannot compare, a NUL say, is 404 without asking the database, not a 500).
+  const batchRecord = (services: Services, id: string): Promise<BatchRecord> => services.ingest.status(id);
   return [
     adminRoute({
       method: 'get',

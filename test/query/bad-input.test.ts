@@ -5,7 +5,16 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import net from 'node:net';
-import { backends, get, INGEST_KEY, push, QUERY_KEY, startApp, type Harness } from '../helpers/harness.js';
+import {
+  ADMIN_TOKEN,
+  backends,
+  get,
+  INGEST_KEY,
+  push,
+  QUERY_KEY,
+  startApp,
+  type Harness,
+} from '../helpers/harness.js';
 import { batch, batchOfRecords, etfBar, record, uniqueId } from '../helpers/batches.js';
 import { sha256Hex } from '../../src/ingest/checksum.js';
 
@@ -19,7 +28,7 @@ type Rec = Record<string, unknown>;
 interface Case {
   category: string;
   name: string;
-  method: 'GET' | 'POST';
+  method: 'GET' | 'POST' | 'PATCH';
   url: string;
   headers?: Record<string, string>;
   payload?: string | Buffer;
@@ -96,6 +105,23 @@ const status = (name: string, id: string, code: number, appCode: number): Case =
   method: 'GET',
   url: `${INGEST}/${id}`,
   headers: { 'up-api-key': INGEST_KEY },
+  status: code,
+  code: appCode,
+});
+
+/** The admin API's batch routes, with the admin token: the same path parameter as `status`. */
+const adminBatch = (
+  name: string,
+  method: 'GET' | 'POST',
+  url: string,
+  code: number,
+  appCode: number,
+): Case => ({
+  category: 'path parameters',
+  name,
+  method,
+  url,
+  headers: { authorization: `Bearer ${ADMIN_TOKEN}` },
   status: code,
   code: appCode,
 });
@@ -313,6 +339,20 @@ const CORPUS: Case[] = [
   status('batch_id of 5,000 characters', 'b'.repeat(5000), 400, 4001),
   status('batch_id with invalid percent-encoding', '%ED%A0%80', 400, 4001),
   status('batch_id with SQL', "x'%20OR%20'1'%3D'1", 404, 4040),
+  // The admin API's batch routes take the same id (on PostgreSQL a NUL reached the database: 500).
+  adminBatch('admin batch id with NUL', 'GET', '/admin/api/batches/%00', 404, 4040),
+  adminBatch('admin changes of an id with NUL', 'GET', '/admin/api/batches/a%00b/changes', 404, 4040),
+  adminBatch('admin revert of an id with NUL', 'POST', '/admin/api/batches/a%00b/revert', 404, 4040),
+  adminBatch('admin key id with NUL', 'GET', '/admin/api/keys/a%00b', 404, 4041),
+  adminBatch('admin revoke of a key id with NUL', 'POST', '/admin/api/keys/a%00b/revoke', 404, 4041),
+  adminBatch('admin quality of a dataset with NUL', 'GET', '/admin/api/quality/etf%00daily', 404, 4041),
+  {
+    ...adminBatch('admin change of a key id with NUL', 'GET', '/admin/api/keys/a%00b', 404, 4041),
+    method: 'PATCH',
+    payload: '{"name":"x"}',
+    headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' },
+  },
+  adminBatch('admin batch id of 300 characters', 'GET', `/admin/api/batches/${'b'.repeat(300)}`, 404, 4040),
   // Query parameter abuse.
   query('limit -1', 'limit=-1'),
   query('limit 0', 'limit=0'),
@@ -321,6 +361,10 @@ const CORPUS: Case[] = [
   query('limit empty', 'limit='),
   query('limit text', 'limit=ten'),
   query('limit NUL', 'limit=%00'),
+  query('batch_id NUL', 'batch_id=a%00b'),
+  query('adjust_source NUL', 'adjust=hfq&adjust_source=a%00b'),
+  query('cursor NUL', 'cursor=a%00b'),
+  query('source_priority NUL', 'source_priority=a%00b'),
   query('offset -1', 'offset=-1'),
   query('offset 1.5', 'offset=1.5'),
   query('limit repeated', 'limit=10&limit=20'),
