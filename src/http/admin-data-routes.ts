@@ -30,9 +30,6 @@ export function adminDataRoutes(catalog: Catalog): Route<Services>[] {
     layer: d.layer,
     description: d.description,
   }));
-  // The ingest interface's status lookup: one definition of "unknown batch" for both APIs (an id
-  // PostgreSQL cannot compare, a NUL say, is 404 without asking the database, not a 500).
-  const batchRecord = (services: Services, id: string): Promise<BatchRecord> => services.ingest.status(id);
   return [
     adminRoute({
       method: 'get',
@@ -83,7 +80,9 @@ export function adminDataRoutes(catalog: Catalog): Route<Services>[] {
       answer: { description: 'the batch', data: BatchRecordSchema },
       errors: [4040],
       handle: (services) => async (req) =>
-        success({ data: await batchRecord(services, req.params.batch_id) }),
+        // The ingest interface's status lookup: one definition of an unknown batch for both APIs
+        // (an id PostgreSQL cannot compare, a NUL say, is 404 without asking the database).
+        success({ data: await services.ingest.status(req.params.batch_id) }),
     }),
     adminRoute({
       method: 'post',
@@ -125,7 +124,7 @@ export function adminDataRoutes(catalog: Catalog): Route<Services>[] {
       answer: { description: 'the changes', data: BatchChangesSchema },
       errors: [4040],
       handle: (services) => async (req) => {
-        const rec = await batchRecord(services, req.params.batch_id);
+        const rec = await services.ingest.status(req.params.batch_id);
         const changes = await services.store.revisions.batchChanges(rec, CHANGE_SAMPLE);
         const keyNames = catalog.byName.get(rec.dataset)?.key.map((k) => k.apiName) ?? [];
         return success({

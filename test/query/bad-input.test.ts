@@ -109,19 +109,24 @@ const status = (name: string, id: string, code: number, appCode: number): Case =
   code: appCode,
 });
 
-/** The admin API's batch routes, with the admin token: the same path parameter as `status`. */
-const adminBatch = (
+/** An admin route with the admin token; a payload is sent as JSON. */
+const admin = (
   name: string,
-  method: 'GET' | 'POST',
+  method: Case['method'],
   url: string,
   code: number,
   appCode: number,
+  payload?: string,
 ): Case => ({
   category: 'path parameters',
   name,
   method,
   url,
-  headers: { authorization: `Bearer ${ADMIN_TOKEN}` },
+  headers: {
+    authorization: `Bearer ${ADMIN_TOKEN}`,
+    ...(payload !== undefined ? { 'content-type': 'application/json' } : {}),
+  },
+  ...(payload !== undefined ? { payload } : {}),
   status: code,
   code: appCode,
 });
@@ -339,20 +344,15 @@ const CORPUS: Case[] = [
   status('batch_id of 5,000 characters', 'b'.repeat(5000), 400, 4001),
   status('batch_id with invalid percent-encoding', '%ED%A0%80', 400, 4001),
   status('batch_id with SQL', "x'%20OR%20'1'%3D'1", 404, 4040),
-  // The admin API's batch routes take the same id (on PostgreSQL a NUL reached the database: 500).
-  adminBatch('admin batch id with NUL', 'GET', '/admin/api/batches/%00', 404, 4040),
-  adminBatch('admin changes of an id with NUL', 'GET', '/admin/api/batches/a%00b/changes', 404, 4040),
-  adminBatch('admin revert of an id with NUL', 'POST', '/admin/api/batches/a%00b/revert', 404, 4040),
-  adminBatch('admin key id with NUL', 'GET', '/admin/api/keys/a%00b', 404, 4041),
-  adminBatch('admin revoke of a key id with NUL', 'POST', '/admin/api/keys/a%00b/revoke', 404, 4041),
-  adminBatch('admin quality of a dataset with NUL', 'GET', '/admin/api/quality/etf%00daily', 404, 4041),
-  {
-    ...adminBatch('admin change of a key id with NUL', 'GET', '/admin/api/keys/a%00b', 404, 4041),
-    method: 'PATCH',
-    payload: '{"name":"x"}',
-    headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' },
-  },
-  adminBatch('admin batch id of 300 characters', 'GET', `/admin/api/batches/${'b'.repeat(300)}`, 404, 4040),
+  // The admin API's routes take ids too (on PostgreSQL a NUL reached the database: 500).
+  admin('admin batch id with NUL', 'GET', '/admin/api/batches/%00', 404, 4040),
+  admin('admin changes of an id with NUL', 'GET', '/admin/api/batches/a%00b/changes', 404, 4040),
+  admin('admin revert of an id with NUL', 'POST', '/admin/api/batches/a%00b/revert', 404, 4040),
+  admin('admin key id with NUL', 'GET', '/admin/api/keys/a%00b', 404, 4041),
+  admin('admin revoke of a key id with NUL', 'POST', '/admin/api/keys/a%00b/revoke', 404, 4041),
+  admin('admin quality of a dataset with NUL', 'GET', '/admin/api/quality/etf%00daily', 404, 4041),
+  admin('admin change of a key id with NUL', 'PATCH', '/admin/api/keys/a%00b', 404, 4041, '{"name":"x"}'),
+  admin('admin batch id of 300 characters', 'GET', `/admin/api/batches/${'b'.repeat(300)}`, 404, 4040),
   // Query parameter abuse.
   query('limit -1', 'limit=-1'),
   query('limit 0', 'limit=0'),
