@@ -1,7 +1,7 @@
 import { Type, type Static, type TObject, type TSchema } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { invalid } from '../errors.js';
+import { invalid, type ErrorCode } from '../errors.js';
 import type { Services } from '../services.js';
 import { adminAnswerSchema } from '../contract/admin.js';
 import type { ApiOperation, ApiParameter } from './api-operations.js';
@@ -107,8 +107,17 @@ export function route<U extends string, C, Q extends TObject = TObject>(
     return { name, in: 'query', description, schema };
   });
   const parameters = [...pathParams, ...queryParams];
+  // The router itself answers 400 / 4001 for a path parameter that is not valid UTF-8 or is
+  // longer than ROUTER_OPTIONS.maxParamLength (FST_ERR_BAD_URL): every route with one says so.
+  const errors: readonly ErrorCode[] | undefined =
+    pathParams.length > 0 ? [...new Set<ErrorCode>([4001, ...(doc.errors ?? [])])] : doc.errors;
   return {
-    operation: { ...doc, path: openApiPath(url), ...(parameters.length ? { parameters } : {}) },
+    operation: {
+      ...doc,
+      path: openApiPath(url),
+      ...(parameters.length ? { parameters } : {}),
+      ...(errors ? { errors } : {}),
+    },
     url,
     querystring,
     bodyLimit,

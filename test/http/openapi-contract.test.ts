@@ -4,8 +4,6 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
-import addFormatsModule from 'ajv-formats';
 import SwaggerParser from '@apidevtools/swagger-parser';
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
 import { CATALOG } from '../../src/catalog/catalog.js';
@@ -23,6 +21,7 @@ import { batch, batchOfRecords, etfBar, record } from '../helpers/batches.js';
 import { withGeneratedClient } from '../helpers/generated-client.js';
 import { sampleRow } from '../helpers/sample-rows.js';
 import { ROOT } from '../helpers/repo-root.js';
+import { Contract, type Doc } from '../helpers/openapi-contract.js';
 
 /**
  * Issue 14 item 8: every request the service accepts and every answer it sends validates
@@ -32,31 +31,6 @@ import { ROOT } from '../helpers/repo-root.js';
  * type-checked with tsc. Routes are read from the app, so an endpoint added without its entry
  * in the document fails here; every documented operation is called at least once.
  */
-
-const addFormats = addFormatsModule as unknown as (ajv: Ajv2020) => Ajv2020;
-
-type Doc = {
-  paths: Record<string, Record<string, Op>>;
-  components: { schemas: Record<string, Json> };
-};
-type Op = {
-  operationId: string;
-  description?: string;
-  security?: unknown[];
-  parameters?: {
-    name: string;
-    in: string;
-    schema: Json;
-    description?: string;
-    example?: string;
-    'x-mds-filter'?: string;
-    'x-mds-field'?: string;
-  }[];
-  requestBody?: { content: Record<string, { schema: Json }> };
-  responses: Record<string, { content?: Record<string, { schema?: Json }> }>;
-  'x-mds-event-schema'?: Json;
-  'x-mds-exports'?: Record<string, string>;
-};
 
 /** The app's routes as `METHOD /path/{param}` (HEAD left out; dashboard and UI pages are not API). */
 function registeredRoutes(app: FastifyInstance): string[] {
@@ -74,87 +48,6 @@ function registeredRoutes(app: FastifyInstance): string[] {
     }
   }
   return out.filter((r) => !/ \/(dashboard|docs)\b/.test(r)).sort();
-}
-
-class Contract {
-  readonly ajv = new Ajv2020({ strict: false, allErrors: true });
-  private readonly cache = new Map<string, ValidateFunction>();
-  /** operationId → statuses seen. */
-  readonly seen = new Map<string, Set<string>>();
-
-  constructor(readonly doc: Doc) {
-    addFormats(this.ajv);
-    this.ajv.addSchema({ $id: 'mds:doc', components: doc.components }, 'mds');
-  }
-
-  /** The operation answering `method url`, and its path template. */
-  find(method: string, url: string): { op: Op; template: string } {
-    const p = url.split('?')[0] as string;
-    // Concrete paths before templated ones, as OpenAPI matches them (/quality/stock_minute).
-    const paths = Object.entries(this.doc.paths).sort(
-      ([a], [b]) => Number(a.includes('{')) - Number(b.includes('{')),
-    );
-    for (const [template, item] of paths) {
-      const re = new RegExp(`^${template.replace(/\{[^}]+\}/g, '[^/]+')}$`);
-      const op = item[method.toLowerCase()];
-      if (op && re.test(p)) return { op, template };
-    }
-    assert.fail(`${method} ${p} is not in /openapi.json`);
-  }
-
-  validator(pointer: string, schema: Json): ValidateFunction {
-    let v = this.cache.get(pointer);
-    if (!v) {
-      // Refs point into the document's components, registered once as schema `mds`.
-      v = this.ajv.compile(
-        JSON.parse(JSON.stringify(schema).replaceAll('"#/components/', '"mds#/components/')),
-      );
-      this.cache.set(pointer, v);
-    }
-    return v;
-  }
-
-  validate(pointer: string, schema: Json, value: unknown, what: string): void {
-    const v = this.validator(pointer, schema);
-    assert.ok(
-      v(value),
-      `${what} does not match ${pointer}: ${this.ajv.errorsText(v.errors)}\n${JSON.stringify(value).slice(0, 600)}`,
-    );
-  }
-
-  /** Checks a request body (when JSON) and its answer against the document. */
-  check(method: string, url: string, res: LightMyRequestResponse, body?: unknown): void {
-    const { op, template } = this.find(method, url);
-    const what = `${method} ${url} → ${res.statusCode}`;
-    if (body !== undefined && res.statusCode < 300) {
-      const s = op.requestBody?.content['application/json']?.schema;
-      assert.ok(s, `${what}: no request body documented`);
-      this.validate(`${template} ${method} body`, s, body, `request of ${what}`);
-    }
-    const status = String(res.statusCode);
-    const response = op.responses[status];
-    assert.ok(response, `${what}: status not documented (${Object.keys(op.responses).join(', ')})`);
-    (this.seen.get(op.operationId) ?? this.seen.set(op.operationId, new Set()).get(op.operationId))?.add(
-      status,
-    );
-    const type = String(res.headers['content-type'] ?? '').split(';')[0] as string;
-    if (!type) {
-      assert.equal(response.content, undefined, `${what}: answer without a body, but one is documented`);
-      return;
-    }
-    // An export's media type is named by the operation's x-mds-exports (200 only).
-    const exported =
-      status === '200' && Object.values(op['x-mds-exports'] ?? {}).some((m) => m.startsWith(type));
-    if (exported) return;
-    const media = response.content?.[type];
-    assert.ok(
-      media,
-      `${what}: content type ${type} not documented (${Object.keys(response.content ?? {}).join(', ')})`,
-    );
-    if (type === 'application/json' && media.schema) {
-      this.validate(`${template} ${method} ${status}`, media.schema, res.json(), `answer of ${what}`);
-    }
-  }
 }
 
 let doc: Doc;
