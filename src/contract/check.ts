@@ -1,6 +1,6 @@
 import { FormatRegistry, Type, type TObject, type TSchema } from '@sinclair/typebox';
 import { TypeCompiler, type TypeCheck } from '@sinclair/typebox/compiler';
-import { isDate, normalizeTimestamp } from '../model/values.js';
+import { isCleanText, isDate, normalizeTimestamp } from '../model/values.js';
 
 /**
  * Request validation derived from the contract schemas (TypeBox). The schemas are what the
@@ -114,6 +114,10 @@ export function firstError(schema: TObject, value: unknown, opts: CheckOptions =
     }
     const refined = opts.refine?.[name]?.(v, obj);
     if (refined) return { field, message: refined };
+    // Text no database stores as given: a NUL (PostgreSQL refuses it) or an unpaired surrogate
+    // (both drivers would store U+FFFD, so what is kept differs from what was answered).
+    if (typeof v === 'string' && !isCleanText(v))
+      return { field, message: `${field} must be text without NUL or unpaired surrogates` };
   }
   return null;
 }

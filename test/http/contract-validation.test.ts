@@ -183,6 +183,8 @@ test('admin key bodies: checked against KeyCreate / KeyUpdate, with the same mes
       { scope: 'query', name: 'a\u0007' },
       'name must be a non-empty string of at most 100 characters, without control characters',
     ],
+    // JSON allows an escaped unpaired surrogate; no database keeps it (both store U+FFFD).
+    [{ scope: 'query', name: 'a\ud800' }, 'name must be text without NUL or unpaired surrogates'],
     [
       { scope: 'query', rate_per_minute: 0 },
       'rate_per_minute must be an integer from 1 to 1000000000, or null for no limit',
@@ -198,6 +200,7 @@ test('admin key bodies: checked against KeyCreate / KeyUpdate, with the same mes
       (err: unknown) => err instanceof AppError && err.code === 4001 && err.message === message,
     );
   }
+  await assert.rejects(keys.update('id', { name: '\udc00' }), /name must be text without NUL or unpaired/);
   await assert.rejects(
     keys.update('id', { scope: 'query' }),
     /unknown field\(s\) scope; allowed: name, rate_per_minute, daily_quota/,

@@ -131,6 +131,12 @@ const admin = (
   code: appCode,
 });
 
+/** An admin request body the key service must refuse: 400 / 4001 before anything is stored. */
+const adminBody = (name: string, method: Case['method'], url: string, payload: string): Case => ({
+  ...admin(name, method, url, 400, 4001, payload),
+  category: 'admin bodies',
+});
+
 const good = JSON.stringify(batch('etf_daily', [bar()]));
 const deep = (n: number): string => '['.repeat(n) + ']'.repeat(n);
 
@@ -352,6 +358,14 @@ const CORPUS: Case[] = [
   admin('admin revoke of a key id with NUL', 'POST', '/admin/api/keys/a%00b/revoke', 404, 4041),
   admin('admin quality of a dataset with NUL', 'GET', '/admin/api/quality/etf%00daily', 404, 4041),
   admin('admin change of a key id with NUL', 'PATCH', '/admin/api/keys/a%00b', 404, 4041, '{"name":"x"}'),
+  // A JSON escape of an unpaired surrogate: both drivers would have stored U+FFFD (answered 201).
+  adminBody(
+    'key named an unpaired surrogate',
+    'POST',
+    '/admin/api/keys',
+    '{"scope":"query","name":"a\\ud800"}',
+  ),
+  adminBody('key renamed to an unpaired surrogate', 'PATCH', '/admin/api/keys/x', '{"name":"\\udc00"}'),
   admin('admin batch id of 300 characters', 'GET', `/admin/api/batches/${'b'.repeat(300)}`, 404, 4040),
   // Query parameter abuse.
   query('limit -1', 'limit=-1'),
@@ -417,13 +431,15 @@ for (const backend of await backends()) {
     let port: number;
     let rowsBefore: number;
     let batchesBefore: number;
+    let keysBefore: number;
 
-    const totals = async (): Promise<{ rows: number; batches: number }> => {
+    const totals = async (): Promise<{ rows: number; batches: number; keys: number }> => {
       const cov = await h.store.datasets.coverage();
       const batches = await h.store.batches.listBatches({ limit: 100_000 });
       return {
         rows: cov.reduce((n, c) => n + c.rows, 0),
         batches: batches.filter((b) => b.status !== 'rejected').length,
+        keys: (await h.store.keys.listKeys()).length,
       };
     };
 
@@ -437,7 +453,7 @@ for (const backend of await backends()) {
       port = (h.app.server.address() as net.AddressInfo).port;
       const seeded = await push(h.app, batch('etf_daily', [etfBar('510300', '2024-01-02')]));
       assert.equal(seeded.statusCode, 200, seeded.body);
-      ({ rows: rowsBefore, batches: batchesBefore } = await totals());
+      ({ rows: rowsBefore, batches: batchesBefore, keys: keysBefore } = await totals());
     });
     after(async () => h.close());
 
@@ -445,6 +461,7 @@ for (const backend of await backends()) {
       const now = await totals();
       assert.equal(now.rows, rowsBefore, 'dataset rows unchanged');
       assert.equal(now.batches, batchesBefore, 'no batch registered (beyond "rejected" records)');
+      assert.equal(now.keys, keysBefore, 'no key created');
       const health = await h.app.inject({ method: 'GET', url: '/health' });
       assert.equal(health.statusCode, 200, 'healthy after');
     };
