@@ -242,14 +242,12 @@ for (const backend of await backends()) {
               headers: { ...(scheme ? KEYS[scheme] : {}), 'content-type': 'application/json' },
               payload,
             });
-            if (res.statusCode >= 500 || (UNSTORABLE.includes(value) && res.statusCode < 300)) {
-              failures.push(`${what} → ${res.statusCode} ${res.body.slice(0, 200)}`);
-              if (res.statusCode === 201)
-                created.push(String((res.json() as { data: { id: string } }).data.id));
-              continue;
-            }
             if (res.statusCode === 201)
               created.push(String((res.json() as { data: { id: string } }).data.id));
+            if (res.statusCode >= 500 || (UNSTORABLE.includes(value) && res.statusCode < 300)) {
+              failures.push(`${what} → ${res.statusCode} ${res.body.slice(0, 200)}`);
+              continue;
+            }
             try {
               // An accepted body must be one the document accepts too.
               contract.check(s.method, s.url(), res, JSON.parse(payload) as unknown);
