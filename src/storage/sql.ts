@@ -130,17 +130,8 @@ export interface Dialect {
   weekAfter(col: string): string;
   /** Appended to a subquery so the planner keeps it as written: evaluated once per row, not inlined. */
   subqueryFence: string;
-  /** The physical row id column (retention deletes in bounded steps by it). */
+  /** The physical row id column (retention deletes in bounded steps by it; deep pages: selectParts). */
   rowId: string;
-  /**
-   * A page past the first rows is picked by row id in a subquery that sorts only the sort
-   * columns, and then only its rows are read (selectParts). SQLite's sorter otherwise carries
-   * every candidate row whole, its JSON too: a page at offset 150,000 of 200,000 rows sorted
-   * on an unindexed field took 2.2 s, picked by row id 0.4 s (docs/performance.md "Deep
-   * sorted pages"). PostgreSQL sorts the whole rows too: by ctid, the same page (one statement,
-   * one snapshot, so the ids are those of the rows it sees) took 0.21–0.36 s against 0.40–0.70 s.
-   */
-  pageByRowId: boolean;
   /**
    * Appended to a table in FROM so its rows are found through the unique key index `index`:
    * SQLite, before it has statistics, ties it with another index on as many equality terms
@@ -194,7 +185,6 @@ export const SQLITE: Dialect = {
   // A subquery with OFFSET is not flattened into its parent (SQLite's rule); LIMIT -1: no limit.
   subqueryFence: ' LIMIT -1 OFFSET 0',
   rowId: 'rowid',
-  pageByRowId: true,
   byIndex: (index) => ` INDEXED BY ${q(index)}`,
   // index null: the table's primary key (a WITHOUT ROWID table has no other); CROSS JOIN keeps
   // the table the inner loop.
@@ -236,7 +226,6 @@ export const POSTGRES: Dialect = {
   // OFFSET 0 keeps a subquery from being pulled up into its parent.
   subqueryFence: ' OFFSET 0',
   rowId: 'ctid',
-  pageByRowId: true,
   byIndex: () => '',
   probeJoin: (table, alias, _index, on) =>
     ` CROSS JOIN LATERAL (SELECT * FROM ${table} AS ${alias} WHERE ${on} OFFSET 0) AS ${alias}`,
@@ -422,12 +411,15 @@ export function selectParts(plan: QueryPlan, dialect: Dialect, paged = true, jso
   const orderBy = raw(plan.orderBy.map(orderTerm).join(', '));
   const page = sql` LIMIT ${plan.limit} OFFSET ${plan.offset}`;
   // A later page that must be sorted (not one an index serves in its order: bounded-read.ts), of
-  // a stored table (not a history view, which has no row id): its rows picked by row id, sorted
-  // on the sort columns alone (Dialect.pageByRowId). The order ends on the key, so the subquery
-  // picks exactly the rows the whole statement would.
+  // a stored table (not a history view, which has no row id): its rows picked by row id
+  // (Dialect.rowId) in a subquery that sorts the sort columns alone, then only those rows read.
+  // Both sorters otherwise carry every candidate row whole, its JSON too: a page at offset
+  // 150,000 of 200,000 rows sorted on an unindexed field took 2.2 s on SQLite, 0.4 s by rowid;
+  // 0.40–0.70 s on PostgreSQL, 0.21–0.36 s by ctid (one statement, one snapshot: the ids are
+  // those of the rows it sees; docs/performance.md "Deep sorted pages"). The order ends on the
+  // key, so the subquery picks exactly the rows the whole statement would.
   if (
     paged &&
-    dialect.pageByRowId &&
     plan.offset > 0 &&
     plan.distinct !== true &&
     plan.asOf === undefined &&

@@ -17,6 +17,7 @@ import {
   type Harness,
 } from '../helpers/harness.js';
 import { batch, etfBar } from '../helpers/batches.js';
+import type { LightMyRequestResponse } from 'fastify';
 import { Contract, type Doc, type Op } from '../helpers/openapi-contract.js';
 
 /** Values as they appear in the URL (already percent-encoded where they need it). */
@@ -116,6 +117,10 @@ const KEYS: Record<string, Record<string, string>> = {
 interface Sweep {
   method: string;
   op: Op;
+  /** Its key or token, and a JSON content type where it takes a body. */
+  headers: Record<string, string>;
+  /** POST and PATCH: sent `{}` when a parameter is what is swept. */
+  takesBody: boolean;
   /** The operation's URL with every path parameter at its documented example. */
   url(path?: Record<string, string>, query?: string): string;
 }
@@ -124,9 +129,16 @@ function sweeps(doc: Doc): Sweep[] {
   const out: Sweep[] = [];
   for (const [template, item] of Object.entries(doc.paths)) {
     for (const [method, op] of Object.entries(item)) {
+      const scheme = Object.keys((op.security?.[0] ?? {}) as object)[0];
+      const takesBody = method === 'post' || method === 'patch';
       out.push({
         method: method.toUpperCase(),
         op,
+        headers: {
+          ...(scheme ? KEYS[scheme] : {}),
+          ...(takesBody ? { 'content-type': 'application/json' } : {}),
+        },
+        takesBody,
         url(path = {}, query) {
           const p = template.replace(/\{([^}]+)\}/g, (_, name: string) => {
             const doc = op.parameters?.find((x) => x.in === 'path' && x.name === name);
@@ -153,6 +165,34 @@ for (const backend of await backends()) {
         ),
       );
 
+    /** One request of a test; what is wrong with its answer goes to the test's log. */
+    const ask = async (
+      log: { failures: string[]; requests: number },
+      s: Sweep,
+      what: string,
+      req: { url: string; payload?: string; unstorable: boolean; checkBody?: true },
+    ): Promise<LightMyRequestResponse> => {
+      log.requests++;
+      const res = await h.app.inject({
+        method: s.method as 'GET',
+        url: req.url,
+        headers: s.headers,
+        ...(req.payload === undefined ? {} : { payload: req.payload }),
+      });
+      if (res.statusCode >= 500 || (req.unstorable && res.statusCode < 300)) {
+        log.failures.push(`${what} → ${res.statusCode} ${res.body.slice(0, 200)}`);
+        return res;
+      }
+      try {
+        // A body the service accepts must be one the document accepts too.
+        const body = req.checkBody ? (JSON.parse(req.payload ?? '') as unknown) : undefined;
+        contract.check(s.method, req.url, res, body);
+      } catch (err) {
+        log.failures.push(`${what}: ${(err as Error).message.slice(0, 300)}`);
+      }
+      return res;
+    };
+
     before(async () => {
       h = await startApp(backend);
       doc = (await h.app.inject({ method: 'GET', url: '/openapi.json' })).json() as Doc;
@@ -166,15 +206,9 @@ for (const backend of await backends()) {
     it('each answer is documented for its operation, never a 5xx; nothing stored changes', async (t) => {
       const before = await stored();
       const health = (await h.app.inject({ method: 'GET', url: '/health' })).json() as unknown;
-      const failures: string[] = [];
+      const log = { failures: [] as string[], requests: 0 };
       const covered = new Set<string>();
-      let requests = 0;
       for (const s of sweeps(doc)) {
-        const scheme = Object.keys((s.op.security?.[0] ?? {}) as object)[0];
-        const headers = {
-          ...(scheme ? KEYS[scheme] : {}),
-          ...(s.method === 'PATCH' || s.method === 'POST' ? { 'content-type': 'application/json' } : {}),
-        };
         // A stream's answer ends only when the client leaves: its values must all be refused
         // (an empty value is an absent one, which opens the stream).
         const streaming = s.op.responses['200']?.content?.['text/event-stream'] !== undefined;
@@ -190,25 +224,16 @@ for (const backend of await backends()) {
                 ? s.url({ [param.name]: v.raw })
                 : s.url({}, v.twice ? `${param.name}=a&${param.name}=b` : `${param.name}=${v.raw}`);
             const what = `${s.method} ${s.op.operationId} ${param.name} = ${v.name}`;
-            requests++;
-            const res = await h.app.inject({
-              method: s.method as 'GET',
+            const payload = s.takesBody ? '{}' : undefined;
+            await ask(log, s, what, {
               url,
-              headers,
-              ...(s.method === 'PATCH' || s.method === 'POST' ? { payload: '{}' } : {}),
+              unstorable: v.unstorable === true,
+              ...(payload ? { payload } : {}),
             });
-            if (res.statusCode >= 500 || (v.unstorable && res.statusCode < 300)) {
-              failures.push(`${what} → ${res.statusCode} ${res.body.slice(0, 200)}`);
-              continue;
-            }
-            try {
-              contract.check(s.method, url, res);
-            } catch (err) {
-              failures.push(`${what}: ${(err as Error).message.slice(0, 300)}`);
-            }
           }
         }
       }
+      const { failures, requests } = log;
       t.diagnostic(`${requests} requests`);
       assert.ok(requests > 1000, `${requests} requests: the document lists its parameters`);
       assert.deepEqual(failures, [], `${failures.length} of ${requests} requests`);
@@ -221,42 +246,26 @@ for (const backend of await backends()) {
     // batch and MCP's JSON-RPC messages (unions) have corpora of their own (bad-input, mcp).
     it('each property of each object body, hostile JSON: documented answers, never a 5xx', async (t) => {
       const before = await stored();
-      const failures: string[] = [];
+      const log = { failures: [] as string[], requests: 0 };
       const created: string[] = [];
-      let requests = 0;
       for (const s of sweeps(doc)) {
         const raw = s.op.requestBody?.content['application/json']?.schema;
         const schema = raw === undefined ? undefined : resolved(doc, raw);
         if (schema?.type !== 'object') continue;
-        const scheme = Object.keys((s.op.security?.[0] ?? {}) as object)[0];
         const base = sample(doc, schema) as Record<string, unknown>;
         for (const prop of Object.keys(schema.properties as object)) {
           for (const value of BODY_VALUES) {
             const others = Object.entries(base).filter(([k]) => k !== prop);
             const payload = `{${[...others.map(([k, v]) => `${JSON.stringify(k)}:${JSON.stringify(v)}`), `${JSON.stringify(prop)}:${value}`].join(',')}}`;
             const what = `${s.method} ${s.op.operationId} body ${prop} = ${value.slice(0, 20)}`;
-            requests++;
-            const res = await h.app.inject({
-              method: s.method as 'POST',
-              url: s.url(),
-              headers: { ...(scheme ? KEYS[scheme] : {}), 'content-type': 'application/json' },
-              payload,
-            });
+            const unstorable = UNSTORABLE.includes(value);
+            const res = await ask(log, s, what, { url: s.url(), payload, unstorable, checkBody: true });
             if (res.statusCode === 201)
               created.push(String((res.json() as { data: { id: string } }).data.id));
-            if (res.statusCode >= 500 || (UNSTORABLE.includes(value) && res.statusCode < 300)) {
-              failures.push(`${what} → ${res.statusCode} ${res.body.slice(0, 200)}`);
-              continue;
-            }
-            try {
-              // An accepted body must be one the document accepts too.
-              contract.check(s.method, s.url(), res, JSON.parse(payload) as unknown);
-            } catch (err) {
-              failures.push(`${what}: ${(err as Error).message.slice(0, 300)}`);
-            }
           }
         }
       }
+      const { failures, requests } = log;
       t.diagnostic(`${requests} requests, ${created.length} keys created`);
       assert.ok(
         requests >= 2 * BODY_VALUES.length,

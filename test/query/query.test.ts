@@ -242,7 +242,7 @@ for (const backend of await backends()) {
 
       it('a page past the first is the slice of the rows read from the start (picked by row id or ctid)', async () => {
         // Offset 0 is read as one statement; a later page by row ids (SQLite's rowid, PostgreSQL's
-        // ctid) picked in a subquery (Dialect.pageByRowId): each deep page must be the same rows
+        // ctid) picked in a subquery (selectParts): each deep page must be the same rows
         // in the same order.
         for (const q of [
           '&sort=close&order=desc',
