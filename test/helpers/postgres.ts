@@ -254,7 +254,7 @@ export async function createMigratedTemplate(): Promise<{ name: string; drop(): 
     );
     for (const { datname } of left.rows) {
       const pid = Number(/^mds_template_(\d+)_/.exec(datname)?.[1]);
-      if (pid > 0 && !alive(pid)) await admin.query(`DROP DATABASE IF EXISTS ${datname} WITH (FORCE)`);
+      if (pid > 0 && !processAlive(pid)) await admin.query(`DROP DATABASE IF EXISTS ${datname} WITH (FORCE)`);
     }
   } finally {
     await admin.end();
@@ -273,7 +273,8 @@ export async function createMigratedTemplate(): Promise<{ name: string; drop(): 
   return { name: databaseName(db.url), drop: db.drop };
 }
 
-function alive(pid: number): boolean {
+/** Whether `pid` names a running process (EPERM: it runs, as another user). */
+export function processAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);
     return true;

@@ -5,26 +5,65 @@ import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
 import { Redis } from 'ioredis';
+import { processAlive } from './postgres.js';
 import { sleep } from './server-process.js';
 
 /**
  * Database servers a test starts for itself on its own port, so it can freeze (SIGSTOP), thaw,
- * kill and restart them without touching the shared ones. Ports come from 55200–55299.
+ * kill and restart them without touching the shared ones. Ports come from 21000–21999.
  */
 
-/** A free port in 55200–55299 (random start, so concurrent suites rarely probe the same one). */
+/**
+ * Below the kernel's ephemeral range (32768–60999 on Linux): a port in that range can be taken,
+ * between our check and the server's bind, by an outgoing connection or by a service a test
+ * started on port 0, and a PgBouncer once failed to start that way (CI, 28 Nov).
+ */
+const PORTS = { first: 21000, count: 1000 };
+/** Claims on ports, one file each holding the claiming process's id, shared by every test process. */
+const CLAIMS = path.join(os.tmpdir(), 'mds-test-ports');
+
+/** Claims `port` for this process unless a live process holds it (a dead one's claim is taken over). */
+function claim(port: number): boolean {
+  const file = path.join(CLAIMS, String(port));
+  for (let attempt = 0; attempt < 2; attempt++) {
+    try {
+      fs.writeFileSync(file, String(process.pid), { flag: 'wx' });
+      return true;
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
+      const holder = Number(fs.readFileSync(file, 'utf8'));
+      if (holder > 0 && processAlive(holder)) return false;
+      fs.rmSync(file, { force: true });
+    }
+  }
+  return false;
+}
+
+/**
+ * A port in 21000–21999 that no other test process has claimed and nothing listens on; claimed
+ * until release(port). The claim, not the listen check, keeps two suites apart: both could find
+ * a port free before either server binds it.
+ */
 export async function freePort(): Promise<number> {
-  const start = 55200 + Math.floor(Math.random() * 100);
-  for (let i = 0; i < 100; i++) {
-    const port = 55200 + ((start - 55200 + i) % 100);
+  fs.mkdirSync(CLAIMS, { recursive: true, mode: 0o1777 });
+  const start = Math.floor(Math.random() * PORTS.count);
+  for (let i = 0; i < PORTS.count; i++) {
+    const port = PORTS.first + ((start + i) % PORTS.count);
+    if (!claim(port)) continue;
     const free = await new Promise<boolean>((resolve) => {
       const s = net.createServer();
       s.once('error', () => resolve(false));
       s.listen(port, '127.0.0.1', () => s.close(() => resolve(true)));
     });
     if (free) return port;
+    release(port);
   }
-  throw new Error('no free port in 55200-55299');
+  throw new Error(`no free port in ${PORTS.first}-${PORTS.first + PORTS.count - 1}`);
+}
+
+/** Gives up this process's claim on `port`. */
+function release(port: number): void {
+  fs.rmSync(path.join(CLAIMS, String(port)), { force: true });
 }
 
 /** A server process; signals reach it and every child it forks. */
@@ -76,9 +115,12 @@ function signalAll(child: ChildProcess | null, signal: NodeJS.Signals): void {
   }
 }
 
-async function waitUntil(what: string, check: () => Promise<boolean>): Promise<void> {
+async function waitUntil(what: string, check: () => Promise<boolean>, child: ChildProcess): Promise<void> {
   for (let i = 0; i < 300; i++) {
     if (await check().catch(() => false)) return;
+    // A server that exited will not answer: say so now, not after 30 s.
+    if (child.exitCode !== null || child.signalCode !== null)
+      throw new Error(`${what} exited (${child.exitCode ?? child.signalCode}) before answering`);
     await sleep(100);
   }
   throw new Error(`${what} did not start`);
@@ -101,8 +143,9 @@ function privateServer(
     await exited;
   };
   const start = async (): Promise<void> => {
-    child = run();
-    await waitUntil(`server on port ${port}`, answers);
+    const c = run();
+    child = c;
+    await waitUntil(`server on port ${port}`, answers, c);
   };
   return {
     port,
@@ -118,6 +161,7 @@ function privateServer(
     async remove() {
       await kill();
       fs.rmSync(dir, { recursive: true, force: true });
+      release(port);
     },
   };
 }
