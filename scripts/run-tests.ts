@@ -24,9 +24,13 @@ const LONGEST = [
   'faults-concurrency-sqlite',
   'disk-full-postgres',
   'disk-full-sqlite',
-  // Long in wall time, not in CPU (they wait for replicas, for Python): started early, they run
+  // Long in wall time, not in CPU (they wait for replicas, timeouts, streams): started early, they run
   // beside the others rather than alone at the end (docs/testing.md).
   'postgres-replicas',
+  'postgres-query-bounds',
+  'postgres-resilience',
+  'events-stream',
+  'query-encoding',
   // The other folders' files of 60 s or more, each alone on a loaded machine (docs/testing.md).
   'columnar-formats',
   'push-cli',
