@@ -101,7 +101,8 @@ const ConfigSchema = Type.Object({
   MDS_QUERY_TIMEOUT_MS: Type.Integer({ minimum: 0, default: 30_000 }),
   /**
    * SQLite: reader processes per worker that read dataset rows, each with its own connection
-   * (storage/sqlite/reader-pool.ts). 0: the request thread reads them (no deadline then).
+   * (storage/sqlite/reader-pool.ts), started as statements need them. 0: the request thread
+   * reads them (no deadline then).
    */
   MDS_READER_PROCESSES: Type.Integer({ minimum: 0, maximum: 64, default: 2 }),
   /** Worker processes sharing the port (0 = one per core, the default; 1 = no cluster). */

@@ -75,6 +75,12 @@ interface Slot {
 
 export class ReaderPool {
   private readonly slots: (Slot | null)[];
+  /**
+   * Whether each slot's reader was ever started. A slot starts when a statement finds no idle
+   * reader, not with the pool (a process start is about 0.1 s of CPU: a server that reads one
+   * statement at a time never starts its second); once started, it is kept filled.
+   */
+  private readonly started: boolean[];
   private readonly queue: Job[] = [];
   private readonly running = new Map<string, number>();
   private readonly perOwner: number;
@@ -88,15 +94,16 @@ export class ReaderPool {
     private readonly timeoutMs: number,
   ) {
     this.slots = Array.from({ length: Math.max(1, readers) }, () => null);
+    this.started = this.slots.map(() => false);
     this.perOwner = Math.max(1, this.slots.length - 1);
-    this.slots.forEach((_, i) => this.spawn(i));
   }
 
   get readers(): number {
     return this.slots.length;
   }
 
-  private spawn(i: number): void {
+  private spawn(i: number): Slot {
+    this.started[i] = true;
     const init: ReaderInit = { file: this.file };
     const reader = fork(fileURLToPath(entryModule('storage/sqlite/reader-process')), [JSON.stringify(init)], {
       serialization: 'advanced',
@@ -139,6 +146,7 @@ export class ReaderPool {
         ).unref();
       this.dispatch();
     });
+    return slot;
   }
 
   /** A statement on the next free reader, for the current request's owner (request-context.ts). */
@@ -189,10 +197,12 @@ export class ReaderPool {
 
   /** Gives every free reader the first queued statement whose owner is under its share. */
   private dispatch(): void {
-    for (const slot of this.slots) {
-      if (!slot || slot.job || slot.ended) continue;
+    // Slots start in order, so every started slot comes before those that never were.
+    for (const [i, idle] of this.slots.entries()) {
+      if (idle ? idle.job || idle.ended : this.started[i] || this.closing) continue;
       const at = this.queue.findIndex((j) => (this.running.get(j.owner) ?? 0) < this.perOwner);
       if (at < 0) return;
+      const slot = idle ?? this.spawn(i);
       const [job] = this.queue.splice(at, 1) as [Job];
       slot.job = job;
       this.running.set(job.owner, (this.running.get(job.owner) ?? 0) + 1);
