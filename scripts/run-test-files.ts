@@ -12,7 +12,7 @@ import { finished } from 'node:stream/promises';
 import fileTimes from './file-times-reporter.mjs';
 import { sourcePath } from './compile-tests.js';
 
-const concurrency = Number(process.env.MDS_TEST_CONCURRENCY ?? 3);
+const concurrency = Number(process.env.MDS_TEST_CONCURRENCY ?? 4);
 const files = process.argv.slice(2);
 
 const events = run({ files, concurrency });

@@ -1,6 +1,6 @@
 // `npm run test:unit`: every test file under test/, several at a time, the longest started first
 // so that none of them ends the run alone. Files given as arguments run instead of all.
-// MDS_TEST_CONCURRENCY sets how many files run at once (default 3: docs/testing.md).
+// MDS_TEST_CONCURRENCY sets how many files run at once (default 4: docs/testing.md).
 import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -74,7 +74,8 @@ const files =
         .map((f) => path.join('test', f))
         .sort((a, b) => rank(a) - rank(b) || a.localeCompare(b));
 
-const concurrency = Number(process.env.MDS_TEST_CONCURRENCY ?? 3);
+// Four: on two cores a file that waits (a replica, a timeout, Python) leaves a core idle with three.
+const concurrency = Number(process.env.MDS_TEST_CONCURRENCY ?? 4);
 if (!Number.isInteger(concurrency) || concurrency < 1) {
   throw new Error(`MDS_TEST_CONCURRENCY must be a positive integer, not ${process.env.MDS_TEST_CONCURRENCY}`);
 }
