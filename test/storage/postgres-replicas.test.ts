@@ -206,8 +206,22 @@ describe('PostgreSQL read replicas through PgBouncer', { skip: !ready, timeout: 
     const pushed = await pushBatch(a.port, bar('2024-03-05', 3));
     const token = String(pushed.headers['mds-read-after']);
     await until('the third bar on the replica', async () => closes(await get(b, PATH)).includes(3));
+    // C checks the databases once a minute: 1.6 s after its first check its replica is past the
+    // lag bound for it and its primary still up, so it reads from the primary; when the primary
+    // dies, the first read learns it before any check does.
+    const c = await startServer({
+      databaseUrl: viaPort(db.url, bouncerP.port),
+      env: { ...env(1500), MDS_REPLICA_CHECK_MS: '60000' },
+    });
+    await sleep(1600);
     await primary.kill();
     try {
+      // It goes on from the replica (was 503 until the next check, a minute later).
+      const replicaReads = await metric(c, 'mds_pg_reads_total', 'database="replica0"');
+      const first = await get(c, PATH);
+      assert.equal(first.status, 200, first.body);
+      assert.deepEqual(closes(first).sort(), [1, 2, 3]);
+      assert.ok((await metric(c, 'mds_pg_reads_total', 'database="replica0"')) > replicaReads);
       for (const s of [a, b]) {
         const r = await get(s, PATH);
         assert.equal(r.status, 200, r.body);
@@ -222,6 +236,7 @@ describe('PostgreSQL read replicas through PgBouncer', { skip: !ready, timeout: 
       const ahead = await get(b, PATH, { 'MDS-Read-After': 'FF/0' });
       assert.equal(ahead.status, 503);
     } finally {
+      await c.kill('SIGTERM');
       await primary.start();
     }
     await until('ingest again', async () => (await pushBatch(a.port, bar('2024-03-06', 4))).status === 200);

@@ -206,7 +206,7 @@ export class ReplicaRouter implements ReadDb {
     return this.primary;
   }
 
-  /** Runs a read on the request's database (picked on its first read), once more elsewhere if a replica fails. */
+  /** Runs a read on the request's database (picked on its first read), once more elsewhere if it fails. */
   private async read<T>(run: (db: PostgresDb) => Promise<T>): Promise<T> {
     const session = readSession();
     let target = session?.pins.get(this) as Target | undefined;
@@ -219,11 +219,16 @@ export class ReplicaRouter implements ReadDb {
       target.reads++;
       return out;
     } catch (err) {
-      if (target.primary || !(err instanceof StoreUnavailableError)) throw err;
-      // A recovery conflict or a timeout says nothing of the replica; anything else: down until
+      if (!(err instanceof StoreUnavailableError)) throw err;
+      // A recovery conflict or a timeout says nothing of the database; anything else: down until
       // its next check says otherwise.
-      if (!TRANSIENT.has(err.condition)) target.up = false;
+      if (TRANSIENT.has(err.condition)) {
+        if (target.primary) throw err;
+      } else target.up = false;
+      // The primary down: the read goes on from a replica that answers now, as it would after
+      // the next check, rather than a 503 until then (choose() falls back to the primary: none).
       const next = await this.choose(session?.needs, target);
+      if (next === target) throw err;
       session?.pins.set(this, next);
       const out = await run(next.db);
       next.reads++;
