@@ -22,12 +22,19 @@ const PORTS = { first: 21000, count: 1000 };
 /** Claims on ports, one file each holding the claiming process's id, shared by every test process. */
 const CLAIMS = path.join(os.tmpdir(), 'mds-test-ports');
 
+/** This process's claims, given up when it exits (a server kept for the whole process never is removed). */
+const held = new Set<number>();
+process.once('exit', () => {
+  for (const port of held) release(port);
+});
+
 /** Claims `port` for this process unless a live process holds it (a dead one's claim is taken over). */
 function claim(port: number): boolean {
   const file = path.join(CLAIMS, String(port));
   for (let attempt = 0; attempt < 2; attempt++) {
     try {
       fs.writeFileSync(file, String(process.pid), { flag: 'wx' });
+      held.add(port);
       return true;
     } catch (e) {
       if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
@@ -63,6 +70,7 @@ export async function freePort(): Promise<number> {
 
 /** Gives up this process's claim on `port`. */
 function release(port: number): void {
+  held.delete(port);
   fs.rmSync(path.join(CLAIMS, String(port)), { force: true });
 }
 
