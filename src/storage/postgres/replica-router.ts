@@ -222,9 +222,9 @@ export class ReplicaRouter implements ReadDb {
       if (!(err instanceof StoreUnavailableError)) throw err;
       // A recovery conflict or a timeout says nothing of the database; anything else: down until
       // its next check says otherwise.
-      if (TRANSIENT.has(err.condition)) {
-        if (target.primary) throw err;
-      } else target.up = false;
+      const transient = TRANSIENT.has(err.condition);
+      if (transient && target.primary) throw err;
+      if (!transient) target.up = false;
       // The primary down: the read goes on from a replica that answers now, as it would after
       // the next check, rather than a 503 until then (choose() falls back to the primary: none).
       const next = await this.choose(session?.needs, target);

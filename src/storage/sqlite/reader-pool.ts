@@ -76,11 +76,11 @@ interface Slot {
 export class ReaderPool {
   private readonly slots: (Slot | null)[];
   /**
-   * Whether each slot's reader was ever started. A slot starts when a statement finds no idle
+   * Slots below this were started, in order. A slot starts when a statement finds no idle
    * reader, not with the pool (a process start is about 0.1 s of CPU: a server that reads one
    * statement at a time never starts its second); once started, it is kept filled.
    */
-  private readonly started: boolean[];
+  private started = 0;
   private readonly queue: Job[] = [];
   private readonly running = new Map<string, number>();
   private readonly perOwner: number;
@@ -94,7 +94,6 @@ export class ReaderPool {
     private readonly timeoutMs: number,
   ) {
     this.slots = Array.from({ length: Math.max(1, readers) }, () => null);
-    this.started = this.slots.map(() => false);
     this.perOwner = Math.max(1, this.slots.length - 1);
   }
 
@@ -103,7 +102,7 @@ export class ReaderPool {
   }
 
   private spawn(i: number): Slot {
-    this.started[i] = true;
+    this.started = Math.max(this.started, i + 1);
     const init: ReaderInit = { file: this.file };
     const reader = fork(fileURLToPath(entryModule('storage/sqlite/reader-process')), [JSON.stringify(init)], {
       serialization: 'advanced',
@@ -197,12 +196,12 @@ export class ReaderPool {
 
   /** Gives every free reader the first queued statement whose owner is under its share. */
   private dispatch(): void {
-    // Slots start in order, so every started slot comes before those that never were.
-    for (const [i, idle] of this.slots.entries()) {
-      if (idle ? idle.job || idle.ended : this.started[i] || this.closing) continue;
+    for (const [i, current] of this.slots.entries()) {
+      // Empty and started: a crashed reader waiting to be replaced.
+      if (current ? current.job || current.ended : i < this.started || this.closing) continue;
       const at = this.queue.findIndex((j) => (this.running.get(j.owner) ?? 0) < this.perOwner);
       if (at < 0) return;
-      const slot = idle ?? this.spawn(i);
+      const slot = current ?? this.spawn(i);
       const [job] = this.queue.splice(at, 1) as [Job];
       slot.job = job;
       this.running.set(job.owner, (this.running.get(job.owner) ?? 0) + 1);
