@@ -176,7 +176,8 @@ export class BarVectors {
   valid: Uint8Array[] = [];
 
   reserve(n: number): void {
-    if (this.minutes.length >= n) return;
+    // A fresh instance has no columns yet, even for a block of no bars.
+    if (this.minutes.length >= n && this.values.length === COLUMNS) return;
     const cap = Math.max(n, 256);
     this.minutes = new Int32Array(cap);
     this.values = Array.from({ length: COLUMNS }, () => new Float64Array(cap));
