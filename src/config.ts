@@ -74,6 +74,16 @@ const ConfigSchema = Type.Object({
   /** Client-side limit on one statement's answer outside batch transactions, ms (postgres-db.ts). */
   MDS_PG_QUERY_TIMEOUT_MS: Type.Integer({ minimum: 1, default: 10_000 }),
   /**
+   * DATABASE_URL naming several hosts (failover): ms between checks that the host in use is still
+   * the primary; a frozen or demoted one is left for the host that is (0: only on failures).
+   */
+  MDS_PG_PRIMARY_CHECK_MS: Type.Integer({ minimum: 0, default: 1000 }),
+  /**
+   * `1`: warn at start-up when the PostgreSQL primary has no synchronous standby
+   * (an acknowledged batch could then be lost with the primary: docs/deployment.md "Failover").
+   */
+  MDS_REQUIRE_SYNC_STANDBY: Type.Union([Type.Literal('0'), Type.Literal('1')], { default: '0' }),
+  /**
    * PostgreSQL streaming replicas that serve reads (queries, exports, quality reports, trails):
    * comma-separated postgres:// URLs. Writes always go to DATABASE_URL (docs/deployment.md).
    */

@@ -44,6 +44,15 @@ export async function serve(): Promise<void> {
         await services.migrate();
         services.readiness.markReady();
         app.log.info({ storage: store.backend }, 'database ready');
+        if (config.MDS_REQUIRE_SYNC_STANDBY === '1' && store.synchronousStandbys) {
+          const n = await store.synchronousStandbys().catch(() => null);
+          if (n === 0) {
+            app.log.warn(
+              'MDS_REQUIRE_SYNC_STANDBY=1 but the PostgreSQL primary has no synchronous standby: a batch ' +
+                'acknowledged now could be lost if the primary dies (docs/deployment.md "Failover")',
+            );
+          }
+        }
         return true;
       } catch (err) {
         if (err instanceof StoreSetupError) {

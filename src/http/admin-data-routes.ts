@@ -97,8 +97,11 @@ export function adminDataRoutes(catalog: Catalog): Route<Services>[] {
       params: { batch_id: BATCH_ID },
       answer: { description: 'what was put back', data: RevertAnswerSchema },
       errors: [4040, 4092, 4093],
-      handle: (services) => async (req) => {
+      handle: (services) => async (req, reply) => {
         const { record, counts } = await services.ingest.revert(req.params.batch_id);
+        // As a batch's answer: a read presenting it (through a replica) sees the revert.
+        const token = await services.store.readToken().catch(() => null);
+        if (token !== null) reply.header('MDS-Read-After', token);
         return success(
           {
             data: {

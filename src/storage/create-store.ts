@@ -15,6 +15,7 @@ export type StoreTuning = Partial<
     | 'MDS_PG_STATEMENT_TIMEOUT_MS'
     | 'MDS_PG_CONNECT_TIMEOUT_MS'
     | 'MDS_PG_QUERY_TIMEOUT_MS'
+    | 'MDS_PG_PRIMARY_CHECK_MS'
     | 'MDS_PG_POOLER'
     | 'MDS_QUERY_TIMEOUT_MS'
   >
@@ -70,6 +71,9 @@ export async function createStore(
           ? { queryTimeoutMs: tuning.MDS_PG_QUERY_TIMEOUT_MS }
           : {}),
         ...(tuning.MDS_QUERY_TIMEOUT_MS !== undefined ? { readDeadlineMs: tuning.MDS_QUERY_TIMEOUT_MS } : {}),
+        ...(tuning.MDS_PG_PRIMARY_CHECK_MS !== undefined
+          ? { primaryCheckMs: tuning.MDS_PG_PRIMARY_CHECK_MS }
+          : {}),
       },
       tuning.replicas,
     );

@@ -352,5 +352,10 @@ export interface Store {
   readToken(): Promise<string | null>;
   /** Connection pools and read routing (PostgreSQL), for /metrics; undefined elsewhere. */
   databaseStats?(): DatabaseStats;
+  /**
+   * PostgreSQL: the primary's standbys that acknowledge commits (synchronous replication), for
+   * MDS_REQUIRE_SYNC_STANDBY; undefined elsewhere.
+   */
+  synchronousStandbys?(): Promise<number>;
   close(): Promise<void>;
 }

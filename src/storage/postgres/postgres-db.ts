@@ -26,6 +26,7 @@ import { binaryCopyChunks, stagingType } from './copy-binary.js';
 import { breaksConnection, isBatchIdTaken, isRetryable, translate } from './pg-errors.js';
 import { OwnerShares } from './owner-shares.js';
 import { cancelStatement, freeTimeClient, freeTimeout } from './free-time.js';
+import { checkClient, parseHosts, PrimaryLocator, type PrimaryState } from './primary-hosts.js';
 import { currentQueryContext, QueryAbortedError, type QueryContext } from '../../request-context.js';
 
 type Client = pg.PoolClient;
@@ -83,6 +84,11 @@ export interface PostgresOptions {
    * statement's answer is awaited this plus queryTimeoutMs client-side. 0: only the above.
    */
   readDeadlineMs?: number;
+  /**
+   * DATABASE_URL with several hosts: ms between checks that the current one is still the primary
+   * (MDS_PG_PRIMARY_CHECK_MS, default 1000; primary-hosts.ts).
+   */
+  primaryCheckMs?: number;
 }
 
 /** pg reads a per-statement `query_timeout` that its types do not declare. */
@@ -149,6 +155,8 @@ export class PostgresDb implements Db {
   private readonly pooler: boolean;
   private readonly readDeadlineMs: number;
   private readonly connectionString: string;
+  /** Several hosts in the URL: which is the primary (primary-hosts.ts); null for one host. */
+  private readonly locator: PrimaryLocator | null;
   /** The check in flight of whether the server answers (bounded). */
   private answering: Promise<boolean> | null = null;
   /** One query key never holds more than STATEMENTS_PER_KEY connections (owner-shares.ts). */
@@ -164,23 +172,30 @@ export class PostgresDb implements Db {
     this.statementTimeoutMs = statementTimeout;
     this.pooler = opts.pooler ?? false;
     this.readDeadlineMs = opts.readDeadlineMs ?? 0;
-    this.connectionString = opts.connectionString;
+    const hosts = parseHosts(opts.connectionString);
+    this.locator =
+      hosts.hosts.length > 1 ? new PrimaryLocator(hosts, connectTimeout, opts.primaryCheckMs ?? 1000) : null;
+    this.locator?.watch();
+    this.connectionString = this.locator ? this.locator.url() : opts.connectionString;
     this.poolMax = opts.max ?? 10;
     this.shares = new OwnerShares(Math.max(1, Math.min(STATEMENTS_PER_KEY, this.poolMax - 1)));
     this.connectTimeoutMs = connectTimeout;
     this.pool = new pg.Pool({
-      connectionString: opts.connectionString,
+      connectionString: this.connectionString,
       max: this.poolMax,
       // The connect and statement limits count the time this thread was free, not wall time
       // (free-time.ts): a thread busy with its own CPU work (an ingest thread parsing batch after
       // batch) reads an answer late, which is not the database's time. So the pool has none of
       // its own (connectionTimeoutMillis, query_timeout): opening a connection is bounded by the
       // client class, waiting for a pooled one by connectWithin.
-      Client: freeTimeClient({
-        connectMs: connectTimeout,
-        // Every statement on every connection (BEGIN, COPY, ROLLBACK included) unless it says less.
-        queryMs: statementTimeout > 0 ? statementTimeout + this.queryTimeoutMs : UNBOUNDED_MS,
-      }),
+      Client: locatedClient(
+        freeTimeClient({
+          connectMs: connectTimeout,
+          // Every statement on every connection (BEGIN, COPY, ROLLBACK included) unless it says less.
+          queryMs: statementTimeout > 0 ? statementTimeout + this.queryTimeoutMs : UNBOUNDED_MS,
+        }),
+        this.locator,
+      ),
       idleTimeoutMillis: 30_000,
       // A startup parameter: PgBouncer refuses it (pooler mode sets it per transaction instead).
       ...(this.pooler ? {} : { statement_timeout: statementTimeout }),
@@ -191,6 +206,23 @@ export class PostgresDb implements Db {
     // An idle connection dropped by the server (restart, pg_terminate_backend) is removed from
     // the pool by pg-pool; without a listener the 'error' event would crash the process.
     this.pool.on('error', () => {});
+  }
+
+  /** Which host is the primary, when DATABASE_URL names several (null: one host). */
+  get primaryState(): PrimaryState | null {
+    return this.locator?.state() ?? null;
+  }
+
+  /**
+   * Every failure goes out through here: one that a failover would cause (the connection lost or
+   * refused, a read-only server) sends the locator looking for the primary, so that the retry
+   * (the client's, after Retry-After) reaches the new one.
+   */
+  private fail(err: unknown): never {
+    if (this.locator && (breaksConnection(err) || (err as { code?: unknown }).code === '25006')) {
+      void this.locator.suspect();
+    }
+    return translate(err);
   }
 
   /** Pool counters, for tests and metrics. */
@@ -230,7 +262,7 @@ export class PostgresDb implements Db {
       };
       return await this.poolQuery(config);
     } catch (err) {
-      return translate(err);
+      return this.fail(err);
     }
   }
 
@@ -257,6 +289,11 @@ export class PostgresDb implements Db {
         reject(new Error('timeout exceeded when trying to connect'));
       });
       this.pool.connect(done);
+    }).then((c) => {
+      // A connection to a host that is no longer the primary is closed, not handed out.
+      if (!this.locator || generationOf(c) === this.locator.generation) return c;
+      c.release(true);
+      return this.connectWithin();
     });
   }
 
@@ -362,7 +399,7 @@ export class PostgresDb implements Db {
       conn.failed(err);
       // The server's own statement_timeout came first.
       if ((err as { code?: unknown }).code === '57014') throw new QueryTimeoutError(this.readDeadlineMs);
-      return translate(err);
+      return this.fail(err);
     } finally {
       settled = true;
       clearTimeout(deadline);
@@ -382,13 +419,7 @@ export class PostgresDb implements Db {
    */
   private answers(): Promise<boolean> {
     this.answering ??= (async () => {
-      const c = new pg.Client({
-        connectionString: this.connectionString,
-        connectionTimeoutMillis: this.pingTimeoutMs,
-        query_timeout: this.pingTimeoutMs,
-        application_name: 'market-data-service',
-      } as pg.ClientConfig);
-      c.on('error', () => {});
+      const c = checkClient(this.locator?.url() ?? this.connectionString, this.pingTimeoutMs);
       try {
         await c.connect();
         await c.query('SELECT 1');
@@ -437,7 +468,7 @@ export class PostgresDb implements Db {
     try {
       c = await this.connectWithin();
     } catch (err) {
-      return translate(err);
+      return this.fail(err);
     }
     let broken: Error | undefined;
     const onError = (err: Error): void => {
@@ -466,7 +497,7 @@ export class PostgresDb implements Db {
       return await fn(conn.c);
     } catch (err) {
       conn.failed(err);
-      return translate(err);
+      return this.fail(err);
     } finally {
       conn.release();
     }
@@ -679,6 +710,8 @@ export class PostgresDb implements Db {
    * would break named prepared statements), or one in statement mode (no transactions).
    */
   async checkSetup(): Promise<void> {
+    // Several hosts: the migration and everything after go to the primary from the start.
+    await this.locator?.suspect();
     try {
       if (this.pooler) {
         await this.transaction(() => wait(Promise.resolve()));
@@ -712,6 +745,14 @@ export class PostgresDb implements Db {
     }
   }
 
+  /** Standbys whose flush the primary's commits wait for (pg_stat_replication's sync or quorum). */
+  async synchronousStandbys(): Promise<number> {
+    const [n] = await this.values(
+      sql`SELECT count(*) FROM pg_stat_replication WHERE sync_state IN ('sync', 'quorum')`,
+    );
+    return Number(n);
+  }
+
   /** The primary's WAL position now: every transaction committed so far is at or before it. */
   async walPosition(): Promise<string> {
     const [lsn] = await this.values(sql`SELECT pg_current_wal_lsn()::text`);
@@ -721,8 +762,33 @@ export class PostgresDb implements Db {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    this.locator?.stop();
     await this.pool.end();
   }
+}
+
+const GENERATION = Symbol('generation');
+
+/** The generation of the primary a pooled connection was opened to (primary-hosts.ts). */
+function generationOf(c: Client): number {
+  return (c as unknown as { [GENERATION]?: number })[GENERATION] ?? 0;
+}
+
+/** The pool's Client class, each connection pointed at the primary `locator` last found. */
+function locatedClient(base: typeof pg.Client, locator: PrimaryLocator | null): typeof pg.Client {
+  if (!locator) return base;
+  const at = locator;
+  return class LocatedClient extends base {
+    constructor(config?: string | pg.ClientConfig) {
+      super(config);
+      // pg connects to these (Client._connect), read from the URL in its constructor.
+      const self = this as unknown as { host: string; port: number; [GENERATION]: number };
+      self.host = at.current.host;
+      self.port = at.current.port;
+      self[GENERATION] = at.generation;
+      at.attach(this as unknown as Parameters<PrimaryLocator['attach']>[0]);
+    }
+  };
 }
 
 function abortReason(signal: AbortSignal): Error {

@@ -46,6 +46,10 @@ export class PostgresStore extends SqlStore {
     await super.migrate();
   }
 
+  async synchronousStandbys(): Promise<number> {
+    return this.pg.synchronousStandbys();
+  }
+
   override ping(): Promise<void> {
     return this.router ? this.router.ping() : super.ping();
   }
