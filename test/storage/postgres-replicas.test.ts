@@ -2,6 +2,9 @@
 // in transaction mode in front of each, Redis, and two service instances reading from the
 // replica: lag made real by pausing replay, the token, monotonic ETags, as_of, the replica and
 // then the primary stopped.
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import pg from 'pg';
@@ -183,6 +186,51 @@ describe('PostgreSQL read replicas through PgBouncer', { skip: !ready, timeout: 
     const replicaReads = await metric(a, 'mds_pg_reads_total', 'database="replica0"');
     assert.deepEqual(closes(await get(a, PATH)).sort(), [1, 2]);
     assert.ok((await metric(a, 'mds_pg_reads_total', 'database="replica0"')) > replicaReads);
+  });
+
+  it('as_of=T is answered by a replica only once it has replayed the commit of every change known by T', async () => {
+    // A batch held after its known instant was recorded, before its COMMIT: its rows are in the
+    // WAL (the replica replays them, invisible), its commit is not. Positions of the primary
+    // sampled meanwhile are ones the replica has, taken after T; they must not make it cover T.
+    const hold = path.join(os.tmpdir(), `mds-hold-${process.pid}-${Date.now()}`);
+    fs.writeFileSync(hold, '');
+    const h = await startServer({
+      databaseUrl: viaPort(db.url, bouncerP.port),
+      env: { ...env(600_000), MDS_TEST_HOLD_FILE: hold, MDS_TEST_HOLD_AT: 'known' },
+      hooks: true,
+    });
+    try {
+      const body = JSON.stringify(
+        batch('etf_daily', [etfBar('510500', '2024-03-01', { close: 7 })], { batchId: uniqueId('held') }),
+      );
+      const pushing = pushBatch(h.port, body);
+      await until('the batch held after its known instant', async () => fs.existsSync(`${hold}.held`));
+      const [written] = (await sql(viaPort(db.url, primary.port), 'SELECT pg_current_wal_lsn()::text AS lsn'))
+        .rows as { lsn: string }[];
+      await until('the replica past the held rows', async () => {
+        const r = await sql(
+          standbyUrl(),
+          `SELECT pg_last_wal_replay_lsn() >= '${written?.lsn}'::pg_lsn AS ok`,
+        );
+        return (r.rows[0] as { ok: boolean }).ok;
+      });
+      await sql(standbyUrl(), 'SELECT pg_wal_replay_pause()');
+      try {
+        const t = new Date().toISOString();
+        // B samples the primary every 100 ms meanwhile.
+        await sleep(600);
+        fs.rmSync(hold);
+        assert.equal((await pushing).status, 200);
+        const r = await get(b, `/api/v1/etf/kline?code=510500&as_of=${encodeURIComponent(t)}`);
+        assert.equal(r.status, 200, r.body);
+        assert.deepEqual(closes(r), [7]);
+      } finally {
+        await sql(standbyUrl(), 'SELECT pg_wal_replay_resume()');
+      }
+    } finally {
+      fs.rmSync(hold, { force: true });
+      await h.kill('SIGTERM');
+    }
   });
 
   it('the replica stopped: reads go to the primary with no 5xx; restarted: used again', async () => {

@@ -753,6 +753,19 @@ export class PostgresDb implements Db {
     return Number(n);
   }
 
+  /**
+   * ms since the oldest transaction now in progress that has written began (0: none). The
+   * service's own sessions are visible to its role (pg_stat_activity shows backend_xid and
+   * xact_start of one's own role); a difference of the server's clock, so no clock is compared.
+   */
+  async oldestWriteAge(): Promise<number> {
+    const [v] = await this.values(
+      sql`SELECT coalesce(extract(epoch FROM clock_timestamp() - min(xact_start)) * 1000, 0)
+        FROM pg_stat_activity WHERE backend_xid IS NOT NULL`,
+    );
+    return Math.max(0, Number(v));
+  }
+
   /** The primary's WAL position now: every transaction committed so far is at or before it. */
   async walPosition(): Promise<string> {
     const [lsn] = await this.values(sql`SELECT pg_current_wal_lsn()::text`);

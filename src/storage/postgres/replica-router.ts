@@ -26,6 +26,12 @@ interface Target {
   standby: boolean;
   /** Every transaction the primary committed before this instant (ms) is replayed here. */
   coveredUntil: number;
+  /**
+   * Every transaction that began before this instant (ms) has its COMMIT replayed here, so every
+   * change known by then (a change's known instant is taken inside its transaction): what
+   * `as_of` needs. At most coveredUntil; behind it by the longest write in flight at a sample.
+   */
+  committedUntil: number;
   /** The last check's WAL position (replayed on a replica, written on the primary). */
   lsn: string | null;
   checking: boolean;
@@ -53,8 +59,11 @@ export class ReplicaRouter implements ReadDb {
   readonly dialect;
   private readonly primary: Target;
   private readonly replicas: Target[];
-  /** The primary's positions: [time read, WAL position], oldest first. */
-  private samples: { at: number; lsn: bigint }[] = [];
+  /**
+   * The primary's positions, oldest first: the time before each was read, the WAL position, and
+   * `begunBy`: every transaction begun before it had committed at or below that position.
+   */
+  private samples: { at: number; begunBy: number; lsn: bigint }[] = [];
   private timer: NodeJS.Timeout | null = null;
   private turn = 0;
 
@@ -72,6 +81,7 @@ export class ReplicaRouter implements ReadDb {
       answeredAt: isPrimary ? Date.now() : -Infinity,
       standby: !isPrimary,
       coveredUntil: -Infinity,
+      committedUntil: -Infinity,
       lsn: null,
       checking: false,
       reads: 0,
@@ -106,11 +116,14 @@ export class ReplicaRouter implements ReadDb {
     // Taken before asking: a commit before `at` is at or below the position read after it.
     const at = Date.now();
     try {
+      // Read before the position: a write in flight then (begun `age` ago) may commit after it,
+      // so the sample vouches only for transactions begun before it (and 1 ms of clock rounding).
+      const age = await p.db.oldestWriteAge();
       const lsn = await p.db.walPosition();
       p.up = true;
       p.answeredAt = Date.now();
       p.lsn = lsn;
-      this.samples.push({ at, lsn: lsnValue(lsn) });
+      this.samples.push({ at, begunBy: at - age - 1, lsn: lsnValue(lsn) });
       // Older samples than the lag bound (and a round) are never the one a usable replica needs.
       const keepFrom = at - this.opts.maxLagMs - 2 * this.opts.checkMs;
       while (this.samples.length > 1 && (this.samples[0]?.at ?? at) < keepFrom) this.samples.shift();
@@ -132,7 +145,11 @@ export class ReplicaRouter implements ReadDb {
       r.answeredAt = Date.now();
       r.standby = row?.standby === true;
       r.lsn = typeof row?.lsn === 'string' ? row.lsn : null;
-      if (r.lsn !== null) r.coveredUntil = Math.max(r.coveredUntil, this.coveredAt(lsnValue(r.lsn)));
+      if (r.lsn !== null) {
+        const replayed = lsnValue(r.lsn);
+        r.coveredUntil = Math.max(r.coveredUntil, this.coveredAt(replayed));
+        r.committedUntil = Math.max(r.committedUntil, this.committedAt(replayed));
+      }
     } catch {
       r.up = false;
     } finally {
@@ -147,6 +164,13 @@ export class ReplicaRouter implements ReadDb {
       if (s && s.lsn <= replayed) return s.at;
     }
     return -Infinity;
+  }
+
+  /** The latest `begunBy` of the samples whose position is replayed at `replayed` (−∞: none). */
+  private committedAt(replayed: bigint): number {
+    let best = -Infinity;
+    for (const s of this.samples) if (s.lsn <= replayed && s.begunBy > best) best = s.begunBy;
+    return best;
   }
 
   private lagOf(r: Target, now = Date.now()): number {
@@ -196,7 +220,9 @@ export class ReplicaRouter implements ReadDb {
     const until = Date.now() + this.opts.readAfterWaitMs;
     for (const r of this.candidates()) {
       if (r === skip) continue;
-      if (needs?.asOf !== undefined && !(r.coveredUntil >= needs.asOf)) continue;
+      // Every change known by T committed and replayed: a sample taken after T is not enough
+      // while a change known before it had not committed yet.
+      if (needs?.asOf !== undefined && !(r.committedUntil >= needs.asOf)) continue;
       if (needs && (needs.after !== undefined || needs.versions.size > 0)) {
         const ok = await this.meets(r, needs, until).catch(() => false);
         if (!ok) continue;
