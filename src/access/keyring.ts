@@ -20,6 +20,16 @@ export const isStaticKey = (p: Principal): boolean => p.id.startsWith('static:')
 /** How long a key lookup is trusted: revocations and limit changes apply within this (decisions: 2 s). */
 const CACHE_TTL_MS = 1000;
 const CACHE_MAX = 50_000;
+/**
+ * How long an expired lookup's refresh is awaited before the expired answer is used, and how
+ * long past its expiry an answer may be used while its refresh has not come back (a database
+ * that does not answer: a frozen primary). Nothing can change a key meanwhile, since a change
+ * needs the same database, so a known key keeps working through an outage instead of every
+ * request waiting out the connect timeout; a revocation still applies within TTL + REFRESH_WAIT_MS
+ * while the database answers.
+ */
+const REFRESH_WAIT_MS = 250;
+const STALE_MAX_MS = 60_000;
 
 /** The presented header as a key: 4010 when missing, 4012 when repeated. */
 function presentedKey(presented: string | string[] | undefined): string {
@@ -36,6 +46,8 @@ function presentedKey(presented: string | string[] | undefined): string {
 export class KeyRing {
   private readonly statics: { hash: string; principal: Principal }[] = [];
   private readonly cache = new Map<string, { at: number; principal: Principal | null }>();
+  /** Refreshes of managed keys in flight, by hash: one per key, however many requests ask. */
+  private readonly refreshing = new Map<string, Promise<Principal | null>>();
   /**
    * Keys already resolved, by the presented string, so a request with a known key computes no
    * SHA-256. Only keys that resolved to a principal (so its size is bounded by the real keys in
@@ -118,23 +130,46 @@ export class KeyRing {
       this.remember(key, hit.at + CACHE_TTL_MS, hit.principal);
       return hit.principal;
     }
-    let principal: Principal | null = null;
-    if (managedKeyScope(key) !== null) {
-      const rec = await this.store.keys.findKeyByHash(hash);
-      // An admin token is no API key (access/admin-tokens.ts).
-      if (rec && rec.revoked_at === null && rec.scope !== 'admin') {
-        principal = {
-          id: rec.id,
-          name: rec.name,
-          scope: rec.scope,
-          ratePerMinute: rec.rate_per_minute,
-          dailyQuota: rec.daily_quota,
-        };
-      }
+    if (managedKeyScope(key) === null) {
+      this.cacheLookup(key, hash, now, null);
+      return null;
     }
+    let refresh = this.refreshing.get(hash);
+    if (!refresh) {
+      refresh = this.fetch(key, hash, now).finally(() => this.refreshing.delete(hash));
+      this.refreshing.set(hash, refresh);
+    }
+    if (!hit || now - hit.at >= CACHE_TTL_MS + STALE_MAX_MS) return refresh;
+    // An answer known before: the refresh, if it comes soon, else the last answer (it goes on).
+    const stale = hit.principal;
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<Principal | null>((resolve) => {
+      timer = setTimeout(() => resolve(stale), REFRESH_WAIT_MS);
+    });
+    return Promise.race([refresh.catch(() => stale), late]).finally(() => clearTimeout(timer));
+  }
+
+  /** The store's answer for a managed key, cached (a failed lookup leaves the last answer). */
+  private async fetch(key: string, hash: string, now: number): Promise<Principal | null> {
+    const rec = await this.store.keys.findKeyByHash(hash);
+    let principal: Principal | null = null;
+    // An admin token is no API key (access/admin-tokens.ts).
+    if (rec && rec.revoked_at === null && rec.scope !== 'admin') {
+      principal = {
+        id: rec.id,
+        name: rec.name,
+        scope: rec.scope,
+        ratePerMinute: rec.rate_per_minute,
+        dailyQuota: rec.daily_quota,
+      };
+    }
+    this.cacheLookup(key, hash, now, principal);
+    return principal;
+  }
+
+  private cacheLookup(key: string, hash: string, now: number, principal: Principal | null): void {
     if (this.cache.size >= CACHE_MAX) this.cache.clear();
     this.cache.set(hash, { at: now, principal });
     this.remember(key, now + CACHE_TTL_MS, principal);
-    return principal;
   }
 }

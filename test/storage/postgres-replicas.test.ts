@@ -8,7 +8,8 @@ import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import pg from 'pg';
-import { QUERY_KEY } from '../helpers/harness.js';
+import { ADMIN_TOKEN, QUERY_KEY } from '../helpers/harness.js';
+import { probe } from '../helpers/probe.js';
 import { batch, etfBar, uniqueId } from '../helpers/batches.js';
 import { createTestDatabase, PG_ADMIN_URL, viaPort } from '../helpers/postgres.js';
 import {
@@ -230,6 +231,34 @@ describe('PostgreSQL read replicas through PgBouncer', { skip: !ready, timeout: 
     } finally {
       fs.rmSync(hold, { force: true });
       await h.kill('SIGTERM');
+    }
+  });
+
+  it('the primary frozen: managed-key requests and /health answered at once from the replica', async () => {
+    const created = await request(a.port, {
+      method: 'POST',
+      path: '/admin/api/keys',
+      headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ scope: 'query', name: 'frozen-primary' }),
+    });
+    assert.equal(created.status, 201, created.body);
+    const key = (JSON.parse(created.body) as { data: { secret: string } }).data.secret;
+    const managed = { path: PATH, headers: { 'q-api-key': key } };
+    assert.equal((await get(a, PATH, { 'q-api-key': key })).status, 200);
+    primary.freeze();
+    try {
+      // Each on a new connection from a process of its own, for longer than the key cache lasts
+      // (1 s) and than the connect timeout (5 s): before, each waited about that long.
+      const during = await probe(
+        a.port,
+        Array.from({ length: 24 }, (_, i) => (i % 4 === 0 ? { path: '/health' } : managed)),
+        15_000,
+      );
+      const slowest = Math.max(...during.map((r) => r.ms));
+      for (const r of during) assert.equal(r.status, 200, JSON.stringify(r));
+      assert.ok(slowest < 2500, `slowest answer ${slowest} ms: ${JSON.stringify(during.map((r) => r.ms))}`);
+    } finally {
+      primary.thaw();
     }
   });
 

@@ -279,13 +279,20 @@ export class ReplicaRouter implements ReadDb {
    * a replica that does (nothing can change a key while the primary is down).
    */
   primaryFirst(): ReadDb {
+    const replica = (): Target | undefined => {
+      const now = Date.now();
+      return this.replicas.find((x) => this.answering(x, now) && x.standby);
+    };
     const fallback = async <T>(run: (db: PostgresDb) => Promise<T>): Promise<T> => {
+      // The checks say the primary does not answer (frozen, gone): straight to a replica that
+      // does, rather than wait out the connect timeout on every lookup.
+      const known = !this.answering(this.primary, Date.now()) ? replica() : undefined;
+      if (known) return run(known.db);
       try {
         return await run(this.primary.db);
       } catch (err) {
         if (!(err instanceof StoreUnavailableError)) throw err;
-        const now = Date.now();
-        const r = this.replicas.find((x) => this.answering(x, now) && x.standby);
+        const r = replica();
         if (!r) throw err;
         return run(r.db);
       }
@@ -299,20 +306,18 @@ export class ReplicaRouter implements ReadDb {
     };
   }
 
-  /** Whether reads can be served: the primary or a replica answers. */
+  /**
+   * Whether reads can be served: the primary or a replica answers. All are asked at once and the
+   * first answer is enough, so a frozen primary does not make /health wait out its timeout.
+   */
   async ping(): Promise<void> {
+    const standbys = this.replicas.filter((r) => r.standby).map((r) => r.db.ping());
+    const primary = this.primary.db.ping();
     try {
-      await this.primary.db.ping();
-    } catch (err) {
-      for (const r of this.replicas) {
-        if (!r.standby) continue;
-        const ok = await r.db.ping().then(
-          () => true,
-          () => false,
-        );
-        if (ok) return;
-      }
-      throw err;
+      await Promise.any([primary, ...standbys]);
+    } catch {
+      // Every one failed: the primary's reason.
+      await primary;
     }
   }
 
