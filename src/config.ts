@@ -1,6 +1,7 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
 import net from 'node:net';
+import { parseHosts } from './database-hosts.js';
 
 /** Every setting, read from the environment once. Defaults follow decisions.md. */
 const ConfigSchema = Type.Object({
@@ -186,6 +187,11 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   if (!Value.Check(ConfigSchema, withDefaults)) {
     const first = Value.Errors(ConfigSchema, withDefaults).First();
     throw new ConfigError(`invalid configuration ${first?.path ?? ''}: ${first?.message ?? 'unknown error'}`);
+  }
+  try {
+    parseHosts(withDefaults.DATABASE_URL);
+  } catch (err) {
+    throw new ConfigError(`invalid configuration DATABASE_URL: ${(err as Error).message}`);
   }
   return { ...withDefaults, MDS_TRUST_PROXY: parseTrustProxy(withDefaults.MDS_TRUST_PROXY) };
 }

@@ -26,7 +26,8 @@ import { binaryCopyChunks, stagingType } from './copy-binary.js';
 import { breaksConnection, isBatchIdTaken, isRetryable, translate } from './pg-errors.js';
 import { OwnerShares } from './owner-shares.js';
 import { cancelStatement, freeTimeClient, freeTimeout } from './free-time.js';
-import { checkClient, parseHosts, PrimaryLocator, type PrimaryState } from './primary-hosts.js';
+import { parseHosts } from '../../database-hosts.js';
+import { checkClient, PrimaryLocator, type PrimaryState } from './primary-hosts.js';
 import { currentQueryContext, QueryAbortedError, type QueryContext } from '../../request-context.js';
 
 type Client = pg.PoolClient;
@@ -157,8 +158,8 @@ export class PostgresDb implements Db {
   private readonly connectionString: string;
   /** Several hosts in the URL: which is the primary (primary-hosts.ts); null for one host. */
   private readonly locator: PrimaryLocator | null;
-  /** The check in flight of whether the server answers (bounded). */
-  private answering: Promise<boolean> | null = null;
+  /** The checks in flight of whether the server answers (bounded), by their time limit. */
+  private readonly answering = new Map<number, Promise<boolean>>();
   /** One query key never holds more than STATEMENTS_PER_KEY connections (owner-shares.ts). */
   private readonly shares: OwnerShares;
   private readonly poolMax: number;
@@ -376,19 +377,22 @@ export class PostgresDb implements Db {
     let watch: NodeJS.Timeout | undefined;
     // Two checks missed in a row, not one: a fresh connection to a server busy with long
     // statements can miss a short bound once (seen with MDS_PG_QUERY_TIMEOUT_MS=200 and twelve
-    // deep sorts); a hung server misses every one.
+    // deep sorts); a hung server misses every one. Each check is given a third of the bound and
+    // the second follows a miss at once, so a hung server's statement is answered 503 by
+    // MDS_PG_QUERY_TIMEOUT_MS, as documented, rather than left to the deadline's 504.
+    const checkMs = Math.max(1, Math.floor(this.queryTimeoutMs / 3));
     let missed = 0;
-    const watchServer = (): void => {
+    const watchServer = (delay: number): void => {
       watch = setTimeout(() => {
-        void this.answers().then((ok) => {
+        void this.answers(checkMs).then((ok) => {
           if (settled) return;
           missed = ok ? 0 : missed + 1;
-          if (missed < 2) watchServer();
+          if (missed < 2) watchServer(ok ? checkMs : 0);
           else stop(notAnswering());
         });
-      }, this.queryTimeoutMs);
+      }, delay);
     };
-    if (this.queryTimeoutMs < this.readDeadlineMs) watchServer();
+    if (this.queryTimeoutMs < this.readDeadlineMs) watchServer(checkMs);
     const onAbort = (): void => stop(abortReason(ctx.signal));
     ctx.signal.addEventListener('abort', onAbort, { once: true });
     const running = conn.c.query(config);
@@ -417,9 +421,11 @@ export class PostgresDb implements Db {
    * held by long statements, which says nothing of the server), bounded as /health's ping is.
    * One check at a time, shared by every statement that asks meanwhile.
    */
-  private answers(): Promise<boolean> {
-    this.answering ??= (async () => {
-      const c = checkClient(this.locator?.url() ?? this.connectionString, this.pingTimeoutMs);
+  private answers(timeoutMs = this.pingTimeoutMs): Promise<boolean> {
+    const running = this.answering.get(timeoutMs);
+    if (running) return running;
+    const check = (async () => {
+      const c = checkClient(this.locator?.url() ?? this.connectionString, timeoutMs);
       try {
         await c.connect();
         await c.query('SELECT 1');
@@ -427,11 +433,12 @@ export class PostgresDb implements Db {
       } catch {
         return false;
       } finally {
-        this.answering = null;
+        this.answering.delete(timeoutMs);
         void c.end().catch(() => {});
       }
     })();
-    return this.answering;
+    this.answering.set(timeoutMs, check);
+    return check;
   }
 
   async rows(s: Sql, opts: { prepared?: boolean } = {}): Promise<DbRow[]> {

@@ -1,4 +1,5 @@
 import pg from 'pg';
+import type { Host, HostList } from '../../database-hosts.js';
 
 /**
  * DATABASE_URL naming several PostgreSQL hosts, libpq's way
@@ -7,57 +8,6 @@ import pg from 'pg';
  * a restart (docs/deployment.md "Failover"). pg has no multi-host URLs, so the hosts are parsed
  * here and each connection the pool opens is pointed at the primary last found.
  */
-
-export interface Host {
-  host: string;
-  port: number;
-}
-
-export interface HostList {
-  hosts: Host[];
-  /** The URL with `h` as its only host and what pg does not know removed. */
-  urlFor(h: Host): string;
-}
-
-/** What `target_session_attrs` may say when several hosts are given: all mean "the primary". */
-const PRIMARY_ATTRS = new Set(['read-write', 'primary']);
-
-/**
- * The hosts of a postgres:// URL (one or more, comma-separated, each `host[:port]`, IPv6 in
- * brackets). Several hosts need `target_session_attrs` unset, `read-write` or `primary`: the
- * service writes, so it always connects to the primary.
- */
-export function parseHosts(url: string): HostList {
-  const m = /^(postgres(?:ql)?:\/\/)(?:([^@/?#]*)@)?([^/?#]*)(.*)$/.exec(url);
-  if (!m) return { hosts: [], urlFor: () => url };
-  const [, scheme = '', auth, hostPart = '', rest = ''] = m;
-  const [path = '', query = ''] = rest.split('?', 2) as [string, string?];
-  const params = new URLSearchParams(query);
-  const attrs = params.get('target_session_attrs');
-  const hosts = hostPart.split(',').map((h): Host => {
-    const v6 = /^\[([^\]]+)\](?::(\d+))?$/.exec(h);
-    if (v6) return { host: v6[1] ?? '', port: Number(v6[2] ?? 5432) };
-    const [host = '', port] = h.split(':');
-    return { host, port: Number(port ?? 5432) };
-  });
-  if (hosts.length > 1 && attrs !== null && !PRIMARY_ATTRS.has(attrs)) {
-    throw new Error(
-      `DATABASE_URL names several hosts with target_session_attrs=${attrs}: the service writes, so it ` +
-        'connects to the primary; leave target_session_attrs out or set it to read-write',
-    );
-  }
-  for (const h of hosts) {
-    if (h.host === '' || !Number.isInteger(h.port) || h.port < 1 || h.port > 65535) {
-      throw new Error(`DATABASE_URL has a host that is not host[:port]: "${hostPart}"`);
-    }
-  }
-  params.delete('target_session_attrs');
-  const q = params.toString();
-  const urlFor = (h: Host): string =>
-    `${scheme}${auth !== undefined ? `${auth}@` : ''}${h.host.includes(':') ? `[${h.host}]` : h.host}:${h.port}` +
-    `${path}${q ? `?${q}` : ''}`;
-  return { hosts, urlFor };
-}
 
 /** What the locator may say of its hosts, for /health, /metrics and logs. */
 export interface PrimaryState {
