@@ -27,6 +27,7 @@ const LONGEST = [
   // Long in wall time, not in CPU (they wait for replicas, timeouts, streams): started early, they run
   // beside the others rather than alone at the end (docs/testing.md).
   'postgres-replicas',
+  'postgres-failover',
   'postgres-query-bounds',
   'postgres-resilience',
   'events-stream',

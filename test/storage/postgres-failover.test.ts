@@ -110,6 +110,7 @@ describe('PostgreSQL failover: the primary killed, then frozen', { skip: !ready,
   let a: ServerProcess;
   let b: ServerProcess;
   const dbName = `mds_failover_${process.pid}`;
+  const on = (s: PrivateServer): string => `postgres://postgres@127.0.0.1:${s.port}/${dbName}`;
 
   /** Every transaction waits for the standby's flush: what Patroni's synchronous_mode sets. */
   const synchronous = async (s: PrivateServer): Promise<void> => {
@@ -137,9 +138,19 @@ describe('PostgreSQL failover: the primary killed, then frozen', { skip: !ready,
 
   it('acknowledged batches survive both failovers exactly once; writes come back within the bound', async (t) => {
     const url = `postgres://postgres@127.0.0.1:${first.port},127.0.0.1:${second.port}/${dbName}?target_session_attrs=read-write`;
-    const env = { LOG_LEVEL: 'warn', MDS_PG_CONNECT_TIMEOUT_MS: '1000', MDS_PG_QUERY_TIMEOUT_MS: '2000' };
+    const env = {
+      LOG_LEVEL: 'warn',
+      MDS_PG_CONNECT_TIMEOUT_MS: '1000',
+      MDS_PG_QUERY_TIMEOUT_MS: '2000',
+      MDS_REQUIRE_SYNC_STANDBY: '1',
+    };
     a = await startServer({ databaseUrl: url, env });
-    b = await startServer({ databaseUrl: url, env });
+    // B reads from the standby too, while it is one.
+    b = await startServer({
+      databaseUrl: url,
+      env: { ...env, DATABASE_READ_URLS: on(second), MDS_REPLICA_MAX_LAG_MS: '60000' },
+    });
+    for (const s of [a, b]) assert.doesNotMatch(s.output(), /no synchronous standby/);
 
     // A point-in-time answer from before any failover, to compare afterwards.
     const seed = batch('etf_daily', [etfBar('510300', '2019-12-31', { close: 1, source: 'seed' })], {
@@ -159,6 +170,20 @@ describe('PostgreSQL failover: the primary killed, then frozen', { skip: !ready,
     const ledger: Entry[] = [];
     let stop = false;
     const pushing = [pusher(a, 'a', ledger, () => stop), pusher(b, 'b', ledger, () => stop)];
+    // Reads on B through the first failover: every one answered 200 (the replica, then the new primary).
+    const reads: number[] = [];
+    let stopReads = false;
+    const reading = (async () => {
+      while (!stopReads) {
+        const r = await request(b.port, {
+          method: 'GET',
+          path: asOfPath,
+          headers: { 'Q-API-KEY': QUERY_KEY },
+        });
+        reads.push(r.status);
+        await sleep(50);
+      }
+    })();
     await until('batches flowing', async () => ledger.filter((e) => e.acked).length >= 6);
 
     // 1. SIGKILL of the primary; the synchronous standby is promoted at once.
@@ -168,6 +193,14 @@ describe('PostgreSQL failover: the primary killed, then frozen', { skip: !ready,
     const [backA, backB] = await Promise.all([writesBack(a, 'a1', killedAt), writesBack(b, 'b1', killedAt)]);
     t.diagnostic(`primary killed: writes answered again after ${backA} ms (a), ${backB} ms (b)`);
     assert.ok(backA <= WRITES_BACK_MS && backB <= WRITES_BACK_MS, `writes back after ${backA} / ${backB} ms`);
+    stopReads = true;
+    await reading;
+    assert.ok(reads.length > 10, `${reads.length} reads`);
+    assert.deepEqual(
+      reads.filter((st) => st !== 200),
+      [],
+      `reads on B through the failover: ${reads.join(',')}`,
+    );
     const ackedAfterFirst = ledger.filter((e) => e.acked).length;
     await until(
       'batches flowing on the new primary',
@@ -271,6 +304,25 @@ describe('PostgreSQL failover: the primary killed, then frozen', { skip: !ready,
       assert.equal(asOfAfter.body, asOfBefore.body);
     } finally {
       await d.kill('SIGTERM');
+    }
+  });
+});
+
+describe('MDS_REQUIRE_SYNC_STANDBY', { skip: !ready, timeout: 120_000 }, () => {
+  it('warns at start-up when the primary has no synchronous standby', async () => {
+    const alone = await privatePostgres();
+    try {
+      const s = await startServer({
+        databaseUrl: alone.url,
+        env: { LOG_LEVEL: 'warn', MDS_REQUIRE_SYNC_STANDBY: '1' },
+      });
+      try {
+        await s.waitForOutput('the PostgreSQL primary has no synchronous standby', 30_000);
+      } finally {
+        await s.kill('SIGTERM');
+      }
+    } finally {
+      await alone.remove();
     }
   });
 });
