@@ -105,6 +105,17 @@ function databaseMetrics(registry: Registry, stats: () => DatabaseStats): void {
     'max',
     (r) => (r.lagMs === null ? null : r.lagMs / 1000),
   );
+  let switched = 0;
+  const switches = new Counter({
+    name: 'mds_pg_primary_switches_total',
+    help: 'DATABASE_URL naming several hosts: times this process found the primary on another host (a failover)',
+    registers: [registry],
+    collect() {
+      const n = stats().primary.switches ?? 0;
+      switches.inc(n - switched);
+      switched = n;
+    },
+  });
   replicaGauge(
     'mds_pg_replica_serving',
     'Whether each read replica serves reads now (1) or not (0: down, not a standby, or too far behind)',

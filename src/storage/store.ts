@@ -312,7 +312,13 @@ export interface PoolStats {
 
 /** The PostgreSQL connections of a process and where its reads went (/metrics). */
 export interface DatabaseStats {
-  primary: { up: boolean; reads: number; pool: PoolStats };
+  primary: {
+    up: boolean;
+    reads: number;
+    pool: PoolStats;
+    /** DATABASE_URL naming several hosts: times this process moved to a new primary. */
+    switches?: number;
+  };
   replicas: {
     name: string;
     /** Answered its last check, as a standby. */

@@ -201,6 +201,8 @@ describe('PostgreSQL failover: the primary killed, then frozen', { skip: !ready,
       [],
       `reads on B through the failover: ${reads.join(',')}`,
     );
+    const metrics = await request(a.port, { method: 'GET', path: '/metrics' });
+    assert.match(metrics.body, /^mds_pg_primary_switches_total [1-9]/m);
     const ackedAfterFirst = ledger.filter((e) => e.acked).length;
     await until(
       'batches flowing on the new primary',

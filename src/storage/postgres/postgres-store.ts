@@ -64,12 +64,12 @@ export class PostgresStore extends SqlStore {
   }
 
   databaseStats(): DatabaseStats {
-    return (
-      this.router?.stats() ?? {
-        primary: { up: true, reads: 0, pool: this.pg.poolStats },
-        replicas: [],
-      }
-    );
+    const stats = this.router?.stats() ?? {
+      primary: { up: true, reads: 0, pool: this.pg.poolStats },
+      replicas: [],
+    };
+    const located = this.pg.primaryState;
+    return located ? { ...stats, primary: { ...stats.primary, switches: located.switches } } : stats;
   }
 
   override async close(): Promise<void> {
