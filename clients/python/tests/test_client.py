@@ -785,14 +785,18 @@ class AdjustTests(unittest.TestCase):
         from mds_client import client as module
 
         page = module._PAGE
-        module._PAGE = 1  # a chunk of codes with more factor rows than a page: asked code by code
+        module._PAGE = 1  # a chunk of codes with more factor rows than a page: asked again without those seen
         try:
             calls = _counting(self.client)
             with self.assertRaises(MissingFactors) as e:
                 self.client.get("etf/kline", as_="arrow", via="arrow", code="588001,588002,588003", adjust="qfq")
             self.assertEqual(e.exception.codes, ["588002"])
-            probes = [c for c in calls if c[1] == "/api/v1/market/adj-factor"]
-            self.assertEqual([p for p in probes[-1][2] if p[0] in ("code", "limit")], [("code", "588003"), ("limit", "1")])
+            probes = [[p for p in c[2] if p[0] == "code"] for c in calls if c[1] == "/api/v1/market/adj-factor"]
+            # Newest first: 588001's 04-03 factor, then the codes not yet seen, until a page holds the rest.
+            self.assertEqual(
+                probes,
+                [[("code", "588001"), ("code", "588002"), ("code", "588003")], [("code", "588002"), ("code", "588003")]],
+            )
         finally:
             module._PAGE = page
         table = self.client.get(

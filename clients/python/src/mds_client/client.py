@@ -480,26 +480,28 @@ class Client:
     def _without_factors(self, info: DatasetInfo, codes: List[str], params: Dict[str, Any]) -> List[str]:
         """The ``codes`` (of an adjusted export) without factors, by the service's rule for
         ``meta.adjust.codes_without_factors``: no factor row of ``adjust_source`` (without it, of
-        any source), as known at ``as_of``. Read from the factor dataset, ``_FACTOR_CHUNK`` codes a
-        request; a chunk with more factor rows than one page asks its unseen codes one by one."""
+        any source), as known at ``as_of``. Read from the factor dataset, ``_FACTOR_CHUNK`` codes
+        a request, newest factor rows first (daily factors then name every current code on the
+        first page); codes a full page did not name are asked again, until a page holds every
+        remaining row. Each request names at least one more code, or ends the chunk."""
         if not codes or not info.factors:
             return []
         factors = self.dataset(info.factors)
         fcode = factors.code_filters[0] if factors.code_filters else "code"
-        common = [(k, _param(params[k])) for k in ("adjust_source", "as_of") if params.get(k) is not None]
-        common = [("source" if k == "adjust_source" else k, v) for k, v in common]
+        order = [("sort", factors.range_field), ("order", "desc")] if factors.range_field else []
+        given = [k for k in ("adjust_source", "as_of") if params.get(k) is not None]
+        common = [("source" if k == "adjust_source" else k, _param(params[k])) for k in given]
         have = set()
         for i in range(0, len(codes), _FACTOR_CHUNK):
-            part = codes[i : i + _FACTOR_CHUNK]
-            q = [(fcode, c) for c in part] + common + [("fields", fcode), ("limit", str(_PAGE))]
-            body = self._get_query(factors.path, q).json()
-            have.update(str(r[fcode]) for r in body["data"])
-            if int(body.get("meta", {}).get("total", 0)) > len(body["data"]):
-                for c in part:
-                    if c not in have:
-                        one = [(fcode, c)] + common + [("fields", fcode), ("limit", "1")]
-                        if self._get_query(factors.path, one).json()["data"]:
-                            have.add(c)
+            pending = codes[i : i + _FACTOR_CHUNK]
+            while pending:
+                q = [(fcode, c) for c in pending] + common + order + [("fields", fcode), ("limit", str(_PAGE))]
+                body = self._get_query(factors.path, q).json()
+                got = {str(r[fcode]) for r in body["data"]}
+                have.update(got)
+                if not got or int(body.get("meta", {}).get("total", 0)) <= len(body["data"]):
+                    break
+                pending = [c for c in pending if c not in got]
         return [c for c in codes if c not in have]
 
     @staticmethod
