@@ -12,6 +12,18 @@ import { databaseId, databaseIdentity } from '../../src/model/database-url.js';
 
 const lastLine = (s: string): string => s.trimEnd().split('\n').pop() ?? '';
 
+it('the database a URL names: no credentials, a relative SQLite path made absolute', () => {
+  assert.equal(
+    databaseIdentity('postgres://me:secret@DB.example:6543/market?sslmode=require'),
+    'postgres://db.example:6543/market',
+  );
+  assert.equal(databaseIdentity('postgresql://me@localhost/'), 'postgres://localhost:5432/me');
+  assert.equal(databaseIdentity('sqlite:./data/x.db', '/srv/mds'), 'sqlite:/srv/mds/data/x.db');
+  assert.equal(databaseIdentity('sqlite:', '/srv/mds'), 'sqlite:/srv/mds/data/market-data.db');
+  // The same file from another directory is another database: the trap the warning is for.
+  assert.notEqual(databaseId('sqlite:./data/x.db', '/srv/a'), databaseId('sqlite:./data/x.db', '/srv/b'));
+});
+
 for (const backend of await backends()) {
   describe(`which database the CLI wrote to (${backend})`, { timeout: 180_000 }, () => {
     let served: { url: string; drop(): Promise<void> };
