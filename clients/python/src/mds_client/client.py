@@ -297,7 +297,9 @@ class Client:
         One request per ``chunk`` codes (a comma list), not one per code; ``params`` are the
         endpoint's other parameters (``adjust="qfq"``, ``interval="1w"``, ``source``, ``as_of``).
         Codes may be written as the endpoint takes them (``510300.SH``); columns are named as
-        stored (``510300``), in the order given. A date missing for a code is NaN.
+        stored (``510300``), in the order given. A date missing for a code is NaN. With
+        ``adjust``, codes without factors raise :class:`~mds_client.MissingFactors` unless
+        ``allow_unadjusted=True`` is among ``params`` (as in :meth:`get`).
 
         Example::
 
