@@ -92,7 +92,7 @@ export async function createApp(services: Services, opts: AppOptions = {}): Prom
     services.ingest,
     services.store.databaseStats?.bind(services.store),
   );
-  registerHealthRoute(app, store, () => readiness.isReady());
+  registerHealthRoute(app, store, () => readiness.isReady(), config.DATABASE_URL);
 
   await app.register(ingestPlugin, { services, events: { ...opts.events, gauge: metrics.sseClients } });
   await app.register(queryPlugin, { services });

@@ -1,12 +1,13 @@
 import type { Command } from 'commander';
 import { AdminTokens } from '../access/admin-tokens.js';
+import { databaseLines } from './database-check.js';
 import { withStore } from './with-store.js';
 
 /**
  * `mds admin-token`: the way into the dashboard on a first run (or when the token is lost).
  * Prints a new admin token once, alone on the last line, to this terminal only: never in a URL,
- * never logged. Earlier admin tokens are revoked unless --keep. The running server accepts it at
- * once (it reads the same database).
+ * never logged. Earlier admin tokens are revoked unless --keep. A running server on the same
+ * database accepts it at once; the output says which database it went to (database-check.ts).
  */
 export function registerAdminTokenCommand(program: Command): void {
   program
@@ -17,14 +18,17 @@ export function registerAdminTokenCommand(program: Command): void {
     .option('--name <name>', 'a name to recognise the token by', 'admin token')
     .option('--keep', 'keep earlier admin tokens valid (one per operator)')
     .action(async (o: { name: string; keep?: boolean }) => {
-      const made = await withStore((store) =>
-        new AdminTokens(store).create({ name: o.name, ...(o.keep ? { keep: true } : {}) }),
-      );
+      const made = await withStore(async (store, config) => ({
+        ...(await new AdminTokens(store).create({ name: o.name, ...(o.keep ? { keep: true } : {}) })),
+        where: await databaseLines(config),
+        port: config.PORT,
+      }));
       const out = (s: string): boolean => process.stdout.write(`${s}\n`);
       out(`Created admin token "${o.name}", id ${made.id}`);
+      for (const l of made.where) out(l);
       if (made.revoked > 0) out(`Revoked ${made.revoked} earlier admin token(s): they no longer sign in.`);
       out(
-        'Sign in to the dashboard (http://localhost:8080/dashboard by default) with it. Store it now; it is not shown again:',
+        `Sign in to the dashboard (http://localhost:${made.port}/dashboard) with it. Store it now; it is not shown again:`,
       );
       out(made.token);
     });

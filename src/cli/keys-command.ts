@@ -1,5 +1,7 @@
 import { InvalidArgumentError, type Command } from 'commander';
 import type { Store } from '../storage/store.js';
+import type { Config } from '../config.js';
+import { databaseLines } from './database-check.js';
 import { withStore } from './with-store.js';
 import type { KeyService, KeyView } from '../access/key-service.js';
 
@@ -34,9 +36,11 @@ const out = (s: string): void => {
 };
 
 /** The key service is loaded when a command runs, not for `mds keys --help` (see with-store.ts). */
-const withKeys = async <T>(fn: (keys: KeyService, store: Store) => Promise<T>): Promise<T> => {
+const withKeys = async <T>(
+  fn: (keys: KeyService, store: Store, config: Config) => Promise<T>,
+): Promise<T> => {
   const { KeyService, keyDefaults } = await import('../access/key-service.js');
-  return withStore((store, config) => fn(new KeyService(store, keyDefaults(config)), store));
+  return withStore((store, config) => fn(new KeyService(store, keyDefaults(config)), store, config));
 };
 
 /** A full id, or a unique beginning of one (at least 4 characters), like git's short hashes. */
@@ -85,8 +89,12 @@ export function registerKeysCommands(program: Command): void {
       limitArg,
     )
     .action(async (o: LimitOpts & { scope: string }) => {
-      const { key, secret } = await withKeys((s) => s.create({ scope: o.scope, ...limitFields(o) }));
+      const { key, secret, where } = await withKeys(async (s, store, config) => ({
+        ...(await s.create({ scope: o.scope, ...limitFields(o) })),
+        where: await databaseLines(config),
+      }));
       out(`Created ${key.scope} key "${key.name}", id ${key.id}`);
+      for (const l of where) out(l);
       out(`Limits: ${limitText(key.rate_per_minute, 'minute')}, ${limitText(key.daily_quota, 'day')}`);
       out(
         `Header: ${key.scope === 'query' ? 'Q-API-KEY' : 'UP-API-KEY'}. Store the key now; it is not shown again:`,

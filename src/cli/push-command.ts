@@ -33,6 +33,7 @@ export async function runPush(opts: PushOptions, io: Io = STD_IO): Promise<PushS
   if (plan.dropped.length) io.err(`note: ignoring column(s) set by the server: ${plan.dropped.join(', ')}`);
   if (plan.lotsConverted.length > 0)
     io.err(`note: ${plan.lotsConverted.join(', ')} given in lots: multiplied by 100 (shares)`);
+  if (plan.volumeWarning) io.err(`warning: ${plan.volumeWarning}`);
   if (plan.stamped.rows > 0)
     io.err(
       `note: updated_at absent on ${plan.stamped.rows} of ${plan.rows} rows: set to the push time ${plan.stamped.at} (give it a column, or --set updated_at=…, for a re-run to be a duplicate)`,

@@ -66,6 +66,8 @@ export function registerSeedCommand(program: Command): void {
       });
       const started = Date.now();
       let results: DatasetSeedResult[];
+      // Where the data can be read next: the service pushed to, or a server on the configured port.
+      let next: string;
       if (flags.url) {
         const key = flags.key ?? process.env.MDS_PUSH_KEY ?? process.env.UP_API_KEY;
         if (!key) throw new Error('--url needs an ingest key: --key or env MDS_PUSH_KEY / UP_API_KEY');
@@ -82,6 +84,7 @@ export function registerSeedCommand(program: Command): void {
             errors: body.errors ?? [],
           };
         };
+        next = `then curl -H 'Q-API-KEY: <a query key>' '${flags.url.replace(/\/+$/, '')}`;
         process.stderr.write(`seeding demo data through ${flags.url} (end ${opts.end}, ${opts.days} days)\n`);
         results = await seedDemo(CATALOG, send, opts, report);
       } else {
@@ -89,6 +92,7 @@ export function registerSeedCommand(program: Command): void {
           ...process.env,
           ...(flags.databaseUrl ? { DATABASE_URL: flags.databaseUrl } : {}),
         });
+        next = `npm start, then curl -H 'Q-API-KEY: <a query key>' 'http://127.0.0.1:${config.PORT}`;
         const store = await createStore(config.DATABASE_URL, CATALOG);
         try {
           await store.migrate();
@@ -120,9 +124,7 @@ export function registerSeedCommand(program: Command): void {
         `seeded ${rows} demo rows into ${results.length} datasets in ${((Date.now() - started) / 1000).toFixed(1)} s` +
           `${rejected ? ` (${rejected} rejected!)` : ''}\n`,
       );
-      process.stdout.write(
-        `next: npm start, then curl -H 'Q-API-KEY: <a query key>' '${DEFAULT_URL}/api/v1/etf/kline?code=510300&limit=5'\n`,
-      );
+      process.stdout.write(`next: ${next}/api/v1/etf/kline?code=510300&limit=5'\n`);
       if (rejected > 0) process.exitCode = 2;
     });
 }

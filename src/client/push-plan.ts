@@ -187,6 +187,8 @@ export interface PushPlan {
   stamped: { rows: number; at: string };
   /** Fields multiplied by the lot size (`lotsToShares`). */
   lotsConverted: string[];
+  /** What the volumes look like (`volumeUnits`): null when they look like shares, or cannot tell. */
+  volumeWarning: string | null;
   businessDate: string;
   source: string;
   lineOf: (i: number) => string;
@@ -236,6 +238,7 @@ export function planPush(opts: PushOptions): PushPlan {
     dropped: mapped.dropped,
     stamped: { rows: mapped.stamped, at },
     lotsConverted: converted,
+    volumeWarning: volumeWarning(d, mapped.rows, converted.length > 0),
     businessDate,
     source,
     lineOf: file.lineOf,
@@ -254,6 +257,40 @@ function lotsToShares(d: Dataset, rows: RowData[]): string[] {
     }
   }
   return fields.map((f) => f.name);
+}
+
+/** The median of amount ÷ (volume × close) at which volumes look like lots (about 100) or, after
+ * --lots-to-shares, like shares multiplied once too often (about 1/100): docs/tools.md. */
+const LOTS_RATIO = { low: 50, high: 200 } as const;
+
+/**
+ * A warning when the file's volumes look like lots of 100 (or, converted, like shares made 100×
+ * too large): for bars with a close, a volume in shares and an amount in yuan, the median over
+ * the rows where all three are positive of amount ÷ (volume × close). In shares that is the
+ * day's average price over its close, near 1; in lots about 100.
+ */
+export function volumeWarning(d: Dataset, rows: readonly RowData[], converted: boolean): string | null {
+  const bar = d.daily?.bar;
+  const values = d.blocks?.values;
+  const close = bar?.close ?? values?.[3];
+  const volume = bar?.volume ?? values?.[4];
+  const amount = values?.[5] ?? d.fieldByName.get('amount');
+  if (!close || !volume || !amount || volume.unit !== SHARES_UNIT || amount.unit !== 'CNY') return null;
+  const ratios: number[] = [];
+  for (const r of rows) {
+    const [c, v, a] = [r[close.name], r[volume.name], r[amount.name]];
+    if (typeof c === 'number' && typeof v === 'number' && typeof a === 'number' && c > 0 && v > 0 && a > 0)
+      ratios.push(a / (v * c));
+  }
+  if (ratios.length === 0) return null;
+  ratios.sort((x, y) => x - y);
+  const median = ratios[Math.floor(ratios.length / 2)] as number;
+  const shown = `the median of ${amount.name} / (${volume.name} × ${close.name}) over ${ratios.length} rows is ${median.toPrecision(3)}`;
+  if (!converted && median >= LOTS_RATIO.low && median <= LOTS_RATIO.high)
+    return `${volume.name} looks like lots of ${LOT_SIZE}, not shares: ${shown} (about 1 in shares). Push with --lots-to-shares if the file counts lots`;
+  if (converted && median >= 1 / LOTS_RATIO.high && median <= 1 / LOTS_RATIO.low)
+    return `${volume.name} looks like shares already: after --lots-to-shares ${shown} (about 1 in shares). Push without --lots-to-shares`;
+  return null;
 }
 
 /** A unique key that is in more than one batch (a file correcting itself further down), described. */

@@ -29,6 +29,8 @@ export interface ApiParameter {
   'x-mds-code'?: 'cn' | 'us';
   /** Range filters: the row field they bound (a client splits a large pull by it). */
   'x-mds-field'?: string;
+  /** `adjust`: the factor dataset it reads. */
+  'x-mds-factors'?: string;
 }
 
 export interface ApiResponse {

@@ -16,6 +16,8 @@ export const KEY_HEADERS: Record<KeyScope, string> = { query: 'q-api-key', inges
 /** Reply.header() lower-cases each name: the limit headers' lower-case names, made once. */
 const LOWER_CASE: Record<string, string> = { 'RateLimit-Policy': 'ratelimit-policy', RateLimit: 'ratelimit' };
 
+const article = (scope: KeyScope): string => (scope === 'ingest' ? 'an' : 'a');
+
 /** Sets the limit headers; throws the refusal. */
 export function applyLimit(reply: FastifyReply, d: LimitDecision): void {
   const h = d.headers;
@@ -44,15 +46,30 @@ export function authHook(
     admit?: (req: FastifyRequest, reply: FastifyReply, p: Principal) => void;
     /** Where the key is read (default: the scope's header); /mcp also takes a bearer. */
     credential?: (req: FastifyRequest) => string | string[] | undefined;
+    /** Each authenticated request without a limiter (ingest): its key's `last_used_at`. */
+    used?: (p: Principal) => void;
   },
 ): onRequestHookHandler {
-  const { keyring, guard, limiter, admit } = deps;
+  const { keyring, guard, limiter, admit, used } = deps;
   const header = KEY_HEADERS[scope];
   const credential = deps.credential ?? ((req: FastifyRequest) => req.headers[header]);
+  const otherScope: KeyScope = scope === 'query' ? 'ingest' : 'query';
+  const otherHeader = KEY_HEADERS[otherScope];
 
   // Only an invalid credential counts (a missing one is no guess); it may come back as 4290.
-  const refused = (req: FastifyRequest, err: unknown): unknown =>
-    err instanceof AppError && err.code === 4012 ? guard.refuse(scope, req.ip, err) : err;
+  // A missing key where the other kind's header is there says so: the wrong kind, not none.
+  const refused = (req: FastifyRequest, err: unknown): unknown => {
+    if (!(err instanceof AppError)) return err;
+    if (err.code === 4012) return guard.refuse(scope, req.ip, err);
+    if (err.code === 4010 && req.headers[otherHeader] !== undefined) {
+      return new AppError(
+        4010,
+        `wrong kind of key: this endpoint takes ${article(scope)} ${scope} key in ${header.toUpperCase()}, ` +
+          `and the request has ${otherHeader.toUpperCase()} (${article(otherScope)} ${otherScope} key) instead`,
+      );
+    }
+    return err;
+  };
 
   // What needs I/O: a key not seen within its TTL, counters in Redis, a day count to read.
   async function slow(req: FastifyRequest, reply: FastifyReply, known: Principal | undefined): Promise<void> {
@@ -66,6 +83,7 @@ export function authHook(
       req.principal = principal;
     }
     admit?.(req, reply, principal);
+    used?.(principal);
     if (limiter) applyLimit(reply, await limiter.consume(principal));
   }
 
@@ -86,6 +104,7 @@ export function authHook(
     let d: LimitDecision | Promise<LimitDecision> | null;
     try {
       admit?.(req, reply, principal);
+      used?.(principal);
       d = limiter === null ? null : limiter.consume(principal);
       if (d !== null && !(d instanceof Promise)) applyLimit(reply, d);
     } catch (err) {

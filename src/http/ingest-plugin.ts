@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import type { Services } from '../services.js';
+import { isStaticKey, type Principal } from '../access/keyring.js';
 import { authHook } from './auth-hook.js';
 import { registerIngestRoutes } from './ingest-routes.js';
 import { registerEventsRoutes, type EventsOptions } from './events-routes.js';
@@ -16,7 +17,11 @@ export interface IngestPluginOptions {
 export async function ingestPlugin(app: FastifyInstance, opts: IngestPluginOptions): Promise<void> {
   const { services } = opts;
   const { keyring, authFailures: guard } = services;
-  app.addHook('onRequest', authHook('ingest', { keyring, guard, limiter: null }));
+  // No limits on ingest keys, but their use is recorded (last_used_at, the usage counts).
+  const used = (p: Principal): void => {
+    if (!isStaticKey(p)) services.usage.count(p.id);
+  };
+  app.addHook('onRequest', authHook('ingest', { keyring, guard, limiter: null, used }));
   registerIngestRoutes(app, services.catalog, services.ingest, {
     bodyLimit: services.config.MDS_BODY_LIMIT,
     memory: services.ingestMemory,

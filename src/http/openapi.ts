@@ -224,7 +224,7 @@ export function openApiDocument(catalog: Catalog, version: string): Obj {
         'Batch ingest and read-only query interface for market data. Every query endpoint is generated ' +
         'from the dataset catalog; x-mds-filter on a query parameter names its filter kind ' +
         '(exact, like, range), and x-mds-field the row field a range filter bounds; x-mds-code marks a ' +
-        'code filter and its market; x-mds-exports on a query operation maps each format= export to ' +
+        'code filter and its market; x-mds-factors on adjust names the factor dataset it reads; x-mds-exports on a query operation maps each format= export to ' +
         'the media type its 200 answer then has; x-mds-ingest-names maps row names to ingest names. Answers that belong to no operation, in the Error shape (the envelope ' +
         `under /api/v1/ but the ingest interface): ${PROTOCOL_ERRORS.map((c) => `${ERRORS[c].status} / ${c} ${ERRORS[c].message}`).join('; ')}.`,
     },

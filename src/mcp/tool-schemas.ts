@@ -365,7 +365,16 @@ export function toolDefinitions(catalog: Catalog): ToolDefinition[] {
       },
       outputSchema: {
         ...pageOutput('days'),
-        properties: { ...(pageOutput('days').properties as JsonSchema), exchange: { type: 'string' } },
+        properties: {
+          ...(pageOutput('days').properties as JsonSchema),
+          exchange: { type: 'string' },
+          calendar: {
+            type: ['object', 'null'],
+            properties: { from: { type: 'string' }, to: { type: 'string' } },
+            description:
+              "the first and last day of the exchange's stored calendar (null: none); days outside it are unknown, and the summary says when the range asked reaches beyond it",
+          },
+        },
       },
       annotations: ANNOTATIONS,
     });

@@ -9,7 +9,7 @@ import {
   MINUTE_TOLERANCE,
   type MinuteQualityService,
 } from '../query/minute-quality.js';
-import { allowedParams } from '../query/parse.js';
+import { allowedParams, queryDate } from '../query/parse.js';
 import type { QualityService } from '../query/quality-service.js';
 import type { QueryService } from '../query/query-service.js';
 import { revisionItem, type RevisionItem } from '../query/revision-query.js';
@@ -421,9 +421,9 @@ async function tradingDays(s: ToolServices, args: Args): Promise<ToolAnswer> {
   const { open_only: openOnly, ...rest } = args;
   const exchange = cal.exchange.apiName;
   const isOpen = cal.isOpen.apiName;
-  const filters: Args = { [exchange]: rest[exchange] };
-  if (rest.source !== undefined) filters.source = rest.source;
-  if (openOnly !== false) filters[isOpen] = 1;
+  const calendar: Args = { [exchange]: rest[exchange] };
+  if (rest.source !== undefined) calendar.source = rest.source;
+  const filters: Args = openOnly !== false ? { ...calendar, [isOpen]: 1 } : calendar;
   const shown = [cal.date.apiName, isOpen, ...(d.sourceField ? [d.sourceField.apiName] : [])];
   const { [exchange]: _e, source: _s, ...options } = rest;
   const raw = queryParams(
@@ -435,13 +435,17 @@ async function tradingDays(s: ToolServices, args: Args): Promise<ToolAnswer> {
   const p = await rowsPage(s, d, raw);
   const n = p.rows.length;
   const what = openOnly === false ? 'day' : 'trading day';
-  const summary = `${String(rest[exchange])}: ${plural(n, what)} of ${p.total}${span(p.rows, cal.date.apiName)}. ${more(p, n)}`;
+  const stored = await storedSpan(s, d, cal.date.apiName, calendar);
+  const summary =
+    `${String(rest[exchange])}: ${plural(n, what)} of ${p.total}${span(p.rows, cal.date.apiName)}.` +
+    `${beyondCalendar(stored, rest.date_from, rest.date_to)} ${more(p, n)}`;
   return {
     summary,
     rows: p.rows,
     structured: {
       dataset: d.name,
       exchange: String(rest[exchange]),
+      calendar: stored,
       days: p.rows,
       returned: n,
       total: p.total,
@@ -449,6 +453,39 @@ async function tradingDays(s: ToolServices, args: Args): Promise<ToolAnswer> {
       next_cursor: p.nextCursor,
     },
   };
+}
+
+/** The first and last stored day of a calendar (its exchange and source filters), null: none. */
+async function storedSpan(
+  s: ToolServices,
+  d: Dataset,
+  date: string,
+  filters: Args,
+): Promise<{ from: string; to: string } | null> {
+  const end = async (order: 'asc' | 'desc'): Promise<string | undefined> => {
+    const raw = queryParams(d, { filters, fields: [date], sort: date, order }, filterNames(d), 1);
+    const row = (await rowsPage(s, d, raw)).rows[0] as Record<string, unknown> | undefined;
+    return typeof row?.[date] === 'string' ? (row[date] as string) : undefined;
+  };
+  const [from, to] = await Promise.all([end('asc'), end('desc')]);
+  return from !== undefined && to !== undefined ? { from, to } : null;
+}
+
+/** What the asked range has outside the stored calendar: days whose state is unknown. */
+function beyondCalendar(stored: { from: string; to: string } | null, from: unknown, to: unknown): string {
+  if (stored === null) return ' No calendar of it is stored: no day is known.';
+  const day = (v: unknown): string | null => (typeof v === 'string' ? queryDate(v) : null);
+  const [lo, hi] = [day(from), day(to)];
+  const out: string[] = [];
+  if (lo !== null && lo < stored.from)
+    out.push(
+      ` The stored calendar starts on ${stored.from}, after date_from ${lo}: the days before it are unknown.`,
+    );
+  if (hi !== null && hi > stored.to)
+    out.push(
+      ` The stored calendar ends on ${stored.to}, before date_to ${hi}: the days after it are unknown.`,
+    );
+  return out.join('');
 }
 
 export const TOOL_HANDLERS: Record<ToolName, (s: ToolServices, args: Args) => Promise<ToolAnswer>> = {

@@ -57,6 +57,8 @@ export interface ParamDoc {
   'x-mds-filter'?: 'exact' | 'like' | 'range';
   'x-mds-code'?: 'cn' | 'us';
   'x-mds-field'?: string;
+  /** `adjust`: the factor dataset it reads (a client checks which codes have factors in it). */
+  'x-mds-factors'?: string;
 }
 
 /** One declared parameter (`T`: its value once read). */
@@ -198,6 +200,7 @@ export const QUERY_PARAMETERS = {
         `${adjustOf(d)?.factors} in force on the bar's date; qfq = that ÷ the anchor's factor; change ` +
         'recomputed, pct_chg and volume as stored, no rounding (docs/bars-and-quality.md)',
       schema: Type.String({ enum: [...ADJUSTS], default: 'none' }),
+      ...(adjustOf(d) ? { 'x-mds-factors': adjustOf(d)?.factors } : {}),
     }),
     summary:
       "adjusted prices: hfq = price × the adjustment factor in force on the bar's date; qfq = that ÷ the " +

@@ -232,6 +232,22 @@ function suite(backend: Backend): void {
     assert.equal(managedKeyScope(typo), null);
     assert.equal(json(await get(h.app, URL, typo)).code, 4012);
   });
+
+  test('an ingest key records its last use, as a query key does', async () => {
+    const { data: ingest } = json(await admin(h.app, 'POST', '/admin/api/keys', { scope: 'ingest' })) as {
+      data: Json;
+    };
+    const before = data(await admin(h.app, 'GET', `/admin/api/keys/${ingest.id as string}`));
+    assert.equal(before.last_used_at, null);
+    const started = new Date().toISOString();
+    assert.equal((await batchStatus(h.app, 'no-such-batch', ingest.secret as string)).statusCode, 404);
+    const after = data(await admin(h.app, 'GET', `/admin/api/keys/${ingest.id as string}`));
+    assert.equal(typeof after.last_used_at, 'string');
+    assert.ok((after.last_used_at as string) >= started.slice(0, 19), String(after.last_used_at));
+    // Counted in the usage table (this_minute is the rate limiter's window: ingest keys have none).
+    const usage = after.usage as Json;
+    assert.deepEqual([usage.today, usage.last_hour], [1, 1]);
+  });
 }
 
 for (const backend of await backends()) describe(backend, () => suite(backend));

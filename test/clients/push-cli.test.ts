@@ -148,6 +148,50 @@ for (const backend of await backends()) {
       assert.match(us.stderr, /--lots-to-shares: dataset trade_calendar has no field in shares/);
     });
 
+    test('volumes that look like lots are said (amount / (volume × close) ≈ 100), in either direction', async () => {
+      // Eastmoney-style daily bars: volume in lots, amount in yuan (10 lots at 3.5 = 3,500 yuan).
+      const lots = file(
+        'em-lots.csv',
+        'date,close,volume,amount\n20240102,3.5,10,3520\n20240103,3.6,20,7150\n',
+      );
+      const args = ['push', '--dataset', 'etf_daily', lots, '--set', 'symbol=588003', '--source', 'em'];
+      const warned = await mds([...args, '--dry-run']);
+      assert.equal(warned.code, 0, warned.stderr);
+      assert.match(
+        warned.stderr,
+        /warning: volume looks like lots of 100, not shares: the median of amount \/ \(volume × close\) over 2 rows is 101 \(about 1 in shares\)\. Push with --lots-to-shares/,
+      );
+      const converted = await mds([...args, '--lots-to-shares', '--url', base, '--key', INGEST_KEY]);
+      assert.equal(converted.code, 0, converted.stderr);
+      assert.doesNotMatch(converted.stderr, /warning/);
+      const rows = await exportCsv('/api/v1/etf/kline?code=588003&format=csv&sort=date&order=asc');
+      assert.deepEqual(
+        rows.map((r) => Number(r.volume)),
+        [1000, 2000],
+      );
+      // Shares already: converting them is said too; shares as they are say nothing.
+      const shares = file('em-shares.csv', 'date,close,volume,amount\n20240102,3.5,1000,3520\n');
+      const sharesArgs = [
+        'push',
+        '--dataset',
+        'etf_daily',
+        shares,
+        '--set',
+        'symbol=588004',
+        '--source',
+        'em',
+        '--dry-run',
+      ];
+      const twice = await mds([...sharesArgs, '--lots-to-shares']);
+      assert.match(
+        twice.stderr,
+        /warning: volume looks like shares already: after --lots-to-shares .* is 0\.0101/,
+      );
+      const plain = await mds(sharesArgs);
+      assert.equal(plain.code, 0, plain.stderr);
+      assert.doesNotMatch(plain.stderr, /warning/);
+    });
+
     test('--concurrency: several batches in flight, reported in file order', async () => {
       const csv = file('510301.csv', priceCsv(1200).text);
       const args = etfPushArgs(csv, '510301');

@@ -33,6 +33,13 @@ test('demo generators: every catalog dataset, plausible OHLC, deterministic', ()
   }
   for (const [k, w] of weights) assert.ok(w > 50 && w < 70, `top-10 weights of ${k} sum to ${w}`);
   assert.deepEqual(generateDemo(DEMO).get('stock_daily'), a.get('stock_daily'), 'same seed, same data');
+  // No macro figure released after the demo's last day (it would be read before it exists):
+  // on 2025-06-05 May's figures (released on the 10th) are not out yet, April's are.
+  const macro = generateDemo({ ...DEMO, end: '2025-06-05' }).get('macro_indicator') ?? [];
+  const late = macro.filter((r) => String(r.release_date) > '2025-06-05');
+  assert.deepEqual(late, []);
+  assert.ok(macro.some((r) => r.period === '2025-04' && r.release_date === '2025-05-10'));
+  assert.ok(!macro.some((r) => r.period === '2025-05'));
 });
 
 for (const backend of await backends()) {
@@ -60,10 +67,12 @@ for (const backend of await backends()) {
           '--seed',
           String(DEMO.seed),
         ],
-        { cwd: process.cwd(), env: { ...process.env, LOG_LEVEL: 'silent' } },
+        { cwd: process.cwd(), env: { ...process.env, LOG_LEVEL: 'silent', PORT: '18765' } },
       );
       assert.match(stdout, new RegExp(`seeded \\d+ demo rows into ${CATALOG.datasets.length} datasets`));
       assert.doesNotMatch(stdout, /rejected!/);
+      // The hint reads the configured port, not a hard-coded one.
+      assert.match(stdout, /next: npm start, then curl .*'http:\/\/127\.0\.0\.1:18765\/api\/v1\/etf\/kline/);
       h = await startApp(backend, {}, { databaseUrl: url });
     });
     after(async () => {

@@ -334,6 +334,34 @@ for (const backend of await backends()) {
         await call(client, 'trading_days', { exchange: 'SSE', open_only: false, date_to: '2024-03-10' }),
       );
       assert.equal(every.total, 10);
+      assert.deepEqual(every.calendar, { from: DATES[0], to: DATES.at(-1) });
+      assert.doesNotMatch(
+        textOf(await call(client, 'trading_days', { exchange: 'SSE', date_to: '2024-03-10' })),
+        /unknown/,
+      );
+    });
+
+    test('trading_days says when the range asked reaches beyond the stored calendar', async () => {
+      const wide = await call(client, 'trading_days', {
+        exchange: 'SSE',
+        date_from: '20240201',
+        date_to: '2024-06-30',
+      });
+      assert.match(
+        textOf(wide),
+        new RegExp(
+          `^SSE: ${OPEN.length} trading days of ${OPEN.length}, date ${OPEN[0]} … ${OPEN.at(-1)}\\. ` +
+            `The stored calendar starts on ${DATES[0]}, after date_from 2024-02-01: the days before it are unknown\\. ` +
+            `The stored calendar ends on ${DATES.at(-1)}, before date_to 2024-06-30: the days after it are unknown\\. ` +
+            'This is the last page\\.\n',
+        ),
+      );
+      const none = await call(client, 'trading_days', { exchange: 'SZSE' });
+      assert.match(
+        textOf(none),
+        /^SZSE: 0 trading days of 0\. No calendar of it is stored: no day is known\./,
+      );
+      assert.equal(structured(none).calendar, null);
     });
 
     test('the key: a bearer works; missing and wrong keys are 401 before any tool runs', async () => {

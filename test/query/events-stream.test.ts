@@ -82,15 +82,28 @@ for (const backend of await backends()) {
       await drop?.();
     });
 
-    test('needs an ingest key: none → 401/4010, a query key → 401/4012', async () => {
+    test('needs an ingest key: none → 401/4010, a query key → 401 saying it is the wrong kind', async () => {
       const none = await fetch(`${base}/api/v1/upstream/ingest/events`);
       assert.equal(none.status, 401);
-      assert.equal(((await none.json()) as { code: number }).code, 4010);
+      assert.deepEqual(await none.json(), { code: 4010, message: 'missing API key header' });
       const q = await fetch(`${base}/api/v1/upstream/ingest/events`, {
         headers: { 'up-api-key': QUERY_KEY },
       });
       assert.equal(q.status, 401);
-      assert.equal(((await q.json()) as { code: number }).code, 4012);
+      // A key in the ingest header answers as any key that is not an ingest key (one answer for
+      // every bad key: test/access/security-auth.test.ts).
+      assert.deepEqual(await q.json(), { code: 4012, message: 'invalid API key' });
+      // The query key in its own header: the ingest header is missing, and the answer says why.
+      const own = await fetch(`${base}/api/v1/upstream/ingest/events`, {
+        headers: { 'q-api-key': QUERY_KEY },
+      });
+      assert.equal(own.status, 401);
+      assert.deepEqual(await own.json(), {
+        code: 4010,
+        message:
+          'wrong kind of key: this endpoint takes an ingest key in UP-API-KEY, and the request has ' +
+          'Q-API-KEY (a query key) instead',
+      });
       const bad = await fetch(`${base}/api/v1/upstream/ingest/events?dataset=nope`, {
         headers: { 'up-api-key': INGEST_KEY },
       });

@@ -20,6 +20,7 @@ import threading
 import time
 import unittest
 import urllib.request
+import warnings
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -31,6 +32,7 @@ from mds_client import (  # noqa: E402
     BatchRejected,
     Client,
     InvalidRows,
+    MissingFactors,
     NotFound,
     RateLimited,
 )
@@ -366,10 +368,16 @@ class ParallelPullTests(unittest.TestCase):
         c = Client(BASE, QUERY_KEY, parallel=parallel, parallel_min_rows=1)
         c.datasets()  # the OpenAPI document, before the requests counted
         c.sent = []  # type: ignore[attr-defined]
+        c.factor_lookups = 0  # type: ignore[attr-defined]
         request = c._http.request
 
         def record(method, path, headers, params=None, body=None):  # type: ignore[no-untyped-def]
-            c.sent.append(dict(params or []))  # type: ignore[attr-defined]
+            # An adjusted export's codes are looked up in the factor dataset after its download:
+            # counted apart, they are no part of the pull.
+            if path == "/api/v1/market/adj-factor":
+                c.factor_lookups += 1  # type: ignore[attr-defined]
+            else:
+                c.sent.append(dict(params or []))  # type: ignore[attr-defined]
             return request(method, path, headers, params, body)
 
         c._http.request = record  # type: ignore[method-assign]
@@ -441,8 +449,8 @@ class ParallelPullTests(unittest.TestCase):
             c = self.client(3)
             try:
                 c.get(path, via="arrow", **params)
-            except BadRequest:
-                pass  # adjust without factors may be refused: still one request, unsplit
+            except MissingFactors:
+                pass  # adjust without factors is refused after the one download, unsplit
             # One request: the download, not even a probe.
             self.assertEqual(len(c.sent), 1, params)  # type: ignore[attr-defined]
             self.assertEqual(len(self.exports(c)), 1, params)
@@ -631,6 +639,13 @@ class QuantTests(unittest.TestCase):
             self.client.trading_days("2023-12-01", "2024-02-10")
         with self.assertRaises(BadRequest):
             self.client.last_trading_days(30, end="2024-01-14")
+        # A calendar that stops before `end` cannot know the open days after it: said.
+        with self.assertWarnsRegex(UserWarning, "SSE calendar ends on 2024-01-31, before 2024-02-10"):
+            late = self.client.last_trading_days(2, end="2024-02-10")
+        self.assertEqual([d.isoformat() for d in late], ["2024-01-30", "2024-01-31"])
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            self.client.last_trading_days(2, end="2024-01-31")
 
     def test_progress_bar_on_stderr_with_tqdm(self) -> None:
         if importlib.util.find_spec("tqdm") is None:
@@ -670,3 +685,188 @@ class QuantTests(unittest.TestCase):
         n = len(calls)
         self.assertEqual(client.get("etf/kline", as_="records", via="json", code="510009", as_of=past), at)
         self.assertEqual(len(calls), n)  # served from disk: no request at all
+
+
+ADJ_DAYS = ["2024-04-0%d" % d for d in range(1, 6)]
+STAMP = "2024-04-06T00:00:00.000Z"
+
+
+def adjust_rows():
+    """etf_daily bars of 588001 (factors from its own source, a 1:2 split on 04-03), 588002 (no
+    factors) and 588003 (factors only from another source); and stock_minute bars of 600519
+    with +08:00 times, as the service answers them."""
+    bars = []
+    for code in ("588001", "588002", "588003"):
+        for i, day in enumerate(ADJ_DAYS):
+            close = 10.0 + i if code != "588001" or i < 2 else (10.0 + i) / 2
+            bars.append({"symbol": code, "date": day, "close": close, "volume": 100.0, "source": "adj", "updated_at": STAMP})
+    factors = [
+        {"symbol": "588001", "date": "2024-04-01", "adj_factor": 1.0, "source": "adj", "updated_at": STAMP},
+        {"symbol": "588001", "date": "2024-04-03", "adj_factor": 2.0, "source": "adj", "updated_at": STAMP},
+        {"symbol": "588003", "date": "2024-04-01", "adj_factor": 1.0, "source": "other", "updated_at": STAMP},
+    ]
+    minute = [
+        {
+            "symbol": "600519", "date": "2024-03-01", "time": "2024-03-01T09:3%d:00+08:00" % m,
+            "open": 10.0, "high": 11.0, "low": 9.0, "close": 10.0 + m, "volume": 100.0,
+            "amount": 1000.0, "source": "adj", "updated_at": "2024-03-01T07:00:00.250Z",
+        }
+        for m in (1, 2, 3)
+    ]
+    return bars, factors, minute
+
+
+class AdjustTests(unittest.TestCase):
+    """Issue 47: an adjusted read never hides the codes it returned as traded (every adjust
+    mode, JSON pages and exports, get, panel and pages)."""
+
+    @classmethod
+    def setUpClass(cls) -> None:
+        client = Client(BASE, QUERY_KEY, ingest_key=INGEST_KEY)
+        bars, factors, _ = adjust_rows()
+        client.push("etf_daily", bars, fill_updated_at=False)
+        time.sleep(0.05)
+        cls.before_factors = dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
+        time.sleep(0.05)
+        client.push("adj_factor", factors, fill_updated_at=False)
+
+    def setUp(self) -> None:
+        self.client = Client(BASE, QUERY_KEY, progress=False)
+
+    def vias(self) -> list:
+        return ["json", "arrow", "parquet"] if HAS_PYARROW else ["json"]
+
+    def test_raises_naming_the_codes_without_factors(self) -> None:
+        for adjust in ("qfq", "hfq"):
+            for via in self.vias():
+                for as_ in ["records"] + (["pandas"] if HAS_PANDAS else []):
+                    with self.subTest(adjust=adjust, via=via, as_=as_):
+                        with self.assertRaises(MissingFactors) as e:
+                            self.client.get("etf/kline", as_=as_, via=via, code=["588001", "588002"], adjust=adjust)
+                        self.assertEqual((e.exception.codes, e.exception.method), (["588002"], adjust))
+                        self.assertIn("adjust=%s: no factors for 588002, returned as traded" % adjust, str(e.exception))
+                        self.assertIn("allow_unadjusted=True", str(e.exception))
+
+    def test_allowed_it_warns_and_returns_every_row(self) -> None:
+        for via in self.vias():
+            with self.subTest(via=via):
+                with self.assertWarnsRegex(UserWarning, "adjust=qfq: no factors for 588002"):
+                    rows = self.client.get(
+                        "etf/kline", as_="records", via=via, code="588001,588002", adjust="qfq", allow_unadjusted=True
+                    )
+                by = {(r["code"], r["date"]): r["close"] for r in rows}
+                self.assertEqual(len(by), 10)
+                self.assertEqual(by[("588002", "2024-04-01")], 10.0)  # as traded
+                self.assertEqual(by[("588001", "2024-04-01")], 5.0)  # adjusted: 10 × 1 ÷ 2
+
+    def test_codes_with_factors_say_nothing(self) -> None:
+        for via in self.vias():
+            with self.subTest(via=via), warnings.catch_warnings():
+                warnings.simplefilter("error")
+                # 588003's only factor source is another one: the service adjusts with it.
+                rows = self.client.get("etf/kline", as_="records", via=via, code="588001,588003", adjust="hfq")
+                self.assertEqual(len(rows), 10)
+                self.assertEqual(len(self.client.get("etf/kline", as_="records", via=via, code="588002")), 5)
+
+    def test_adjust_source_and_as_of_as_the_service_judges_them(self) -> None:
+        for via in self.vias():
+            with self.subTest(via=via):
+                with self.assertRaises(MissingFactors) as e:
+                    self.client.get("etf/kline", as_="records", via=via, code="588001,588003", adjust="qfq", adjust_source="adj")
+                self.assertEqual(e.exception.codes, ["588003"])
+                with self.assertRaises(MissingFactors) as e:
+                    self.client.get(
+                        "etf/kline", as_="records", via=via, code="588001", adjust="hfq", as_of=self.before_factors
+                    )
+                self.assertEqual(e.exception.codes, ["588001"])
+
+    @unittest.skipUnless(HAS_PYARROW, SKIP_PYARROW)
+    def test_exports_with_many_factor_rows_and_fields_without_the_code(self) -> None:
+        from mds_client import client as module
+
+        page = module._PAGE
+        module._PAGE = 1  # a chunk of codes with more factor rows than a page: asked again without those seen
+        try:
+            calls = _counting(self.client)
+            with self.assertRaises(MissingFactors) as e:
+                self.client.get("etf/kline", as_="arrow", via="arrow", code="588001,588002,588003", adjust="qfq")
+            self.assertEqual(e.exception.codes, ["588002"])
+            probes = [[p for p in c[2] if p[0] == "code"] for c in calls if c[1] == "/api/v1/market/adj-factor"]
+            # Newest first: 588001's 04-03 factor, then the codes not yet seen, until a page holds the rest.
+            self.assertEqual(
+                probes,
+                [[("code", "588001"), ("code", "588002"), ("code", "588003")], [("code", "588002"), ("code", "588003")]],
+            )
+        finally:
+            module._PAGE = page
+        table = self.client.get(
+            "etf/kline", as_="arrow", via="arrow", code="588001,588002", adjust="qfq", fields="date,close",
+            allow_unadjusted=True,
+        )
+        self.assertEqual(table.column_names, ["date", "close"])  # the code was asked for the check only
+
+    @unittest.skipUnless(HAS_PANDAS, SKIP_PANDAS)
+    def test_panel_and_pages(self) -> None:
+        with self.assertRaises(MissingFactors) as e:
+            self.client.panel(["588001", "588002"], "close", adjust="qfq")
+        self.assertEqual(e.exception.codes, ["588002"])
+        with self.assertWarns(UserWarning):
+            wide = self.client.panel(["588001", "588002"], "close", adjust="qfq", allow_unadjusted=True)
+        self.assertEqual(list(wide["588001"]), [5.0, 5.5, 6.0, 6.5, 7.0])
+        with self.assertRaises(MissingFactors):
+            list(self.client.pages("etf/kline", code="588002", adjust="hfq"))
+        with self.assertWarns(UserWarning):
+            pages = list(self.client.pages("etf/kline", code="588002", adjust="hfq", allow_unadjusted=True))
+        self.assertEqual(sum(len(p) for p in pages), 5)
+
+    @unittest.skipUnless(HAS_PANDAS, SKIP_PANDAS)
+    def test_panel_with_two_sources_names_both_ways_out(self) -> None:
+        Client(BASE, QUERY_KEY, ingest_key=INGEST_KEY).push(
+            "etf_daily", [{"symbol": "588002", "date": ADJ_DAYS[0], "close": 10.0, "volume": 1.0, "source": "adj2", "updated_at": STAMP}],
+            fill_updated_at=False,
+        )
+        with self.assertRaises(BadRequest) as e:
+            self.client.panel(["588002"], "close")
+        self.assertIn("give source=… to keep one source, or source_priority=a,b,…", str(e.exception))
+        wide = self.client.panel(["588002"], "close", source_priority="adj2,adj")
+        self.assertEqual(len(wide), 5)
+
+
+class MinuteFrameTests(unittest.TestCase):
+    """Issue 47: minute bars' times carry an offset (+08:00): every frame path parses them."""
+
+    @classmethod
+    def setUpClass(cls) -> None:
+        Client(BASE, QUERY_KEY, ingest_key=INGEST_KEY).push("stock_minute", adjust_rows()[2])
+
+    def setUp(self) -> None:
+        self.client = Client(BASE, QUERY_KEY, progress=False)
+
+    @unittest.skipUnless(HAS_POLARS, SKIP_POLARS)
+    def test_polars_over_json_equals_the_arrow_download(self) -> None:
+        import polars as pl
+
+        df = self.client.get("stock/minute", as_="polars", via="json", code="600519")
+        self.assertEqual(df.schema["time"], pl.Datetime("ms", "UTC"))
+        self.assertEqual(df.schema["updated_at"], pl.Datetime("ms", "UTC"))
+        self.assertEqual(
+            sorted(t.isoformat() for t in df["time"].to_list()),
+            ["2024-03-01T01:31:00+00:00", "2024-03-01T01:32:00+00:00", "2024-03-01T01:33:00+00:00"],
+        )
+        self.assertEqual(df["updated_at"].to_list()[0].isoformat(), "2024-03-01T07:00:00.250000+00:00")
+        if HAS_PYARROW:
+            for via in ("arrow", "parquet"):
+                self.assertTrue(self.client.get("stock/minute", as_="polars", via=via, code="600519").equals(df), via)
+
+    @unittest.skipUnless(HAS_PANDAS, SKIP_PANDAS)
+    def test_pandas_and_arrow_over_json_equal_the_downloads(self) -> None:
+        import pandas.testing as pdt
+
+        df = self.client.get("stock/minute", via="json", code="600519")
+        self.assertEqual(str(df.dtypes["time"]), "datetime64[ns, UTC]")
+        self.assertEqual(df["time"].iloc[-1].isoformat(), "2024-03-01T01:31:00+00:00")
+        if HAS_PYARROW:
+            for via in ("arrow", "parquet"):
+                pdt.assert_frame_equal(self.client.get("stock/minute", via=via, code="600519"), df)
+            table = self.client.get("stock/minute", as_="arrow", via="json", code="600519")
+            self.assertEqual(table.column("time").to_pylist()[-1].isoformat(), "2024-03-01T01:31:00+00:00")

@@ -130,6 +130,13 @@ export const stockIndexMacroGenerators = {
       for (const p of periods) {
         level += rng.normal() * ind.step;
         const value = round(level, ind.name === 'M2' ? 0 : 2);
+        const release = addDays(p.date, ind.frequency === 'M' ? 10 : 18);
+        // A figure not yet published on the demo's last day is not in its data (a point-in-time
+        // study must not read it early). The random draws above stay, so later values do not move.
+        const mom = prev === null ? null : round(((value - prev) / Math.abs(prev || 1)) * 100, 3);
+        const yoy = ind.name === 'M2' ? round(8 + rng.normal(), 2) : null;
+        prev = value;
+        if (release > end) continue;
         rows.push({
           indicator_name: ind.name,
           period: p.period,
@@ -137,13 +144,12 @@ export const stockIndexMacroGenerators = {
           value,
           unit: ind.unit,
           frequency: ind.frequency,
-          release_date: addDays(p.date, ind.frequency === 'M' ? 10 : 18),
-          yoy: ind.name === 'M2' ? round(8 + rng.normal(), 2) : null,
-          mom: prev === null ? null : round(((value - prev) / Math.abs(prev || 1)) * 100, 3),
+          release_date: release,
+          yoy,
+          mom,
           source: SOURCE,
-          updated_at: stamp(addDays(p.date, ind.frequency === 'M' ? 10 : 18)),
+          updated_at: stamp(release),
         });
-        prev = value;
       }
     }
     return rows;

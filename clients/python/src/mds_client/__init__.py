@@ -18,6 +18,7 @@ from .errors import (
     Conflict,
     InvalidRows,
     MdsError,
+    MissingFactors,
     NotFound,
     QuotaExceeded,
     RateLimited,
@@ -39,5 +40,6 @@ __all__ = [
     "ServerError",
     "InvalidRows",
     "BatchRejected",
+    "MissingFactors",
 ]
 __version__ = "0.1.0"

@@ -15,10 +15,12 @@ from . import batches as _batches
 from . import frames
 from ._cache import DiskCache, immutable
 from ._http import Response, Transport
-from .errors import BadRequest, BatchRejected, MdsError
+from .errors import BadRequest, BatchRejected, MdsError, MissingFactors
 from .schema import DatasetInfo, datasets_from_openapi
 
 _PAGE = 1000
+#: Codes per request when an adjusted export's codes are looked up in the factor dataset.
+_FACTOR_CHUNK = 100
 _PAGING = ("limit", "offset", "cursor")
 
 
@@ -59,6 +61,20 @@ def _query(params: Dict[str, Any]) -> List[Tuple[str, str]]:
 def _has_value(row: Any, name: str) -> bool:
     v = row.get(name) if hasattr(row, "get") else None
     return v is not None and not _batches._missing(v)
+
+
+def _adjust_of(params: Dict[str, Any]) -> Optional[str]:
+    """``qfq`` / ``hfq`` when the request adjusts prices; None for ``none`` or no ``adjust``."""
+    v = params.get("adjust")
+    return str(v) if v is not None and str(v) != "none" else None
+
+
+def _note_without_factors(body: Dict[str, Any], into: List[str]) -> None:
+    """Adds a page's ``meta.adjust.codes_without_factors`` to ``into``, each code once."""
+    adjust = (body.get("meta") or {}).get("adjust") or {}
+    for c in adjust.get("codes_without_factors") or []:
+        if c not in into:
+            into.append(c)
 
 
 def _compact(d: str) -> str:
@@ -180,7 +196,14 @@ class Client:
         return {"Q-API-KEY": self.key}
 
     def get(
-        self, path: str, as_: str = "pandas", via: str = "auto", parallel: Optional[int] = None, **params: Any
+        self,
+        path: str,
+        as_: str = "pandas",
+        via: str = "auto",
+        parallel: Optional[int] = None,
+        *,
+        allow_unadjusted: bool = False,
+        **params: Any,
     ) -> Any:
         """Every row of a query, as a DataFrame (or records, or an Arrow table).
 
@@ -201,6 +224,10 @@ class Client:
                 code that several sources pushed has a row per source and date: pass
                 ``source_priority="eastmoney,tushare"`` for one row per date (the first listed
                 source that has it), e.g. before a pivot.
+            allow_unadjusted: with ``adjust="qfq"`` or ``"hfq"``, codes of the answer without
+                factors are returned as traded: by default that raises
+                :class:`~mds_client.MissingFactors` naming them (a frame mixing adjusted and
+                raw prices is wrong research data); True returns the rows and warns instead.
 
         Dtypes come from the OpenAPI document: dates → datetime64, timestamps → UTC
         datetimes, numbers → float64, integers → Int64, flags → Int8 (see docs/python-client.md).
@@ -210,12 +237,23 @@ class Client:
         names = [n.strip() for n in dict(query).get("fields", "").split(",") if n.strip()]
         fields = [f for f in (info.row_field(n) for n in names) if f] if names else info.row_fields
         single_page = any(k in params for k in _PAGING)
+        adjust = _adjust_of(params)
         if via == "auto":
             via = "arrow" if (_has("pyarrow") and as_ != "records" and not single_page) else "json"
         if via in ("arrow", "parquet"):
             if single_page:
                 raise BadRequest("limit/offset/cursor page the JSON answer; use via='json'", code=4001)
+            code = info.code_filters[0] if adjust and info.code_filters else None
+            extra = code is not None and bool(names) and code not in names
+            if extra:
+                # The codes of the answer are needed to tell which have factors: asked, then dropped.
+                query = [(k, v + "," + str(code) if k == "fields" else v) for k, v in query]
             table = self._download(info, query, via, self.parallel if parallel is None else parallel)
+            if adjust and code is not None:
+                codes = list(dict.fromkeys(str(c) for c in table.column(code).to_pylist()))
+                self._unadjusted(adjust, self._without_factors(info, codes, params), allow_unadjusted)
+                if extra:
+                    table = table.select([n for n in table.column_names if n != code])
             if as_ == "arrow":
                 return table
             if as_ == "polars":
@@ -225,7 +263,10 @@ class Client:
             return frames.arrow_to_pandas(table, fields)
         if via != "json":
             raise ValueError("via must be 'auto', 'json', 'arrow' or 'parquet'")
-        records = self._pages(info, query, single_page)
+        missing: List[str] = []
+        records = self._pages(info, query, single_page, missing)
+        if adjust:
+            self._unadjusted(adjust, missing, allow_unadjusted)
         if records:
             # The row schema may list fields only some answers carry (interval bars'
             # period_start, bar_count): the columns are those of the rows returned.
@@ -256,7 +297,9 @@ class Client:
         One request per ``chunk`` codes (a comma list), not one per code; ``params`` are the
         endpoint's other parameters (``adjust="qfq"``, ``interval="1w"``, ``source``, ``as_of``).
         Codes may be written as the endpoint takes them (``510300.SH``); columns are named as
-        stored (``510300``), in the order given. A date missing for a code is NaN.
+        stored (``510300``), in the order given. A date missing for a code is NaN. With
+        ``adjust``, codes without factors raise :class:`~mds_client.MissingFactors` unless
+        ``allow_unadjusted=True`` is among ``params`` (as in :meth:`get`).
 
         Example::
 
@@ -291,7 +334,9 @@ class Client:
         long = pd.concat(frames_, ignore_index=True) if frames_ else pd.DataFrame(columns=[code, date, field])
         if long.duplicated([date, code]).any():
             raise BadRequest(
-                "several rows per code and date (one per source?): give source=… to choose one", code=4001
+                "several rows per code and date (one per source?): give source=… to keep one source, or "
+                "source_priority=a,b,… for one row per date from the first listed source that has it",
+                code=4001,
             )
         wide = long.pivot(index=date, columns=code, values=field).sort_index()
         # Columns in the order asked, by stored form (510300.SH → 510300); codes with no rows as NaN.
@@ -337,10 +382,26 @@ class Client:
         self, n: int, end: Any = None, exchange: str = "SSE", source: Optional[str] = None
     ) -> List[_dt.date]:
         """The last ``n`` open days of ``exchange`` on or before ``end`` (default: today, UTC),
-        oldest first, from the stored trading calendar. Raises when it holds fewer."""
+        oldest first, from the stored trading calendar. Raises when it holds fewer; warns when
+        the stored calendar ends before ``end`` (open days after its last day are unknown, so
+        the days returned may not be the last ones)."""
         if n < 1:
             raise ValueError("n must be ≥ 1")
         end = end if end is not None else _dt.datetime.now(_dt.timezone.utc).date()
+        reach = self.get(
+            "market/trade-calendar", as_="records", via="json", exchange=exchange, source=source,
+            date_from=end, fields=["date"], limit=1,
+        )
+        if not reach:
+            last = self.get(
+                "market/trade-calendar", as_="records", via="json", exchange=exchange, source=source,
+                fields=["date"], sort="date", order="desc", limit=1,
+            )
+            warnings.warn(
+                "the stored %s calendar ends %s, before %s: open days after it are unknown"
+                % (exchange, "on " + last[0]["date"] if last else "(it is empty)", _param(end)),
+                stacklevel=2,
+            )
         days: List[_dt.date] = []
         for page in self.pages(
             "market/trade-calendar",
@@ -362,18 +423,39 @@ class Client:
             )
         return sorted(days[:n])
 
-    def pages(self, path: str, **params: Any) -> Iterable[List[Dict[str, Any]]]:
-        """The JSON pages of a query one by one (``cursor`` paging), for streaming use."""
+    def pages(self, path: str, *, allow_unadjusted: bool = False, **params: Any) -> Iterable[List[Dict[str, Any]]]:
+        """The JSON pages of a query one by one (``cursor`` paging), for streaming use. Adjusted
+        (``adjust=``): a page holding codes without factors raises
+        :class:`~mds_client.MissingFactors` before it is yielded, unless ``allow_unadjusted``."""
         info = self.dataset(path)
-        return self._page_iter(info, [(k, v) for k, v in _query(params) if k not in _PAGING])
+        query = [(k, v) for k, v in _query(params) if k not in _PAGING]
+        adjust = _adjust_of(params)
+        if not adjust:
+            return self._page_iter(info, query)
+
+        def checked() -> Iterable[List[Dict[str, Any]]]:
+            seen: List[str] = []
+            for page in self._page_iter(info, query, missing=seen):
+                new = seen[:]
+                seen.clear()
+                self._unadjusted(adjust, new, allow_unadjusted)
+                yield page
+
+        return checked()
 
     def _page_iter(
-        self, info: DatasetInfo, query: List[Tuple[str, str]], progress: Any = None
+        self,
+        info: DatasetInfo,
+        query: List[Tuple[str, str]],
+        progress: Any = None,
+        missing: Optional[List[str]] = None,
     ) -> Iterable[List[Dict[str, Any]]]:
         cursor: Optional[str] = None
         while True:
             q = query + [("limit", str(_PAGE))] + ([("cursor", cursor)] if cursor else [])
             body = self._get_query(info.path, q).json()
+            if missing is not None:
+                _note_without_factors(body, missing)
             if progress is not None:
                 if progress.total is None:
                     progress.total = int(body.get("meta", {}).get("total") or 0)
@@ -383,14 +465,57 @@ class Client:
             if not cursor:
                 return
 
-    def _pages(self, info: DatasetInfo, query: List[Tuple[str, str]], single: bool) -> List[Dict[str, Any]]:
+    def _pages(
+        self, info: DatasetInfo, query: List[Tuple[str, str]], single: bool, missing: List[str]
+    ) -> List[Dict[str, Any]]:
+        """Every row (or the one page asked), noting each page's codes without factors in ``missing``."""
         if single:
-            return self._get_query(info.path, query).json()["data"]
+            body = self._get_query(info.path, query).json()
+            _note_without_factors(body, missing)
+            return body["data"]
         out: List[Dict[str, Any]] = []
         with _progress.bar(self.progress, None, info.name, "rows") as bar:
-            for page in self._page_iter(info, query, bar):
+            for page in self._page_iter(info, query, bar, missing):
                 out.extend(page)
         return out
+
+    def _without_factors(self, info: DatasetInfo, codes: List[str], params: Dict[str, Any]) -> List[str]:
+        """The ``codes`` (of an adjusted export) without factors, by the service's rule for
+        ``meta.adjust.codes_without_factors``: no factor row of ``adjust_source`` (without it, of
+        any source), as known at ``as_of``. Read from the factor dataset, ``_FACTOR_CHUNK`` codes
+        a request, newest factor rows first (daily factors then name every current code on the
+        first page); codes a full page did not name are asked again, until a page holds every
+        remaining row. Each request names at least one more code, or ends the chunk."""
+        if not codes or not info.factors:
+            return []
+        factors = self.dataset(info.factors)
+        fcode = factors.code_filters[0] if factors.code_filters else "code"
+        order = [("sort", factors.range_field), ("order", "desc")] if factors.range_field else []
+        given = [k for k in ("adjust_source", "as_of") if params.get(k) is not None]
+        common = [("source" if k == "adjust_source" else k, _param(params[k])) for k in given]
+        have = set()
+        for i in range(0, len(codes), _FACTOR_CHUNK):
+            pending = codes[i : i + _FACTOR_CHUNK]
+            while pending:
+                q = [(fcode, c) for c in pending] + common + order + [("fields", fcode), ("limit", str(_PAGE))]
+                body = self._get_query(factors.path, q).json()
+                got = {str(r[fcode]) for r in body["data"]}
+                have.update(got)
+                if not got or int(body.get("meta", {}).get("total", 0)) <= len(body["data"]):
+                    break
+                pending = [c for c in pending if c not in got]
+        return [c for c in codes if c not in have]
+
+    @staticmethod
+    def _unadjusted(method: str, codes: List[str], allow: bool) -> None:
+        """Raises (or, allowed, warns) when an adjusted answer returned ``codes`` as traded."""
+        if not codes:
+            return
+        shown = ", ".join(codes[:20]) + (" … (%d codes)" % len(codes) if len(codes) > 20 else "")
+        message = "adjust=%s: no factors for %s, returned as traded (unadjusted)" % (method, shown)
+        if not allow:
+            raise MissingFactors(message + "; allow_unadjusted=True to accept them", codes, method)
+        warnings.warn(message, stacklevel=3)
 
     def _get_query(self, path: str, query: List[Tuple[str, str]]) -> Response:
         """A GET of the query API, through the disk cache when there is one."""

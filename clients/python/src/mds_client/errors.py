@@ -75,6 +75,24 @@ class InvalidRows(MdsError, ValueError):
         self.problems = problems
 
 
+class MissingFactors(MdsError):
+    """An adjusted read (``adjust="qfq"`` or ``"hfq"``) whose answer holds codes without
+    adjustment factors: the service returns their rows as traded, so a frame of them mixes
+    adjusted and raw prices (a split then shows as a fake jump). Raised by :meth:`Client.get`,
+    :meth:`Client.panel` and :meth:`Client.pages` unless ``allow_unadjusted=True`` (then a
+    warning names them instead). Raised by the client, not answered by the service: ``code`` 0.
+
+    Attributes:
+        codes: the codes returned as traded, in the order the answer first has them.
+        method: the ``adjust`` asked (``qfq`` or ``hfq``).
+    """
+
+    def __init__(self, message: str, codes: "list[str]", method: str) -> None:
+        super().__init__(message)
+        self.codes = codes
+        self.method = method
+
+
 class BatchRejected(MdsError):
     """A batch the service answered ``rejected`` (every record refused) or ``partial``.
 

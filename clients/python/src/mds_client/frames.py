@@ -94,8 +94,10 @@ def polars_dtypes(df: Any, fields: Sequence[Field]) -> Any:
         if f.kind == "date" and dtype == pl.Utf8:
             exprs.append(pl.col(f.name).str.to_date("%Y-%m-%d"))
         elif f.kind == "timestamp" and dtype == pl.Utf8:
+            # Z or an offset (minute bars: +08:00), with or without milliseconds: every
+            # instant to UTC, as the pandas and Arrow paths give it.
             exprs.append(
-                pl.col(f.name).str.to_datetime("%Y-%m-%dT%H:%M:%S%.3fZ", time_unit="ms").dt.replace_time_zone("UTC")
+                pl.col(f.name).str.to_datetime("%Y-%m-%dT%H:%M:%S%.f%#z", time_unit="ms", time_zone="UTC")
             )
     return df.with_columns(exprs) if exprs else df
 

@@ -64,6 +64,9 @@ class DatasetInfo:
     code_filters: List[str] = field(default_factory=list)
     #: Each code filter's market (``cn``: also 510300.SH, sh510300; ``us``: as written).
     code_markets: Dict[str, str] = field(default_factory=dict)
+    #: The factor dataset ``adjust=qfq|hfq`` reads (``x-mds-factors`` on ``adjust``, e.g.
+    #: ``adj_factor``); None: the endpoint adjusts nothing.
+    factors: Optional[str] = None
     #: Row name → ingest name where they differ (``x-mds-ingest-names``: ``code`` → ``symbol``).
     ingest_names: Dict[str, str] = field(default_factory=dict)
 
@@ -126,6 +129,8 @@ def datasets_from_openapi(doc: Dict[str, Any]) -> Dict[str, DatasetInfo]:
                 info.code_markets[pname] = str(p["x-mds-code"])
             if p.get("x-mds-filter") == "range" and isinstance(p.get("x-mds-field"), str):
                 info.range_field = p["x-mds-field"]
+            if pname == "adjust" and isinstance(p.get("x-mds-factors"), str):
+                info.factors = p["x-mds-factors"]
             if pname in ("sort", "order"):
                 setattr(info, pname, _resolve(doc, p.get("schema", {})).get("default"))
         names = op.get("x-mds-ingest-names")
