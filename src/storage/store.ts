@@ -30,11 +30,6 @@ export interface WriteBatch {
   dataset: Dataset;
   /** Valid, de-duplicated rows; every dataset field present (null when absent). */
   rows: Row[];
-  /**
-   * Per row: 1 when the client sent `updated_at`. A server-filled `updated_at` does not by
-   * itself make a row "changed" (so a re-push of identical data counts as duplicate).
-   */
-  updatedAtGiven: Uint8Array;
   /** Full snapshot: delete rows of this partition that the batch does not contain. */
   prune: { partitionValue: string | null; source: string | null } | null;
   /** When the batch arrived, ISO UTC (its record's created_at; the clock's default). */
