@@ -2,8 +2,8 @@ import type { Catalog, Dataset } from '../catalog/catalog.js';
 import { AppError, invalid } from '../errors.js';
 import { isCleanText } from '../model/values.js';
 import type { QualityPageRequest, QualityQuery, Store } from '../storage/store.js';
-import { DEFAULT_LIMIT, MAX_LIMIT, dateParameter } from './parse.js';
-import { normalizeCode } from './codes.js';
+import { DEFAULT_LIMIT, MAX_LIMIT, dateRange } from './parse.js';
+import { queryCode } from './codes.js';
 import { dayAfter, dayBefore } from '../model/days.js';
 import {
   DEFAULT_JUMP_PCT,
@@ -283,7 +283,7 @@ export function codeParam(d: Dataset, raw: string | undefined): string | null {
     );
   const field = d.daily?.code ?? d.blocks?.code;
   const market = field ? d.codes.get(field) : undefined;
-  return market ? normalizeCode(market, raw) : raw;
+  return market ? queryCode(market, raw, 'code') : raw;
 }
 
 /**
@@ -306,7 +306,7 @@ export function reportParams(raw: Record<string, unknown>, allowed: readonly str
       });
     get(name);
   }
-  const date = (name: string): string | null => dateParameter(name, get(name));
+  const range = (): ReturnType<typeof dateRange> => dateRange(get);
   const int = (name: string, min: number, dflt: number): number => {
     const v = get(name);
     if (v === undefined) return dflt;
@@ -321,11 +321,11 @@ export function reportParams(raw: Record<string, unknown>, allowed: readonly str
       throw invalid('order must be asc or desc', { parameter: 'order', allowed: ['asc', 'desc'] });
     return v;
   };
-  return { get, date, int, order };
+  return { get, range, int, order };
 }
 
 function parse(d: Dataset, calendar: Dataset, raw: Record<string, unknown>): Parsed {
-  const { get, date, int, order } = reportParams(raw, QUALITY_PARAMS);
+  const { get, range, int, order } = reportParams(raw, QUALITY_PARAMS);
   const sortRaw = get('sort') ?? 'missing';
   if (!(QUALITY_SORTS as readonly string[]).includes(sortRaw))
     throw invalid(`sort must be one of: ${QUALITY_SORTS.join(', ')}`, {
@@ -347,8 +347,7 @@ function parse(d: Dataset, calendar: Dataset, raw: Record<string, unknown>): Par
       calendar,
       exchange,
       code: codeParam(d, get('code')),
-      dateFrom: date('date_from'),
-      dateTo: date('date_to'),
+      ...range(),
     },
     page: {
       limit: Math.min(int('limit', 1, DEFAULT_LIMIT), MAX_LIMIT),

@@ -136,6 +136,31 @@ export class SqlDatasetStore implements DatasetStore {
     return { version: r ? Number(r.version) : 0, changedAt: (r?.last_batch_at as string | null) ?? null };
   }
 
+  async firstChange(dataset: string): Promise<string | null> {
+    // known_at '' is the empty marker before a dataset's first recorded change (revisions.ts).
+    const [v] = await this.db.values(
+      sql`SELECT min(known_at) FROM mds_changes WHERE dataset = ${dataset} AND known_at > ''`,
+      { prepared: true },
+    );
+    return typeof v === 'string' ? v : null;
+  }
+
+  async sourceValues(dataset: string): Promise<string[]> {
+    const d = this.catalog.byName.get(dataset);
+    const f = d?.sourceField;
+    if (!d || !f) return [];
+    // A loose index scan (every source field is an exact filter, so an index leads with it):
+    // one index probe per distinct value, not a scan of the rows.
+    const c = ident(f.name);
+    const t = ident(d.name);
+    const values = await this.db.values(
+      sql`WITH RECURSIVE s(v) AS (SELECT min(${c}) FROM ${t} UNION ALL
+        SELECT (SELECT min(${c}) FROM ${t} WHERE ${c} > s.v) FROM s WHERE s.v IS NOT NULL)
+        SELECT v FROM s WHERE v IS NOT NULL`,
+    );
+    return values.map(String);
+  }
+
   async coverage(): Promise<DatasetCoverage[]> {
     // One statement (one snapshot) for every dataset.
     const parts = this.catalog.datasets.map((d, i) => {

@@ -162,6 +162,10 @@ export interface DatasetStore {
   datasetVersion(dataset: string): Promise<number>;
   /** The version and the processed_at of the dataset's last change (null: never changed). */
   datasetState(dataset: string): Promise<{ version: number; changedAt: string | null }>;
+  /** The instant the dataset's first change became known (null: it has none): before it, no state is held. */
+  firstChange(dataset: string): Promise<string | null>;
+  /** The distinct values of the dataset's source field among its current rows (none without one). */
+  sourceValues(dataset: string): Promise<string[]>;
   coverage(): Promise<DatasetCoverage[]>;
   /** The calendar a quality report judges by: the exchanges stored, and the latest open day up to `until`. */
   qualityCalendar(q: QualityQuery, until: string): Promise<{ exchanges: string[]; latest: string | null }>;

@@ -156,6 +156,8 @@ async function scenario(store: Store): Promise<unknown[]> {
   );
   seen.push(await store.datasets.datasetVersion('etf_daily'));
   seen.push(await store.datasets.datasetVersion('fx'));
+  seen.push((await store.datasets.firstChange('etf_daily')) !== null, await store.datasets.firstChange('fx'));
+  seen.push(await store.datasets.sourceValues('etf_daily'), await store.datasets.sourceValues('fx'));
   seen.push(await store.batches.getBatch('b2'));
   seen.push(await store.batches.getBatch('nope'));
   seen.push(await store.batches.listBatches({ limit: 10 }));
@@ -268,6 +270,8 @@ const OPERATIONS = {
     queryJson: true,
     datasetVersion: true,
     datasetState: true,
+    firstChange: true,
+    sourceValues: true,
     coverage: true,
     qualityCalendar: true,
     qualityCodes: true,
