@@ -345,9 +345,9 @@ async function qualityReport(s: ToolServices, args: Args): Promise<ToolAnswer> {
     ? `the ${page.exchange} calendar (stored ${page.calendar.from} … ${page.calendar.to})`
     : `the ${page.exchange} calendar (none stored)`;
   const unjudgedText =
-    partly > 0
+    (partly > 0
       ? ` ${plural(partly, 'code')} with days outside the stored calendar, not judged (unjudged).`
-      : '';
+      : '') + (page.calendarEnds ? ` Note: ${page.calendarEnds.message}.` : '');
   return reportAnswer(
     d,
     { page, n, next },

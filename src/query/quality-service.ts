@@ -10,7 +10,7 @@ import {
   QUALITY_SORTS,
   judgeChecks,
   noChecks,
-  staleBefore,
+  isStale,
   type CodeChecks,
   type CodeVerdict,
   type QualityRow,
@@ -63,6 +63,30 @@ export interface QualityPage {
   calendar: DaySpan | null;
   /** The move of a close, in %, beyond which a bar is a jump. */
   jumpPct: number;
+  /** The stored calendar ends before the range asked for (its end, or today): calendarEnds. */
+  calendarEnds?: CalendarEnds;
+}
+
+/** `meta.calendar_ends_before` of a report whose range reaches past the stored calendar. */
+export interface CalendarEnds {
+  calendar_to: string;
+  range_end: string;
+  message: string;
+}
+
+/**
+ * The note when the exchange's stored calendar ends before `rangeEnd` (date_to, else today):
+ * days after its end are not judged, so no code can be missing them or be stale for them.
+ */
+export function calendarEnds(exchange: string, span: DaySpan | null, rangeEnd: string): CalendarEnds | null {
+  if (span === null || span.to >= rangeEnd) return null;
+  return {
+    calendar_to: span.to,
+    range_end: rangeEnd,
+    message:
+      `the stored ${exchange} calendar ends on ${span.to}, before ${rangeEnd}: days after it are not ` +
+      `judged (neither missing nor stale); push market/trade-calendar to ${rangeEnd}`,
+  };
 }
 
 interface Parsed {
@@ -123,6 +147,7 @@ export class QualityService {
     const today = this.today();
     const key = [qq.dataset.name, qq.exchange, qq.code, qq.dateFrom, qq.dateTo, today];
     const calendarSpan = await this.cached(['calendar', qq.exchange], versions, () => this.coverage(qq));
+    const ends = calendarEnds(qq.exchange, calendarSpan, qq.dateTo ?? today);
     const done = async (rows: QualityRow[], total: number): Promise<QualityPage> => {
       const byCode = await this.checks(
         qq,
@@ -143,6 +168,7 @@ export class QualityService {
         exchange: qq.exchange,
         calendar: calendarSpan,
         jumpPct,
+        ...(ends ? { calendarEnds: ends } : {}),
       };
     };
     // The summaries answer with the page itself (sorted and paged by the database).
@@ -249,10 +275,7 @@ export class QualityService {
     const until = qq.dateTo !== null && qq.dateTo < today ? qq.dateTo : today;
     const { latest } = await this.calendar(qq, until);
     const codes: CodeVerdict[] = await this.store.datasets.qualityCodes(qq);
-    let newest: string | null = null;
-    for (const c of codes) if (newest === null || c.last_date > newest) newest = c.last_date;
-    const before = staleBefore(latest, newest);
-    return codes.map((c) => ({ ...c, stale: before !== null && c.last_date < before }));
+    return codes.map((c) => ({ ...c, stale: isStale(c.last_date, latest) }));
   }
 }
 

@@ -19,7 +19,6 @@ import { toColumns, type ValueColumns } from '../model/value-columns.js';
 import { boundedRead } from './bounded-read.js';
 import {
   PRE_CLOSE_TOLERANCE,
-  staleBefore,
   type CheckCandidate,
   type CodeVerdict,
   type FactorPoint,
@@ -261,6 +260,7 @@ export class SqlDatasetStore implements DatasetStore {
         prevClose: num(r.p_close),
         preClose: num(r.pre_close),
         offCalendar: Number(r.off) === 1,
+        suspended: Number(r.susp) === 1,
         zeroVolume: Number(r.zero) === 1,
         samePrevious: Number(r.same) === 1,
       })),
@@ -282,9 +282,8 @@ export class SqlDatasetStore implements DatasetStore {
     const [state] = await this.reads.rows(summaryStateSql(qq.dataset));
     if (!state || state.exchange !== qq.exchange || Number(state.rule) !== QUALITY_RULE) return null;
     const [totals] = await this.reads.rows(summaryTotalsSql(qq));
-    const newest = totals?.newest;
-    const before = staleBefore(latest, newest === null || newest === undefined ? null : String(newest));
-    const rows = await this.reads.rows(summaryPageSql(qq, before, page));
+    // The summaries' SQL judges staleness as isStale (model/quality-rules.ts) does.
+    const rows = await this.reads.rows(summaryPageSql(qq, latest, page));
     return {
       total: Number(totals?.n ?? 0),
       rows: rows.map((r) => ({ ...verdictFromRow(r), stale: Number(r.stale) === 1 })),
