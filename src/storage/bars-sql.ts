@@ -150,7 +150,10 @@ function factorLookup(plan: QueryPlan, code: Sql | null): FactorLookup<Sql, Sql>
   const src = adjust.factors.sourceField;
   const { table, known } = factorRows(plan, 'x');
   const of = code ?? sql`"t".${ident(daily.code.name)}`;
-  const source = src ? sql` AND "x".${ident(src.name)} = ${factorSourceOf(plan, of)}` : raw('');
+  // The bar's factor source, computed once per bar below it ("_s", barsSelectParts): evaluated
+  // here, SQLite re-evaluated it for every factor row a lookup scanned (quadratic in a code's
+  // factor rows over the history's union, with one factor row per day).
+  const source = src ? sql` AND "x".${ident(src.name)} = "t"."_s"` : raw('');
   const date = ident(fs.date.name);
   const one = (cond: Sql, dir: 'ASC' | 'DESC'): Sql =>
     sql`(SELECT "x".${ident(fs.value.name)} FROM ${table} AS "x" WHERE "x".${ident(
@@ -445,7 +448,11 @@ function barsSelectParts(plan: QueryPlan, dialect: Dialect, paged: boolean): Sel
       bars.adjust.method === 'qfq'
         ? sql`, ${anchorFactor(factorLookup(plan, code), anchorDate)} AS "_a"`
         : raw('');
-    const withFactors = sql`SELECT ${tcols}, ${f} AS "_f"${a} FROM (${source}) AS "t"${raw(dialect.subqueryFence)}`;
+    const fence = raw(dialect.subqueryFence);
+    const sourced = bars.adjust.factors.sourceField
+      ? sql`SELECT ${tcols}, ${factorSourceOf(plan, raw(`"t".${q(daily.code.name)}`))} AS "_s" FROM (${source}) AS "t"${fence}`
+      : source;
+    const withFactors = sql`SELECT ${tcols}, ${f} AS "_f"${a} FROM (${sourced}) AS "t"${fence}`;
     source = sql`SELECT ${raw(adjustedColumns(plan).join(', '))} FROM (${withFactors}) AS "m"`;
   }
   const stored = storedWindow(plan);
