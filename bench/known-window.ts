@@ -98,7 +98,6 @@ async function measure(label: string, url: string, reader?: { file: string; gate
           batchId: `window-${process.pid}-${k}`,
           dataset,
           rows: rows(k),
-          updatedAtGiven: new Uint8Array(ROWS).fill(1),
           prune: null,
           now,
           clock,

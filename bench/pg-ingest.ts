@@ -52,7 +52,7 @@ export async function pgRawUpsertCeiling(
   const cols = [...ETF_COLUMNS];
   const types = cols.map((c) => d.fieldByName.get(c)?.type ?? 'string');
   const keys = d.key.map((k) => q(k.name));
-  const stage = `CREATE TEMPORARY TABLE raw_stage (${cols.map((c, i) => `${q(c)} ${stagingType(types[i] ?? 'string')}`).join(', ')}, g boolean) ON COMMIT DROP`;
+  const stage = `CREATE TEMPORARY TABLE raw_stage (${cols.map((c, i) => `${q(c)} ${stagingType(types[i] ?? 'string')}`).join(', ')}) ON COMMIT DROP`;
   const upsert =
     `INSERT INTO etf_daily (${cols.map(q).join(', ')}, created_at) SELECT ${cols.map(q).join(', ')}, $1::text FROM raw_stage ` +
     `ON CONFLICT (${keys.join(', ')}) DO UPDATE SET ${cols
@@ -68,14 +68,12 @@ export async function pgRawUpsertCeiling(
       await client.query('BEGIN');
       await client.query(stage);
       const rows = b.rows as unknown as Row[];
-      const given = new Uint8Array(rows.length).fill(1);
-      const chunks =
-        format === 'binary' ? binaryCopyChunks(rows, cols, types, given) : copyChunks(rows, cols, given);
+      const chunks = format === 'binary' ? binaryCopyChunks(rows, cols, types) : copyChunks(rows, cols);
       await pipeline(
         Readable.from(chunks),
         client.query(
           copyFrom(
-            `COPY raw_stage (${cols.map(q).join(', ')}, g) FROM STDIN${format === 'binary' ? ' (FORMAT binary)' : ''}`,
+            `COPY raw_stage (${cols.map(q).join(', ')}) FROM STDIN${format === 'binary' ? ' (FORMAT binary)' : ''}`,
           ),
         ),
       );

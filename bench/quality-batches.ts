@@ -84,7 +84,6 @@ for (let round = 0; round < Number(roundsArg); round++) {
       batchId: id,
       dataset: etf,
       rows,
-      updatedAtGiven: new Uint8Array(rows.length).fill(1),
       prune: null,
       now: new Date().toISOString(),
     },

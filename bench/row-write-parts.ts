@@ -104,7 +104,6 @@ async function serviceWrite(dir: string): Promise<Result> {
       batchId: `parts-${n}`,
       dataset: d,
       rows: b as unknown as Row[],
-      updatedAtGiven: new Uint8Array(b.length).fill(1),
       prune: null,
       now: at,
     };
@@ -133,7 +132,7 @@ async function genericWrite(dir: string, name: string, json: boolean, secondary:
   const stmt = (k: number): Database.Statement =>
     db.prepare(
       `INSERT INTO ${q(d.name)} AS t (${cols.map(q).join(', ')}) VALUES ${new Array<string>(k).fill(one).join(', ')} ` +
-        upsertConflictClause(d, SQLITE, 't', '1'),
+        upsertConflictClause(d, SQLITE, 't'),
     );
   const full = stmt(PER_STATEMENT);
   const build = rowJson(d);

@@ -83,6 +83,8 @@ export interface DailySeries {
     readonly change: Field | null;
     readonly pctChg: Field | null;
     readonly volume: Field | null;
+    /** 1 on a suspended day (flag): not judged as zero volume or an identical run. */
+    readonly suspended: Field | null;
   } | null;
   /** Every aggregated row field's aggregation; null: no `interval`. */
   readonly aggregate: ReadonlyMap<Field, Aggregation> | null;
@@ -219,6 +221,12 @@ function compileDaily(
     if (f.type !== 'number') fail(`${what} ${n} must be a number field`);
     return f;
   };
+  const flag = (n: string | undefined, what: string): Field | null => {
+    if (n === undefined) return null;
+    const f = ingestField(n, what);
+    if (f.type !== 'flag') fail(`${what} ${n} must be a flag field`);
+    return f;
+  };
   const b = dd.bar;
   const bar = b
     ? {
@@ -230,6 +238,7 @@ function compileDaily(
         change: number(b.change, 'bar change'),
         pctChg: number(b.pctChg, 'bar pctChg'),
         volume: number(b.volume, 'bar volume'),
+        suspended: flag(b.suspended, 'bar suspended'),
       }
     : null;
   const group = key.filter((k) => k !== date);

@@ -123,6 +123,11 @@ export interface DailyDeclaration {
     readonly change?: string;
     readonly pctChg?: string;
     readonly volume?: string;
+    /**
+     * A flag field, 1 on a day the code was suspended: the quality report lists such a day as
+     * suspended, not as a zero-volume day nor as part of a run of identical bars.
+     */
+    readonly suspended?: string;
   };
   /**
    * `interval=1w|1M|1Q|1Y`: the aggregation of every row field except the key (code, date and

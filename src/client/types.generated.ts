@@ -1344,6 +1344,8 @@ export interface IndexConstituentsParams {
   index_code?: string | number | readonly (string | number)[];
   /** exact match; several values (any of them matches, at most 1000) by repeating the parameter or as a comma list. A code also as 510300.SH, sh510300 or SH510300 (stored as 510300) */
   stock_code?: string | number | readonly (string | number)[];
+  /** exact match; several values (any of them matches, at most 1000) by repeating the parameter or as a comma list */
+  trade_date?: string | readonly string[];
   /** exact match; several values (any of them matches, at most 1000) by repeating the parameter */
   source?: string | number | readonly (string | number)[];
   /** inclusive lower bound on trade_date, YYYY-MM-DD or YYYYMMDD */

@@ -67,6 +67,35 @@ export const PageMetaSchema = Type.Object(
       ),
     ),
     adjust: Type.Optional(AdjustMetaSchema),
+    before_history: Type.Optional(
+      Type.Object(
+        {
+          first_change: nullable(
+            Type.String({
+              format: 'date-time',
+              description: "when the dataset's first change became known; null: it has none yet",
+            }),
+          ),
+          message: Type.String(),
+        },
+        {
+          description:
+            "as_of before the dataset's first change: the service holds no state of it then, so the answer is empty",
+        },
+      ),
+    ),
+    several_sources: Type.Optional(
+      Type.Object(
+        {
+          sources: Type.Array(Type.String(), { description: 'the sources of the rows on this page' }),
+          message: Type.String(),
+        },
+        {
+          description:
+            'this page holds rows of several sources for one key (code and date): pass source= for one source, source_priority= for one row per key',
+        },
+      ),
+    ),
   },
   { title: 'PageMeta' },
 );

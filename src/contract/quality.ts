@@ -27,7 +27,8 @@ export const QualityRowSchema = Type.Object(
       description: `the first ${MAX_LISTED_DATES} missing days`,
     }),
     stale: Type.Boolean({
-      description: "no bar on the calendar's latest open day up to today, while other codes have one",
+      description:
+        "no bar on the calendar's latest open day up to today (or date_to), whatever the other codes' bars",
     }),
     ohlc_violations: Type.Integer({
       description: 'bars with low > high, open or close outside [low, high], or a negative volume',
@@ -36,13 +37,18 @@ export const QualityRowSchema = Type.Object(
       description: `their dates (the first ${MAX_LISTED_DATES})`,
     }),
     zero_volume_days: nullable(
-      Type.Integer({ description: 'days with volume 0 (null: the dataset has no volume)' }),
+      Type.Integer({
+        description: 'days with volume 0 that are not suspended days (null: the dataset has no volume)',
+      }),
     ),
     off_calendar_dates: Type.Array(Type.String({ format: 'date' }), {
       description: `bar dates on days the calendar says are closed (the first ${MAX_LISTED_DATES})`,
     }),
     zero_volume_dates: Type.Array(Type.String({ format: 'date' }), {
-      description: `bar dates with volume 0 (the first ${MAX_LISTED_DATES})`,
+      description: `bar dates with volume 0 that are not suspended days (the first ${MAX_LISTED_DATES})`,
+    }),
+    suspended_dates: Type.Array(Type.String({ format: 'date' }), {
+      description: `bar dates flagged suspended (stock_daily is_suspended = 1; the first ${MAX_LISTED_DATES}): neither zero-volume days nor identical runs`,
     }),
     jumps: Type.Array(
       Type.Object({
@@ -96,6 +102,19 @@ export const QualityAnswerSchema = envelopeSchema(
       }),
     ),
     jump_pct: Type.Number({ description: 'the move of a close, in %, beyond which a bar is a jump' }),
+    calendar_ends_before: Type.Optional(
+      Type.Object(
+        {
+          calendar_to: Type.String({ format: 'date', description: "the stored calendar's last day" }),
+          range_end: Type.String({ format: 'date', description: 'date_to, else today' }),
+          message: Type.String(),
+        },
+        {
+          description:
+            'the stored calendar ends before the range asked for: days after its end are not judged (neither missing nor stale)',
+        },
+      ),
+    ),
   }),
 );
 

@@ -140,7 +140,7 @@ function minuteQualityOperation(d: Dataset): ApiOperation {
         content: { 'application/json': MinuteQualityAnswerSchema },
       },
     },
-    errors: [4001],
+    errors: [4001, 4006, 4008],
   };
 }
 
@@ -163,6 +163,6 @@ function qualityOperation(catalog: Catalog): ApiOperation {
         content: { 'application/json': QualityAnswerSchema },
       },
     },
-    errors: [4001, 4041],
+    errors: [4001, 4006, 4008, 4041],
   };
 }

@@ -25,7 +25,12 @@ export function registerQualityRoute(app: FastifyInstance, path: string, quality
   app.get(path, { schema: { response: { 200: QualityAnswerSchema } } }, async (req) => {
     const { dataset } = req.params as { dataset: string };
     const page = await quality.report(dataset, req.query as Record<string, unknown>);
-    return reportAnswer(page, { exchange: page.exchange, calendar: page.calendar, jump_pct: page.jumpPct });
+    return reportAnswer(page, {
+      exchange: page.exchange,
+      calendar: page.calendar,
+      jump_pct: page.jumpPct,
+      ...(page.calendarEnds ? { calendar_ends_before: page.calendarEnds } : {}),
+    });
   });
 }
 

@@ -67,7 +67,7 @@ function revisionsOperation(d: Dataset): ApiOperation {
       },
       304: { description: 'not modified (If-None-Match)' },
     },
-    errors: [4001],
+    errors: [4001, 4006, 4007, 4008],
   };
 }
 
@@ -102,6 +102,6 @@ function datasetOperation(d: Dataset): ApiOperation {
       },
       304: { description: 'not modified (If-None-Match)' },
     },
-    errors: [4001, 4005],
+    errors: [4001, 4005, 4006, 4007, 4008],
   };
 }

@@ -130,6 +130,7 @@ async function servePage(
   const etag = `W/"${key}-${createHash('sha1').update(req.url).digest('base64url').slice(0, 16)}"`;
   reply.header('ETag', etag).header('Cache-Control', cacheControl);
   if (req.headers['if-none-match'] === etag) return reply.code(304).send();
+  await query.checkSources(plan, version);
   if (parsed.format !== 'json') {
     // Before the first byte: an ambiguous factor source is a 400, not a broken export.
     await query.checkAdjust(plan);
@@ -152,6 +153,7 @@ async function servePage(
   }
   // Rows as their JSON where the reader writes it (bar blocks), else as it reads them.
   const page = await (rows.jsonPage ?? rows.page).call(rows, plan, version, factorsVersion);
+  await query.annotate(plan, page);
   const meta = pageMeta(page);
   let json: string;
   if (page.rows.kind === 'json') {

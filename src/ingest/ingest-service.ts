@@ -25,7 +25,7 @@ import { parseMinuteBatch, type MinuteBatch } from './minute-columns.js';
 export type { IngestOutcome } from '../model/batch-registry.js';
 
 /** What a batch writes: its rows, or its bars as block rows (minute-bars.ts `blockWrite`). */
-type BatchWrite = Pick<WriteBatch, 'dataset' | 'rows' | 'updatedAtGiven' | 'blocks'>;
+type BatchWrite = Pick<WriteBatch, 'dataset' | 'rows' | 'blocks'>;
 
 /** A revert that changed something: what the event stream and the metrics see. */
 export interface RevertEvent extends RevertCounts {
@@ -207,7 +207,7 @@ export class IngestService implements BatchIngest {
       const groups = groupBars(bars);
       if (groups === null) throw new Error('two bars of one block and minute after de-duplication');
       write = blockWrite(dataset.blocks, bars, groups, receivedAt, !full);
-    } else write = { dataset, rows, updatedAtGiven: Uint8Array.from(given) };
+    } else write = { dataset, rows };
     return this.write(req, { receivedAt, errors, repeated, write, sameContent }, steps);
   }
 

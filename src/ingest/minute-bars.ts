@@ -158,8 +158,7 @@ export function groupBars(bars: BarInput): BarGroups | null {
 
 /**
  * The batch's valid bars as block rows (one per code, date and source), for `applyBatch`. A
- * block's updated_at is the latest of its bars' (`now` for a bar that gave none), given when
- * any bar gave its own.
+ * block's updated_at is the latest of its bars' (`now` for a bar that gave none).
  */
 export function blockWrite(
   b: BarBlocks,
@@ -167,19 +166,17 @@ export function blockWrite(
   groups: BarGroups,
   now: string,
   merge: boolean,
-): Pick<WriteBatch, 'dataset' | 'rows' | 'updatedAtGiven' | 'blocks'> {
+): Pick<WriteBatch, 'dataset' | 'rows' | 'blocks'> {
   const updatedName = b.stored.fieldByName.get('updated_at')?.name ?? 'updated_at';
   const { order, starts } = groups;
   const blocks = starts.length - 1;
   const rows: Row[] = new Array<Row>(blocks);
-  const given = new Uint8Array(blocks);
   for (let g = 0; g < blocks; g++) {
     const part = order.subarray(starts[g], starts[g + 1]);
     const first = part[0] as number;
     let updated: string | null = null;
     for (const i of part) {
       const u = bars.updated[i] ?? null;
-      if (u !== null) given[g] = 1;
       const at = u ?? now;
       if (updated === null || updated < at) updated = at;
     }
@@ -192,5 +189,5 @@ export function blockWrite(
       [updatedName]: updated,
     };
   }
-  return { dataset: b.stored, rows, updatedAtGiven: given, blocks: { merge } };
+  return { dataset: b.stored, rows, blocks: { merge } };
 }

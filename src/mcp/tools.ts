@@ -10,6 +10,7 @@ import {
   type MinuteQualityService,
 } from '../query/minute-quality.js';
 import { allowedParams, queryDate } from '../query/parse.js';
+import { pageMeta } from '../query/query-page.js';
 import type { QualityService } from '../query/quality-service.js';
 import type { QueryService } from '../query/query-service.js';
 import { revisionItem, type RevisionItem } from '../query/revision-query.js';
@@ -102,6 +103,8 @@ interface Page {
   hasMore: boolean;
   nextCursor: string | null;
   adjust?: unknown;
+  /** meta.before_history and meta.several_sources of the HTTP answer (query/answer-notes.ts). */
+  notes?: { before_history?: { message: string }; several_sources?: { message: string } };
 }
 
 /**
@@ -131,7 +134,10 @@ async function executePage(
 ): Promise<Page> {
   const { plan } = parse();
   const { own, factors } = await query.answerVersion(d, plan.bars?.adjust?.factors ?? null);
+  await query.checkSources(plan, own);
   const page = await reader.page(plan, own, factors);
+  await query.annotate(plan, page);
+  const { before_history, several_sources } = pageMeta(page);
   const rows =
     page.rows.kind === 'json'
       ? page.rows.rows.map((j) => item(JSON.parse(j) as Record<string, Value>))
@@ -142,6 +148,7 @@ async function executePage(
     hasMore: page.hasMore,
     nextCursor: page.nextCursor,
     ...(page.adjust ? { adjust: page.adjust } : {}),
+    ...(before_history || several_sources ? { notes: { before_history, several_sources } } : {}),
   };
 }
 
@@ -239,7 +246,8 @@ async function queryTool(s: ToolServices, args: Args): Promise<ToolAnswer> {
   const missing = adjust?.codes_without_factors?.length
     ? ` No factors (rows as traded): ${adjust.codes_without_factors.join(', ')}.`
     : '';
-  const summary = `${d.name}: ${plural(n, 'row')} of ${p.total}${span(p.rows, d.range?.apiName)}.${missing} ${more(p, n)}`;
+  const notes = [p.notes?.before_history, p.notes?.several_sources].map((x) => (x ? ` ${x.message}.` : ''));
+  const summary = `${d.name}: ${plural(n, 'row')} of ${p.total}${span(p.rows, d.range?.apiName)}.${missing}${notes.join('')} ${more(p, n)}`;
   return {
     summary,
     rows: p.rows,
@@ -251,6 +259,7 @@ async function queryTool(s: ToolServices, args: Args): Promise<ToolAnswer> {
       has_more: p.hasMore,
       next_cursor: p.nextCursor,
       ...(p.adjust ? { adjust: p.adjust } : {}),
+      ...p.notes,
     },
   };
 }
@@ -336,9 +345,9 @@ async function qualityReport(s: ToolServices, args: Args): Promise<ToolAnswer> {
     ? `the ${page.exchange} calendar (stored ${page.calendar.from} … ${page.calendar.to})`
     : `the ${page.exchange} calendar (none stored)`;
   const unjudgedText =
-    partly > 0
+    (partly > 0
       ? ` ${plural(partly, 'code')} with days outside the stored calendar, not judged (unjudged).`
-      : '';
+      : '') + (page.calendarEnds ? ` Note: ${page.calendarEnds.message}.` : '');
   return reportAnswer(
     d,
     { page, n, next },

@@ -44,6 +44,8 @@ export interface Arithmetic<N> {
   minus(a: N, b: N): N;
   /** `then` where `test` is null, else `otherwise`. */
   ifNull(test: N, then: N, otherwise: N): N;
+  /** `then` where `a` equals `b` (neither null), else `otherwise`. */
+  ifEqual(a: N, b: N, then: N, otherwise: N): N;
 }
 
 /** price × f(d) ÷ f(anchor) (qfq) or price × f(d) (hfq), evaluated left to right. */
@@ -52,14 +54,23 @@ function scaled<N>(m: Arithmetic<N>, method: AdjustMethod, v: N, f: N, a: N): N 
   return method === 'hfq' ? vf : m.over(vf, a);
 }
 
+/**
+ * `adjusted`, or `stored` where the factor ratio is 1 (qfq: the bar's factor is the anchor's):
+ * 1.901 × f ÷ f is not always 1.901 in doubles (1.9010000000000002), and a bar its factors do not
+ * change is answered as stored. hfq multiplies by the factor alone, exact where it is 1.
+ */
+function unlessRatioOne<N>(m: Arithmetic<N>, method: AdjustMethod, stored: N, adjusted: N, f: N, a: N): N {
+  return method === 'hfq' ? adjusted : m.ifEqual(f, a, stored, adjusted);
+}
+
 /** An adjusted price: `f` the bar's factor, `a` the anchor's (qfq); without a factor, as stored. */
 export function adjustedPrice<N>(m: Arithmetic<N>, method: AdjustMethod, price: N, f: N, a: N): N {
-  return m.ifNull(f, price, scaled(m, method, price, f, a));
+  return m.ifNull(f, price, unlessRatioOne(m, method, price, scaled(m, method, price, f, a), f, a));
 }
 
 /**
  * The adjusted change: adjusted close − adjusted pre-close; the stored change adjusted when there
- * is no pre-close; without a factor, as stored.
+ * is no pre-close; without a factor, or where the factor ratio is 1 (qfq), as stored.
  */
 export function adjustedChange<N>(
   m: Arithmetic<N>,
@@ -71,7 +82,8 @@ export function adjustedChange<N>(
   a: N,
 ): N {
   const recomputed = m.minus(scaled(m, method, close, f, a), scaled(m, method, pre, f, a));
-  return m.ifNull(f, change, m.ifNull(pre, scaled(m, method, change, f, a), recomputed));
+  const adjusted = m.ifNull(pre, scaled(m, method, change, f, a), recomputed);
+  return m.ifNull(f, change, unlessRatioOne(m, method, change, adjusted, f, a));
 }
 
 /**

@@ -176,11 +176,12 @@ export function judgeCode(
 
 /**
  * A code whose last bar is before `latest` (the calendar's latest open day up to today, or up
- * to the window's end) is stale, but only while another code of the report has a bar on it.
- * Returns the day a code's last bar must reach, or null when no code of the report is stale.
+ * to the window's end) is stale, whatever the other codes' bars: a report of one code (`code=`)
+ * judges it too, and when every code stopped, every code is. `latest` null (no open day of the
+ * calendar up to then): none is.
  */
-export function staleBefore(latest: string | null, newestLastDate: string | null): string | null {
-  return latest !== null && newestLastDate !== null && newestLastDate >= latest ? latest : null;
+export function isStale(lastDate: string, latest: string | null): boolean {
+  return latest !== null && lastDate < latest;
 }
 
 // The bar-by-bar checks (issue 27 items 6 and 8): computed for the codes of a report's page from
@@ -204,7 +205,10 @@ export interface CheckCandidate {
   prevClose: number | null;
   preClose: number | null;
   offCalendar: boolean;
+  /** Zero volume on a day that is not suspended. */
   zeroVolume: boolean;
+  /** The dataset's suspension flag is 1 (model: catalog `daily.bar.suspended`). */
+  suspended: boolean;
   /** open, high, low, close and volume equal to the previous bar's. */
   samePrevious: boolean;
 }
@@ -223,6 +227,7 @@ type Sourced = { source?: string };
 export interface CodeChecks {
   off_calendar_dates: string[];
   zero_volume_dates: string[];
+  suspended_dates: string[];
   jumps: ({ date: string; pct: number } & Sourced)[];
   identical_runs: ({ from: string; to: string; bars: number } & Sourced)[];
   pre_close_mismatches: ({ date: string; pre_close: number; expected: number } & Sourced)[];
@@ -231,6 +236,7 @@ export interface CodeChecks {
 export const noChecks = (): CodeChecks => ({
   off_calendar_dates: [],
   zero_volume_dates: [],
+  suspended_dates: [],
   jumps: [],
   identical_runs: [],
   pre_close_mismatches: [],
@@ -270,7 +276,8 @@ const push = <T>(list: T[], item: T): void => {
 const round = (x: number, digits: number): number => Number(x.toFixed(digits));
 
 /**
- * Each code's checks: off-calendar and zero-volume dates; jumps (the close's move from the
+ * Each code's checks: off-calendar, zero-volume and suspended dates (a suspended day is neither
+ * a zero-volume day nor part of an identical run: the SQL leaves it out of both); jumps (the close's move from the
  * previous bar, adjusted by the factor change between them, beyond `jumpPct` %: a move a factor
  * explains is no jump); runs of bars identical to the previous one (from the first bar of the
  * run); a pushed pre_close that is not the previous close times the factor change.
@@ -295,6 +302,7 @@ export function judgeChecks(
     const src: Sourced = c.source === null ? {} : { source: c.source };
     if (c.offCalendar) push(checks.off_calendar_dates, c.date);
     if (c.zeroVolume) push(checks.zero_volume_dates, c.date);
+    if (c.suspended) push(checks.suspended_dates, c.date);
     const series = `${c.code}\u0000${c.source ?? ''}`;
     if (c.samePrevious && c.prevDate !== null) {
       const run = runs.get(series);

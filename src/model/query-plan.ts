@@ -33,7 +33,18 @@ export function allowedValues(where: readonly Condition[], field: Field): readon
   return null;
 }
 
-/** `adjust_anchor=end`: each code anchored at its last bar among the rows the filters select. */
+/**
+ * The source field `source_priority` merges (its `first` condition): each code's rows then form
+ * one series whatever their source. null: every source is its own series.
+ */
+export function mergedSource(where: readonly Condition[]): Field | null {
+  return where.find((c) => c.op === 'first')?.field ?? null;
+}
+
+/**
+ * `adjust_anchor=end`: each series anchored at its last bar among the rows the filters select; a
+ * series is a code and source, or a code alone when `source_priority` merges its sources.
+ */
 export const ANCHOR_END = 'end';
 
 /**

@@ -1,5 +1,5 @@
 import type { Store } from '../storage/store.js';
-import { ANCHOR_END, type Condition, type QueryPlan } from '../model/query-plan.js';
+import { ANCHOR_END, mergedSource, type Condition, type QueryPlan } from '../model/query-plan.js';
 import { adjustedBars, pairKey, type BarKey, type FactorSeries, type PlanAdjust } from './factor-sources.js';
 
 /**
@@ -20,6 +20,8 @@ export function anchorDate(
 /**
  * `adjust_anchor=end`: the last bar's date of each (code, source) of `keys` among the rows the
  * plan's filters select (not only its page), by pairKey; null for a plan with another anchor.
+ * Under `source_priority` a code's sources form one series: every source of the code gets the
+ * code's last bar, so the series has one anchor.
  */
 export async function lastBars(
   store: Pick<Store, 'datasets'>,
@@ -31,26 +33,35 @@ export async function lastBars(
   const bars = adjustedBars(given);
   if (!bars) return out;
   const { plan, code, date } = bars;
-  const own = plan.dataset.sourceField;
+  const merged = mergedSource(plan.where) !== null;
+  const own = merged ? null : plan.dataset.sourceField;
+  // Per series: (code, source), or the code alone when merged.
+  const ofSeries = new Map<string, string | null>();
   for (const k of keys) {
     const key = pairKey(k.code, k.source);
     if (out.has(key)) continue;
-    const where: Condition[] = [...plan.where, { field: code, op: 'eq', value: k.code }];
-    if (own && k.source !== null) where.push({ field: own, op: 'eq', value: k.source });
-    const r = await store.datasets.query(
-      {
-        dataset: plan.dataset,
-        select: [date],
-        where,
-        orderBy: [{ field: date, dir: 'desc' }],
-        limit: 1,
-        offset: 0,
-        ...(plan.asOf !== undefined ? { asOf: plan.asOf } : {}),
-      },
-      false,
-    );
-    const d = r.rows[0]?.[date.apiName];
-    out.set(key, typeof d === 'string' ? d : null);
+    const series = merged ? pairKey(k.code, null) : key;
+    let last = ofSeries.get(series);
+    if (last === undefined) {
+      const where: Condition[] = [...plan.where, { field: code, op: 'eq', value: k.code }];
+      if (own && k.source !== null) where.push({ field: own, op: 'eq', value: k.source });
+      const r = await store.datasets.query(
+        {
+          dataset: plan.dataset,
+          select: [date],
+          where,
+          orderBy: [{ field: date, dir: 'desc' }],
+          limit: 1,
+          offset: 0,
+          ...(plan.asOf !== undefined ? { asOf: plan.asOf } : {}),
+        },
+        false,
+      );
+      const d = r.rows[0]?.[date.apiName];
+      last = typeof d === 'string' ? d : null;
+      ofSeries.set(series, last);
+    }
+    out.set(key, last);
   }
   return out;
 }

@@ -30,6 +30,7 @@ export const NUMBERS: Arithmetic<number | null> = {
   over: (a, b) => (a === null || b === null ? null : a / b),
   minus: (a, b) => (a === null || b === null ? null : a - b),
   ifNull: (test, then, otherwise) => (test === null ? then : otherwise),
+  ifEqual: (a, b, then, otherwise) => (a !== null && a === b ? then : otherwise),
 };
 
 const num = (v: Value | undefined): number | null => (typeof v === 'number' ? v : null);

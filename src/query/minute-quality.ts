@@ -78,13 +78,12 @@ export class MinuteQualityService {
 
   async report(d: Dataset, raw: Record<string, unknown>): Promise<MinuteQualityPage> {
     const b = blocksOf(d);
-    const { get, date, int, order } = reportParams(raw, MINUTE_QUALITY_PARAMS);
+    const { get, range, int, order } = reportParams(raw, MINUTE_QUALITY_PARAMS);
     const mq: MinuteQualityQuery = {
       dataset: d,
       code: codeParam(d, get('code')),
       source: get('source') ?? null,
-      dateFrom: date('date_from'),
-      dateTo: date('date_to'),
+      ...range(),
       order: order() ?? 'asc',
     };
     const limit = Math.min(int('limit', 1, MINUTE_QUALITY_LIMIT), MAX_LIMIT);

@@ -5,10 +5,10 @@ import {
   type Field,
   type Interval,
 } from '../catalog/catalog.js';
-import { invalid } from '../errors.js';
+import { AppError, invalid } from '../errors.js';
 import { isCleanText, isDate, normalizeTimestamp, type Value } from '../model/values.js';
 import { ANCHOR_END } from '../model/query-plan.js';
-import { normalizeCode } from './codes.js';
+import { padDigits, queryCode } from './codes.js';
 import {
   endpointParamNames,
   parseSourcePriority,
@@ -114,6 +114,24 @@ export function dateParameter(name: string, v: string | undefined): string | nul
   return date;
 }
 
+/**
+ * date_from and date_to (dateParameter each); 400 / 4006 when date_from is after date_to, a
+ * range no day can be in (an empty answer would not say why).
+ */
+export function dateRange(get: (name: string) => string | undefined): {
+  dateFrom: string | null;
+  dateTo: string | null;
+} {
+  const dateFrom = dateParameter('date_from', get('date_from'));
+  const dateTo = dateParameter('date_to', get('date_to'));
+  if (dateFrom !== null && dateTo !== null && dateFrom > dateTo) {
+    throw new AppError(4006, `date_from ${dateFrom} is after date_to ${dateTo}: no day is in that range`, {
+      extra: { parameter: 'date_from' },
+    });
+  }
+  return { dateFrom, dateTo };
+}
+
 /** An exact filter's raw values (repeated parameters, comma lists) → its typed, distinct values. */
 function exactValues(d: Dataset, f: Field, given: readonly string[]): Value[] {
   const split = takesCommaList(d, f);
@@ -128,7 +146,10 @@ function exactValues(d: Dataset, f: Field, given: readonly string[]): Value[] {
     throw invalid(`${f.apiName}: a list of values must not hold an empty one`, { parameter: f.apiName });
   }
   const market = d.codes.get(f);
-  const values = pieces.map((p) => typedValue(f, market ? normalizeCode(market, p) : p));
+  const values = pieces.map((p) => {
+    const v = padDigits(f, p);
+    return typedValue(f, market ? queryCode(market, v, f.apiName) : v);
+  });
   return [...new Set(values)];
 }
 
@@ -226,9 +247,7 @@ export function parseQuery(d: Dataset, raw: Record<string, unknown>): ParsedQuer
     if (v !== undefined) like.push({ field: f, value: v });
   }
 
-  const date = (name: string): string | null => dateParameter(name, get(name));
-  const dateFrom = date('date_from');
-  const dateTo = date('date_to');
+  const { dateFrom, dateTo } = dateRange(get);
 
   let fields: Field[] | null = null;
   const fieldsRaw = read('fields');

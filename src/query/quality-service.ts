@@ -2,15 +2,15 @@ import type { Catalog, Dataset } from '../catalog/catalog.js';
 import { AppError, invalid } from '../errors.js';
 import { isCleanText } from '../model/values.js';
 import type { QualityPageRequest, QualityQuery, Store } from '../storage/store.js';
-import { DEFAULT_LIMIT, MAX_LIMIT, dateParameter } from './parse.js';
-import { normalizeCode } from './codes.js';
+import { DEFAULT_LIMIT, MAX_LIMIT, dateRange } from './parse.js';
+import { queryCode } from './codes.js';
 import { dayAfter, dayBefore } from '../model/days.js';
 import {
   DEFAULT_JUMP_PCT,
   QUALITY_SORTS,
   judgeChecks,
   noChecks,
-  staleBefore,
+  isStale,
   type CodeChecks,
   type CodeVerdict,
   type QualityRow,
@@ -63,6 +63,30 @@ export interface QualityPage {
   calendar: DaySpan | null;
   /** The move of a close, in %, beyond which a bar is a jump. */
   jumpPct: number;
+  /** The stored calendar ends before the range asked for (its end, or today): calendarEnds. */
+  calendarEnds?: CalendarEnds;
+}
+
+/** `meta.calendar_ends_before` of a report whose range reaches past the stored calendar. */
+export interface CalendarEnds {
+  calendar_to: string;
+  range_end: string;
+  message: string;
+}
+
+/**
+ * The note when the exchange's stored calendar ends before `rangeEnd` (date_to, else today):
+ * days after its end are not judged, so no code can be missing them or be stale for them.
+ */
+export function calendarEnds(exchange: string, span: DaySpan | null, rangeEnd: string): CalendarEnds | null {
+  if (span === null || span.to >= rangeEnd) return null;
+  return {
+    calendar_to: span.to,
+    range_end: rangeEnd,
+    message:
+      `the stored ${exchange} calendar ends on ${span.to}, before ${rangeEnd}: days after it are not ` +
+      `judged (neither missing nor stale); push market/trade-calendar to ${rangeEnd}`,
+  };
 }
 
 interface Parsed {
@@ -123,6 +147,7 @@ export class QualityService {
     const today = this.today();
     const key = [qq.dataset.name, qq.exchange, qq.code, qq.dateFrom, qq.dateTo, today];
     const calendarSpan = await this.cached(['calendar', qq.exchange], versions, () => this.coverage(qq));
+    const ends = calendarEnds(qq.exchange, calendarSpan, qq.dateTo ?? today);
     const done = async (rows: QualityRow[], total: number): Promise<QualityPage> => {
       const byCode = await this.checks(
         qq,
@@ -143,6 +168,7 @@ export class QualityService {
         exchange: qq.exchange,
         calendar: calendarSpan,
         jumpPct,
+        ...(ends ? { calendarEnds: ends } : {}),
       };
     };
     // The summaries answer with the page itself (sorted and paged by the database).
@@ -249,10 +275,7 @@ export class QualityService {
     const until = qq.dateTo !== null && qq.dateTo < today ? qq.dateTo : today;
     const { latest } = await this.calendar(qq, until);
     const codes: CodeVerdict[] = await this.store.datasets.qualityCodes(qq);
-    let newest: string | null = null;
-    for (const c of codes) if (newest === null || c.last_date > newest) newest = c.last_date;
-    const before = staleBefore(latest, newest);
-    return codes.map((c) => ({ ...c, stale: before !== null && c.last_date < before }));
+    return codes.map((c) => ({ ...c, stale: isStale(c.last_date, latest) }));
   }
 }
 
@@ -283,7 +306,7 @@ export function codeParam(d: Dataset, raw: string | undefined): string | null {
     );
   const field = d.daily?.code ?? d.blocks?.code;
   const market = field ? d.codes.get(field) : undefined;
-  return market ? normalizeCode(market, raw) : raw;
+  return market ? queryCode(market, raw, 'code') : raw;
 }
 
 /**
@@ -306,7 +329,7 @@ export function reportParams(raw: Record<string, unknown>, allowed: readonly str
       });
     get(name);
   }
-  const date = (name: string): string | null => dateParameter(name, get(name));
+  const range = (): ReturnType<typeof dateRange> => dateRange(get);
   const int = (name: string, min: number, dflt: number): number => {
     const v = get(name);
     if (v === undefined) return dflt;
@@ -321,11 +344,11 @@ export function reportParams(raw: Record<string, unknown>, allowed: readonly str
       throw invalid('order must be asc or desc', { parameter: 'order', allowed: ['asc', 'desc'] });
     return v;
   };
-  return { get, date, int, order };
+  return { get, range, int, order };
 }
 
 function parse(d: Dataset, calendar: Dataset, raw: Record<string, unknown>): Parsed {
-  const { get, date, int, order } = reportParams(raw, QUALITY_PARAMS);
+  const { get, range, int, order } = reportParams(raw, QUALITY_PARAMS);
   const sortRaw = get('sort') ?? 'missing';
   if (!(QUALITY_SORTS as readonly string[]).includes(sortRaw))
     throw invalid(`sort must be one of: ${QUALITY_SORTS.join(', ')}`, {
@@ -347,8 +370,7 @@ function parse(d: Dataset, calendar: Dataset, raw: Record<string, unknown>): Par
       calendar,
       exchange,
       code: codeParam(d, get('code')),
-      dateFrom: date('date_from'),
-      dateTo: date('date_to'),
+      ...range(),
     },
     page: {
       limit: Math.min(int('limit', 1, DEFAULT_LIMIT), MAX_LIMIT),

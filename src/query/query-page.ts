@@ -2,6 +2,7 @@ import type { Value } from '../model/values.js';
 import type { AdjustMeta } from './adjust-meta.js';
 import type { PageMeta } from '../contract/envelope.js';
 import type { BarKey } from './factor-sources.js';
+import type { BeforeHistory, SeveralSources } from './answer-notes.js';
 
 /**
  * A page's rows, either as objects (a `fields=` projection) or, for whole rows, each as its
@@ -20,6 +21,10 @@ export interface QueryPage {
   version: number;
   /** `meta.adjust` of an adjusted page. */
   adjust?: AdjustMeta;
+  /** `meta.before_history`: `as_of` before the dataset's first change (answer-notes.ts). */
+  beforeHistory?: BeforeHistory;
+  /** `meta.several_sources`: rows of several sources for one key on the page (answer-notes.ts). */
+  severalSources?: SeveralSources;
 }
 
 /** A page's `meta` in a JSON answer: its counts, its cursor and, adjusted, what adjusted it. */
@@ -31,6 +36,8 @@ export function pageMeta(page: QueryPage): PageMeta {
     has_more: page.hasMore,
     next_cursor: page.nextCursor,
     ...(page.adjust ? { adjust: page.adjust } : {}),
+    ...(page.beforeHistory ? { before_history: page.beforeHistory } : {}),
+    ...(page.severalSources ? { several_sources: page.severalSources } : {}),
   };
 }
 

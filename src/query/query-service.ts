@@ -11,6 +11,7 @@ import { PageTotals } from './page-totals.js';
 import { FactorSources, type FactorCodes, type FactorState } from './factor-sources.js';
 import { InProcessAdjust } from './in-process-adjust.js';
 import { adjustMeta } from './adjust-meta.js';
+import { AnswerNotes, severalSources } from './answer-notes.js';
 import { exportChunks, exportChunksOf, type ChunkShape } from './export-chunks.js';
 import { valueAt, type ValueColumn, type ValueColumns } from '../model/value-columns.js';
 import type { FetchedRows, QueryPage } from './query-page.js';
@@ -46,6 +47,7 @@ export class QueryService {
   /** The factors of adjusted answers, shared with the intraday reads (minute-query.ts). */
   readonly factors: FactorSources;
   private readonly inProcess: InProcessAdjust;
+  private readonly notes: AnswerNotes;
 
   constructor(
     private readonly store: Pick<Store, 'datasets'>,
@@ -55,6 +57,23 @@ export class QueryService {
     this.asOfHorizon = new AsOfHorizon(opts.revisionsKeepDays, opts.now);
     this.factors = new FactorSources(store);
     this.inProcess = new InProcessAdjust(store, this.factors, opts.adjustInProcess ?? true);
+    this.notes = new AnswerNotes(store);
+  }
+
+  /** 400 / 4007 for a source named in another case than the stored one (answer-notes.ts). */
+  checkSources(plan: QueryPlan, version: number): Promise<void> {
+    return this.notes.checkSources(plan, version);
+  }
+
+  /**
+   * What a page of `plan` says beyond its rows (answer-notes.ts): `as_of` before the dataset's
+   * first change, several sources for one key. Any reader's page (daily, minute).
+   */
+  async annotate(plan: QueryPlan, page: QueryPage): Promise<void> {
+    const before = await this.notes.beforeHistory(plan.dataset, plan.asOf);
+    if (before) page.beforeHistory = before;
+    const several = plan.trail ? null : severalSources(plan.dataset, page.rows);
+    if (several) page.severalSources = several;
   }
 
   parse(d: Dataset, raw: Record<string, unknown>): { parsed: ParsedQuery; plan: QueryPlan } {

@@ -27,7 +27,13 @@ import {
   type StoredInterval,
 } from './periods.js';
 import { dayAfter, dayBefore, isCalendarDate } from '../model/days.js';
-import { ANCHOR_END, allowedValues, type BarsPlan, type QueryPlan } from '../model/query-plan.js';
+import {
+  ANCHOR_END,
+  allowedValues,
+  mergedSource as mergedSourceOf,
+  type BarsPlan,
+  type QueryPlan,
+} from '../model/query-plan.js';
 import type { Value } from '../model/values.js';
 import {
   adjustedChange,
@@ -74,6 +80,8 @@ const SQL_ARITHMETIC: Arithmetic<string> = {
   over: (a, b) => `(${a} / ${b})`,
   minus: (a, b) => `(${a} - ${b})`,
   ifNull: (test, then, otherwise) => `CASE WHEN ${test} IS NULL THEN ${then} ELSE ${otherwise} END`,
+  // NULL = NULL is not true: a null operand takes `otherwise`, as ifEqual says.
+  ifEqual: (a, b, then, otherwise) => `CASE WHEN ${a} = ${b} THEN ${then} ELSE ${otherwise} END`,
 };
 
 /** The factor table of an adjusted plan, as known at its `as_of` (docs/point-in-time.md), aliased `alias`. */
@@ -112,14 +120,15 @@ function factorSourceOf(plan: QueryPlan, of: Sql): Sql {
 }
 
 /**
- * `adjust_anchor=end`: the date of the last bar of bar `"t"`'s code (and source) among the rows
- * the plan's filters select (not only its page).
+ * `adjust_anchor=end`: the date of the last bar of bar `"t"`'s series among the rows the plan's
+ * filters select (not only its page): its code and source, or its code alone when
+ * `source_priority` merges the sources into one series.
  */
 function lastBarDate(plan: QueryPlan, dialect: Dialect): Sql {
   const daily = plan.dataset.daily;
   if (!daily) throw new Error('lastBarDate without daily');
   const conditions = whereConditions(plan, dialect);
-  const own = plan.dataset.sourceField;
+  const own = mergedSource(plan) ? null : plan.dataset.sourceField;
   const same = [daily.code, ...(own ? [own] : [])].map((f) => sql`${ident(f.name)} = "t".${ident(f.name)}`);
   return sql`(SELECT max(${ident(daily.date.name)}) FROM ${planTable(plan)} WHERE ${join(
     conditions ? [conditions, ...same] : same,
@@ -141,7 +150,10 @@ function factorLookup(plan: QueryPlan, code: Sql | null): FactorLookup<Sql, Sql>
   const src = adjust.factors.sourceField;
   const { table, known } = factorRows(plan, 'x');
   const of = code ?? sql`"t".${ident(daily.code.name)}`;
-  const source = src ? sql` AND "x".${ident(src.name)} = ${factorSourceOf(plan, of)}` : raw('');
+  // The bar's factor source, computed once per bar below it ("_s", barsSelectParts): evaluated
+  // here, SQLite re-evaluated it for every factor row a lookup scanned (quadratic in a code's
+  // factor rows over the history's union, with one factor row per day).
+  const source = src ? sql` AND "x".${ident(src.name)} = "t"."_s"` : raw('');
   const date = ident(fs.date.name);
   const one = (cond: Sql, dir: 'ASC' | 'DESC'): Sql =>
     sql`(SELECT "x".${ident(fs.value.name)} FROM ${table} AS "x" WHERE "x".${ident(
@@ -305,7 +317,7 @@ function resampled(plan: QueryPlan, input: Sql, dialect: Dialect): Sql {
  * bar's). null: every source is its own series.
  */
 function mergedSource(plan: QueryPlan): Field | null {
-  return plan.where.find((c) => c.op === 'first')?.field ?? null;
+  return mergedSourceOf(plan.where);
 }
 
 /** The columns a period groups by: the key but the date (and the merged source). */
@@ -436,7 +448,11 @@ function barsSelectParts(plan: QueryPlan, dialect: Dialect, paged: boolean): Sel
       bars.adjust.method === 'qfq'
         ? sql`, ${anchorFactor(factorLookup(plan, code), anchorDate)} AS "_a"`
         : raw('');
-    const withFactors = sql`SELECT ${tcols}, ${f} AS "_f"${a} FROM (${source}) AS "t"${raw(dialect.subqueryFence)}`;
+    const fence = raw(dialect.subqueryFence);
+    const sourced = bars.adjust.factors.sourceField
+      ? sql`SELECT ${tcols}, ${factorSourceOf(plan, raw(`"t".${q(daily.code.name)}`))} AS "_s" FROM (${source}) AS "t"${fence}`
+      : source;
+    const withFactors = sql`SELECT ${tcols}, ${f} AS "_f"${a} FROM (${sourced}) AS "t"${fence}`;
     source = sql`SELECT ${raw(adjustedColumns(plan).join(', '))} FROM (${withFactors}) AS "m"`;
   }
   const stored = storedWindow(plan);

@@ -19,7 +19,6 @@ import { toColumns, type ValueColumns } from '../model/value-columns.js';
 import { boundedRead } from './bounded-read.js';
 import {
   PRE_CLOSE_TOLERANCE,
-  staleBefore,
   type CheckCandidate,
   type CodeVerdict,
   type FactorPoint,
@@ -136,6 +135,31 @@ export class SqlDatasetStore implements DatasetStore {
     return { version: r ? Number(r.version) : 0, changedAt: (r?.last_batch_at as string | null) ?? null };
   }
 
+  async firstChange(dataset: string): Promise<string | null> {
+    // known_at '' is the empty marker before a dataset's first recorded change (revisions.ts).
+    const [v] = await this.db.values(
+      sql`SELECT min(known_at) FROM mds_changes WHERE dataset = ${dataset} AND known_at > ''`,
+      { prepared: true },
+    );
+    return typeof v === 'string' ? v : null;
+  }
+
+  async sourceValues(dataset: string): Promise<string[]> {
+    const d = this.catalog.byName.get(dataset);
+    const f = d?.sourceField;
+    if (!d || !f) return [];
+    // A loose index scan (every source field is an exact filter, so an index leads with it):
+    // one index probe per distinct value, not a scan of the rows.
+    const c = ident(f.name);
+    const t = ident(d.name);
+    const values = await this.db.values(
+      sql`WITH RECURSIVE s(v) AS (SELECT min(${c}) FROM ${t} UNION ALL
+        SELECT (SELECT min(${c}) FROM ${t} WHERE ${c} > s.v) FROM s WHERE s.v IS NOT NULL)
+        SELECT v FROM s WHERE v IS NOT NULL`,
+    );
+    return values.map(String);
+  }
+
   async coverage(): Promise<DatasetCoverage[]> {
     // One statement (one snapshot) for every dataset.
     const parts = this.catalog.datasets.map((d, i) => {
@@ -236,6 +260,7 @@ export class SqlDatasetStore implements DatasetStore {
         prevClose: num(r.p_close),
         preClose: num(r.pre_close),
         offCalendar: Number(r.off) === 1,
+        suspended: Number(r.susp) === 1,
         zeroVolume: Number(r.zero) === 1,
         samePrevious: Number(r.same) === 1,
       })),
@@ -257,9 +282,8 @@ export class SqlDatasetStore implements DatasetStore {
     const [state] = await this.reads.rows(summaryStateSql(qq.dataset));
     if (!state || state.exchange !== qq.exchange || Number(state.rule) !== QUALITY_RULE) return null;
     const [totals] = await this.reads.rows(summaryTotalsSql(qq));
-    const newest = totals?.newest;
-    const before = staleBefore(latest, newest === null || newest === undefined ? null : String(newest));
-    const rows = await this.reads.rows(summaryPageSql(qq, before, page));
+    // The summaries' SQL judges staleness as isStale (model/quality-rules.ts) does.
+    const rows = await this.reads.rows(summaryPageSql(qq, latest, page));
     return {
       total: Number(totals?.n ?? 0),
       rows: rows.map((r) => ({ ...verdictFromRow(r), stale: Number(r.stale) === 1 })),

@@ -17,6 +17,26 @@ function daily(d: Dataset): DailySeries {
   return d.daily;
 }
 
+/** `prefix` + a column (`c.`, or '' for none). */
+const column = (prefix: string, f: { name: string }): string => `${prefix}${q(f.name)}`;
+
+/** "The bar is suspended" (its flag is 1), over columns named with `prefix`; null: no flag. */
+function suspendedBar(s: DailySeries, prefix = ''): string | null {
+  const f = s.bar?.suspended;
+  return f ? `${column(prefix, f)} = 1` : null;
+}
+
+/**
+ * "The bar has zero volume and is not suspended" (a suspended day is reported as such, not as a
+ * zero-volume day), over columns named with `prefix`; null: the dataset has no volume.
+ */
+function zeroVolumeBar(s: DailySeries, prefix = ''): string | null {
+  const v = s.bar?.volume;
+  if (!v) return null;
+  const suspended = suspendedBar(s, prefix);
+  return `${column(prefix, v)} = 0${suspended ? ` AND NOT (COALESCE(${suspended}, FALSE))` : ''}`;
+}
+
 /**
  * The rows of some codes only (those a batch touched): all their rows, or (`after`) only those
  * from the last date of the code's summary on. null: every code's.
@@ -79,9 +99,9 @@ export function qualitySummarySql(qq: QualityQuery, scope: RowScope = null): Sql
   const s = daily(qq.dataset);
   const code = ident(s.code.name);
   const date = ident(s.date.name);
-  const volume = s.bar?.volume;
-  const zeroDate = `CASE WHEN ${q(volume?.name ?? '')} = 0 THEN ${q(s.date.name)} END`;
-  const zero = volume
+  const isZero = zeroVolumeBar(s);
+  const zeroDate = `CASE WHEN ${isZero} THEN ${q(s.date.name)} END`;
+  const zero = isZero
     ? raw(`count(DISTINCT ${zeroDate}) AS zero_volume_days, max(${zeroDate}) AS last_zero_date`)
     : raw('CAST(NULL AS INTEGER) AS zero_volume_days, CAST(NULL AS TEXT) AS last_zero_date');
   return sql`SELECT ${code} AS code, min(${date}) AS first_date, max(${date}) AS last_date, count(DISTINCT ${date}) AS bars, count(DISTINCT CASE WHEN ${date} IN (${openDays(qq)}) THEN ${date} END) AS open_bars, ${zero} FROM ${source(qq, scope)}${where(conditions(qq, scope))} GROUP BY ${code}`;
@@ -126,15 +146,15 @@ export function changedCodesSql(qq: QualityQuery, changed: Sql): Sql {
   const s = daily(qq.dataset);
   const flags = (a: string): string => {
     const bad = badBar(s, a);
-    const v = s.bar?.volume;
-    const zero = v ? `CASE WHEN ${a}.${q(v.name)} = 0 THEN 1 ELSE 0 END` : '0';
+    const isZero = zeroVolumeBar(s, `${a}.`);
+    const zero = isZero ? `CASE WHEN ${isZero} THEN 1 ELSE 0 END` : '0';
     return `${bad ? `CASE WHEN ${bad} THEN 2 ELSE 0 END` : '0'} + ${zero}`;
   };
   const kept = `c.${q(REV_OP)} = 'update' AND p.${q(REV_OP)} IS NOT NULL AND ${flags('c')} = ${flags('p')}`;
   const date = `c.${q(s.date.name)}`;
-  const volume = s.bar?.volume;
-  const zeroDate = `CASE WHEN c.${q(volume?.name ?? '')} = 0 THEN ${date} END`;
-  const zero = volume
+  const isZero = zeroVolumeBar(s, 'c.');
+  const zeroDate = `CASE WHEN ${isZero} THEN ${date} END`;
+  const zero = isZero
     ? `count(DISTINCT ${zeroDate}) AS n_zero, max(${zeroDate}) AS n_last_zero`
     : 'CAST(NULL AS INTEGER) AS n_zero, CAST(NULL AS TEXT) AS n_last_zero';
   return sql`SELECT c.${ident(s.code.name)} AS code, min(${raw(date)}) AS since,
@@ -264,9 +284,9 @@ function summaryWhere(qq: QualityQuery): Sql {
   return sql`WHERE dataset = ${qq.dataset.name} AND exchange = ${qq.exchange}${code}`;
 }
 
-/** How many codes, and the newest last date (for staleness). */
+/** How many codes. */
 export function summaryTotalsSql(qq: QualityQuery): Sql {
-  return sql`SELECT count(*) AS n, max(last_date) AS newest FROM mds_quality_codes ${summaryWhere(qq)}`;
+  return sql`SELECT count(*) AS n FROM mds_quality_codes ${summaryWhere(qq)}`;
 }
 
 /**
@@ -309,6 +329,10 @@ export function qualityChecksSql(
   const volume = b.volume ? col(b.volume) : null;
   const same = [b.open, b.high, b.low, b.close].map((f) => `${col(f)} = ${lagOf(col(f))}`);
   if (volume) same.push(`COALESCE(${volume}, -1) = COALESCE(${lagOf(volume)}, -1)`);
+  // A suspended day repeats the last close by design: no part of an identical run.
+  const suspended = suspendedBar(s);
+  if (suspended) same.push(`NOT (COALESCE(${suspended}, FALSE))`);
+  const zero = zeroVolumeBar(s);
   const source =
     qq.dataset.sourceField && s.group.includes(qq.dataset.sourceField) ? qq.dataset.sourceField : null;
   const closed = sql`SELECT ${ident(cal.date.name)} FROM ${ident(qq.calendar.name)} WHERE ${ident(cal.exchange.name)} = ${qq.exchange} AND ${ident(cal.isOpen.name)} = 0`;
@@ -319,7 +343,8 @@ export function qualityChecksSql(
       `${col(s.date)} AS "date"`,
       `${col(b.close)} * 1.0 AS "close"`,
       `${b.preClose ? `${col(b.preClose)} * 1.0` : 'CAST(NULL AS REAL)'} AS "pre_close"`,
-      `${volume ?? 'CAST(NULL AS REAL)'} AS "volume"`,
+      `CASE WHEN ${zero ?? 'FALSE'} THEN 1 ELSE 0 END AS "zero"`,
+      `CASE WHEN ${suspended ?? 'FALSE'} THEN 1 ELSE 0 END AS "susp"`,
       `${lagOf(col(s.date))} AS "p_date"`,
       `${lagOf(col(b.close))} * 1.0 AS "p_close"`,
       `CASE WHEN ${same.join(' AND ')} THEN 1 ELSE 0 END AS "same"`,
@@ -332,9 +357,9 @@ export function qualityChecksSql(
     fs && factors
       ? sql` OR EXISTS (SELECT 1 FROM ${ident(factors.name)} AS "f" WHERE "f".${ident(fs.code.name)} = "c"."code" AND "f".${ident(fs.date.name)} > "c"."p_date" AND "f".${ident(fs.date.name)} <= "c"."date")`
       : raw('');
-  return sql`SELECT "code", "source", "date", "close", "pre_close", "p_date", "p_close", "same", "off", CASE WHEN "volume" = 0 THEN 1 ELSE 0 END AS "zero"
+  return sql`SELECT "code", "source", "date", "close", "pre_close", "p_date", "p_close", "same", "off", "zero", "susp"
     FROM (${inner}) AS "c"
-    WHERE "off" = 1 OR "volume" = 0 OR "same" = 1
+    WHERE "off" = 1 OR "zero" = 1 OR "susp" = 1 OR "same" = 1
       OR abs("close" / NULLIF("p_close", 0) - 1) * 100 > ${jumpPct}
       OR ("pre_close" IS NOT NULL AND "p_close" IS NOT NULL AND abs("pre_close" - "p_close") > ${tolerance})${moved}
     ORDER BY "code", "source", "date"`;

@@ -39,7 +39,7 @@ import type { QualityQuery } from './store.js';
  */
 
 /** The rules' version the summaries follow: a release that changes the rules bumps it (rebuild). */
-export const QUALITY_RULE = 2;
+export const QUALITY_RULE = 3;
 /**
  * Codes per statement when refreshing: the IN lists are padded to a power of two, and 8,192
  * stays far below either backend's limit of bound parameters (SQLite 32,766, PostgreSQL

@@ -498,37 +498,28 @@ export function upsertWriteColumns(d: Dataset): string[] {
 
 /**
  * "Stored row `target` differs from incoming row `incoming`" (SQL over both aliases): any
- * non-key field but updated_at, or updated_at when `given` (SQL: the client sent updated_at).
- * An identical row is left alone and counted as a duplicate.
+ * non-key field but updated_at. updated_at alone is no change, whoever filled it (a re-push of
+ * the same values with a new push time is a duplicate; the stored updated_at stays).
  */
-export function rowDiffers(
-  d: Dataset,
-  dialect: Dialect,
-  target: string,
-  incoming: string,
-  given: string,
-): string {
+export function rowDiffers(d: Dataset, dialect: Dialect, target: string, incoming: string): string {
   const keys = new Set(d.key.map((k) => k.name));
   const compared = d.fields.filter((f) => !keys.has(f.name) && f.name !== 'updated_at');
   const changed = compared.map((f) => dialect.differs(`${target}.${q(f.name)}`, `${incoming}.${q(f.name)}`));
-  changed.push(
-    `(${given} AND ${dialect.differs(`${target}.${q('updated_at')}`, `${incoming}.${q('updated_at')}`)})`,
-  );
-  return changed.join(' OR ');
+  return changed.length > 0 ? changed.join(' OR ') : 'FALSE';
 }
 
 /**
  * The ON CONFLICT tail shared by both dialects: update every non-key column except
  * created_at, and the revision stamp, but only when the row differs (rowDiffers).
  */
-export function upsertConflictClause(d: Dataset, dialect: Dialect, target: string, given: string): string {
+export function upsertConflictClause(d: Dataset, dialect: Dialect, target: string): string {
   const keys = new Set(d.key.map((k) => k.name));
   const updatable = d.fields.filter((f) => !keys.has(f.name));
   const set = [...updatable.map((f) => f.name), ROW_JSON_COLUMN, REV_BATCH, REV_FROM]
     .map((c) => `${q(c)} = excluded.${q(c)}`)
     .concat(`${q(REV_OP)} = 'update'`)
     .join(', ');
-  return `ON CONFLICT (${d.key.map((k) => q(k.name)).join(', ')}) DO UPDATE SET ${set} WHERE ${rowDiffers(d, dialect, target, 'excluded', given)}`;
+  return `ON CONFLICT (${d.key.map((k) => q(k.name)).join(', ')}) DO UPDATE SET ${set} WHERE ${rowDiffers(d, dialect, target, 'excluded')}`;
 }
 
 /**

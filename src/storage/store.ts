@@ -30,11 +30,6 @@ export interface WriteBatch {
   dataset: Dataset;
   /** Valid, de-duplicated rows; every dataset field present (null when absent). */
   rows: Row[];
-  /**
-   * Per row: 1 when the client sent `updated_at`. A server-filled `updated_at` does not by
-   * itself make a row "changed" (so a re-push of identical data counts as duplicate).
-   */
-  updatedAtGiven: Uint8Array;
   /** Full snapshot: delete rows of this partition that the batch does not contain. */
   prune: { partitionValue: string | null; source: string | null } | null;
   /** When the batch arrived, ISO UTC (its record's created_at; the clock's default). */
@@ -167,6 +162,10 @@ export interface DatasetStore {
   datasetVersion(dataset: string): Promise<number>;
   /** The version and the processed_at of the dataset's last change (null: never changed). */
   datasetState(dataset: string): Promise<{ version: number; changedAt: string | null }>;
+  /** The instant the dataset's first change became known (null: it has none): before it, no state is held. */
+  firstChange(dataset: string): Promise<string | null>;
+  /** The distinct values of the dataset's source field among its current rows (none without one). */
+  sourceValues(dataset: string): Promise<string[]>;
   coverage(): Promise<DatasetCoverage[]>;
   /** The calendar a quality report judges by: the exchanges stored, and the latest open day up to `until`. */
   qualityCalendar(q: QualityQuery, until: string): Promise<{ exchanges: string[]; latest: string | null }>;

@@ -71,7 +71,6 @@ async function applyAt(store: Store, id: string, close: number, at: string): Pro
       batchId: id,
       dataset: etf,
       rows,
-      updatedAtGiven: Uint8Array.of(1),
       prune: null,
       now: at,
       clock: () => at,

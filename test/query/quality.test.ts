@@ -84,6 +84,7 @@ for (const backend of await backends()) {
         zero_volume_days: 1,
         off_calendar_dates: [],
         zero_volume_dates: ['2024-05-09'],
+        suspended_dates: [],
         jumps: [],
         // plainBar's bars are all alike: 04-29 and 04-30 are; 05-06's low differs.
         identical_runs: [{ from: '2024-04-29', to: '2024-04-30', bars: 2, source: 'test' }],

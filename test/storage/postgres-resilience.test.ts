@@ -224,7 +224,6 @@ describe('PostgreSQL resilience', { skip: !pgUp && 'PostgreSQL unreachable' }, (
           batchId: 'seed',
           dataset: etf,
           rows: [{ ...etfBar('510300', '2024-01-02'), updated_at: '2024-01-02T10:00:00.000Z' }],
-          updatedAtGiven: Uint8Array.of(1),
           prune: null,
           now: '2024-01-02T10:00:00.000Z',
         },

@@ -74,7 +74,6 @@ const write = (batchId: string, rows: Row[], prune: WriteBatch['prune'] = null):
   batchId,
   dataset: etf,
   rows,
-  updatedAtGiven: new Uint8Array(rows.length).fill(1),
   prune,
   now: NOW,
 });
@@ -120,14 +119,11 @@ async function scenario(store: Store): Promise<unknown[]> {
   seen.push(await store.batches.applyBatch(write('b1', rows), (o) => record('b1', o)));
   const changed = [...rows.slice(0, 4), row('A', '2024-06-04', { close: 7 }), row('c', '2024-06-05')];
   seen.push(await store.batches.applyBatch(write('b2', changed), (o) => record('b2', o)));
-  // updated_at alone, not sent by the client: unchanged; sent: changed.
+  // updated_at alone is no change: unchanged (the stored updated_at stays); another value: changed.
   const later = [row('c', '2024-06-05', { updated_at: '2024-06-05T00:00:00.000Z' })];
-  seen.push(
-    await store.batches.applyBatch({ ...write('b3', later), updatedAtGiven: Uint8Array.of(0) }, (o) =>
-      record('b3', o),
-    ),
-  );
-  seen.push(await store.batches.applyBatch(write('b4', later), (o) => record('b4', o)));
+  seen.push(await store.batches.applyBatch(write('b3', later), (o) => record('b3', o)));
+  const moved = [row('c', '2024-06-05', { updated_at: '2024-06-05T00:00:00.000Z', close: 8 })];
+  seen.push(await store.batches.applyBatch(write('b4', moved), (o) => record('b4', o)));
   // Full snapshot of 2024-06-03 / src keeping two rows.
   seen.push(
     await store.batches.applyBatch(
@@ -160,6 +156,8 @@ async function scenario(store: Store): Promise<unknown[]> {
   );
   seen.push(await store.datasets.datasetVersion('etf_daily'));
   seen.push(await store.datasets.datasetVersion('fx'));
+  seen.push((await store.datasets.firstChange('etf_daily')) !== null, await store.datasets.firstChange('fx'));
+  seen.push(await store.datasets.sourceValues('etf_daily'), await store.datasets.sourceValues('fx'));
   seen.push(await store.batches.getBatch('b2'));
   seen.push(await store.batches.getBatch('nope'));
   seen.push(await store.batches.listBatches({ limit: 10 }));
@@ -272,6 +270,8 @@ const OPERATIONS = {
     queryJson: true,
     datasetVersion: true,
     datasetState: true,
+    firstChange: true,
+    sourceValues: true,
     coverage: true,
     qualityCalendar: true,
     qualityCodes: true,

@@ -252,7 +252,6 @@ for (const backend of await backends()) {
             batchId: 'b1',
             dataset: fx,
             rows: fxRows,
-            updatedAtGiven: new Uint8Array(fxRows.length).fill(1),
             prune: null,
             now: '2024-01-05T00:00:01.000Z',
           },

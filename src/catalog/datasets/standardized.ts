@@ -267,6 +267,7 @@ const stockDaily: DatasetDeclaration = {
       change: 'change',
       pctChg: 'pct_chg',
       volume: 'volume',
+      suspended: 'is_suspended',
     },
     aggregate: {
       open: 'first',

@@ -80,7 +80,7 @@ const indexConstituents: DatasetDeclaration = {
   partition: 'trade_date',
   range: 'trade_date',
   sort: { field: 'trade_date', order: 'desc' },
-  exact: ['index_code', 'stock_code', 'source'],
+  exact: ['index_code', 'stock_code', 'trade_date', 'source'],
   codes: { market: 'cn', fields: ['index_code', 'stock_code'] },
 };
 

@@ -65,18 +65,17 @@ function writerFor(t: FieldType): { worst: (v: Exclude<Value, null>) => number; 
 
 /**
  * Yields binary COPY data for `rows`: the columns `cols` (of types `types`), then the text
- * `derived(row)` when given (the row's JSON), then boolean `given[i]`.
+ * `derived(row)` when given (the row's JSON).
  */
 export function* binaryCopyChunks(
   rows: readonly Row[],
   cols: readonly string[],
   types: readonly FieldType[],
-  given: Uint8Array,
   derived?: (row: Row) => string,
 ): Generator<Buffer> {
   const writers = types.map(writerFor);
   const text = writerFor('string');
-  const fieldCount = cols.length + (derived ? 2 : 1);
+  const fieldCount = cols.length + (derived ? 1 : 0);
   let buf = Buffer.allocUnsafe(CHUNK_BYTES);
   SIGNATURE.copy(buf, 0);
   buf.writeInt32BE(0, 11); // flags
@@ -85,7 +84,7 @@ export function* binaryCopyChunks(
   for (let i = 0; i < rows.length; i++) {
     const row = rows[i] as Row;
     const extra = derived ? derived(row) : null;
-    let need = 2 + 5 + 2 + (extra === null ? 0 : text.worst(extra)); // + field count, given, trailer
+    let need = 2 + 2 + (extra === null ? 0 : text.worst(extra)); // + field count, trailer
     for (let c = 0; c < cols.length; c++) {
       const v = row[cols[c] as string] ?? null;
       need += v === null ? 4 : (writers[c] as ReturnType<typeof writerFor>).worst(v);
@@ -107,9 +106,6 @@ export function* binaryCopyChunks(
       }
     }
     if (extra !== null) off = text.write(buf, off, extra);
-    buf.writeInt32BE(1, off);
-    buf.writeUInt8(given[i] ? 1 : 0, off + 4);
-    off += 5;
   }
   if (off + 2 > buf.length) {
     yield buf.subarray(0, off);

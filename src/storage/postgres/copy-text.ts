@@ -18,18 +18,12 @@ export function copyValue(v: Value): string {
   return SPECIAL.test(v) ? v.replace(SPECIAL_ALL, (c) => ESCAPES[c] as string) : v;
 }
 
-/** Yields COPY text for `rows`: the columns `cols`, then the boolean `given[i]`. */
-export function* copyChunks(
-  rows: readonly Row[],
-  cols: readonly string[],
-  given: Uint8Array,
-): Generator<string> {
+/** Yields COPY text for `rows`: the columns `cols`. */
+export function* copyChunks(rows: readonly Row[], cols: readonly string[]): Generator<string> {
   let buf = '';
   for (let i = 0; i < rows.length; i++) {
     const row = rows[i] as Row;
-    let line = '';
-    for (const c of cols) line += copyValue(row[c] ?? null) + '\t';
-    buf += line + (given[i] ? 't\n' : 'f\n');
+    buf += cols.map((c) => copyValue(row[c] ?? null)).join('\t') + '\n';
     if (buf.length >= CHUNK_CHARS) {
       yield buf;
       buf = '';

@@ -39,8 +39,6 @@ const MIGRATE_LOCK = '7169139001';
 const BATCH_LOCK_SPACE = 7169139;
 /** Attempts of a transaction that hit a deadlock or serialization failure. */
 const TX_ATTEMPTS = 3;
-/** Staging column for "the client sent updated_at"; `_` cannot start a catalog field name. */
-const GIVEN = '_given';
 /** The batch's staging table (temporary, dropped at commit). */
 const STAGE = 'mds_stage';
 
@@ -113,8 +111,8 @@ interface BatchStatements {
   copy: string;
   /** The staged rows whose key is not stored yet. */
   insertNew: string;
-  /** The upsert of the staged rows with updated_at given, and without. */
-  upsert: [string, string];
+  /** The upsert of the staged rows (a stored row changes only where it differs: rowDiffers). */
+  upsert: string;
 }
 
 /**
@@ -129,7 +127,7 @@ const storedOfStaged = (d: Dataset): Sql =>
 
 /**
  * The PostgreSQL executor: a pg Pool. A batch's rows go by binary COPY into a temporary staging
- * table, then one set-based upsert per `given` value; a batch id is held by an advisory
+ * table, then one set-based upsert; a batch id is held by an advisory
  * try-lock for the transaction (another holder → in_progress).
  */
 /**
@@ -610,11 +608,6 @@ export class PostgresDb implements Db {
         `INSERT INTO ${q(d.name)} AS t (${cols.map(q).join(', ')}) ` +
         `SELECT ${[...fields, ROW_JSON_COLUMN].map(q).join(', ')}, $1::text, 'insert', $2::text, $3::text ` +
         `FROM ${STAGE}${where} ORDER BY ${keyOrder} ${conflict}`;
-      const upsert = (given: boolean): string =>
-        insert(
-          ` WHERE ${q(GIVEN)} = ${given}`,
-          upsertConflictClause(d, POSTGRES, 't', given ? 'TRUE' : 'FALSE'),
-        );
       s = {
         // The staging rows are sorted by key (below): room to do that in memory, not on disk,
         // for a 10,000-row batch with its row JSON (PostgreSQL's default work_mem is 4 MB).
@@ -623,10 +616,10 @@ export class PostgresDb implements Db {
         stage:
           `SET LOCAL work_mem = '64MB'; SET LOCAL jit = off; CREATE TEMPORARY TABLE ${STAGE} (` +
           d.fields.map((f) => `${q(f.name)} ${stagingType(f.type)}`).join(', ') +
-          `, ${q(ROW_JSON_COLUMN)} text, ${q(GIVEN)} boolean NOT NULL) ON COMMIT DROP`,
-        copy: `COPY ${STAGE} (${[...fields, ROW_JSON_COLUMN, GIVEN].map(q).join(', ')}) FROM STDIN (FORMAT binary)`,
+          `, ${q(ROW_JSON_COLUMN)} text) ON COMMIT DROP`,
+        copy: `COPY ${STAGE} (${[...fields, ROW_JSON_COLUMN].map(q).join(', ')}) FROM STDIN (FORMAT binary)`,
         insertNew: insert('', 'ON CONFLICT DO NOTHING'),
-        upsert: [upsert(true), upsert(false)],
+        upsert: insert('', upsertConflictClause(d, POSTGRES, 't')),
       };
       this.batchStatements.set(d.name, s);
     }
@@ -642,7 +635,6 @@ export class PostgresDb implements Db {
         batch.rows,
         d.fields.map((f) => f.name),
         d.fields.map((f) => f.type),
-        batch.updatedAtGiven,
         rowJson(d),
       );
       await pipeline(Readable.from(chunks), c.query(copyFrom(s.copy)));
@@ -664,12 +656,10 @@ export class PostgresDb implements Db {
       )
     ).rows as DbRow[];
     if (stats?.stale === true) await c.query(`ANALYZE ${q(d.name)}`);
-    const differs = raw(rowDiffers(d, POSTGRES, 't', 's', `s.${q(GIVEN)}`));
+    const differs = raw(rowDiffers(d, POSTGRES, 't', 's'));
     const { sql: copyOld, params } = compile(replacedSql(d, at, differs, storedOfStaged(d)), POSTGRES);
     await c.query(copyOld, params);
-    const givenCount = batch.updatedAtGiven.reduce((n, g) => n + (g ? 1 : 0), 0);
-    if (givenCount > 0) written += (await c.query(s.upsert[0], args)).rowCount ?? 0;
-    if (givenCount < batch.rows.length) written += (await c.query(s.upsert[1], args)).rowCount ?? 0;
+    written += (await c.query(s.upsert, args)).rowCount ?? 0;
     return written;
   }
 

@@ -28,11 +28,8 @@ const UPSERT_ROWS = 64;
 const compareValues = (a: Value | undefined, b: Value | undefined): number =>
   a === b ? 0 : a === null || a === undefined ? -1 : b === null || b === undefined ? 1 : a < b ? -1 : 1;
 
-/**
- * A batch's rows in its dataset's key index order (its descending columns descending), in two
- * groups: updated_at not given (0), given (1); empty groups left out.
- */
-function keyOrderGroups(d: Dataset, batch: WriteBatch): { given: number; rows: Row[] }[] {
+/** A batch's rows in its dataset's key index order (its descending columns descending). */
+function keyOrderRows(d: Dataset, batch: WriteBatch): Row[] {
   const keys = keyIndexOrder(d).map((k) => ({ name: k.name, sign: k.desc ? -1 : 1 }));
   const order = (a: Row, b: Row): number => {
     for (const k of keys) {
@@ -41,9 +38,7 @@ function keyOrderGroups(d: Dataset, batch: WriteBatch): { given: number; rows: R
     }
     return 0;
   };
-  const groups: Row[][] = [[], []];
-  batch.rows.forEach((row, i) => groups[batch.updatedAtGiven[i] ? 1 : 0]?.push(row));
-  return groups.flatMap((rows, given) => (rows.length > 0 ? [{ given, rows: rows.sort(order) }] : []));
+  return [...batch.rows].sort(order);
 }
 
 interface RowsStatement {
@@ -445,12 +440,11 @@ export class SqliteDb implements Db {
           `VALUES (${[...rev, ...stamp].map((c) => `OLD.${c}`).join(', ')}, NEW.${q(REV_FROM)}); END`,
       );
       const cols = upsertWriteColumns(d);
-      // The op is 'insert' as written; the conflict clause makes it 'update'. "updated_at
-      // given" is the statement's last parameter, shared by its rows.
+      // The op is 'insert' as written; the conflict clause makes it 'update'.
       const one = `(${cols.map((c) => (c === REV_OP ? `'insert'` : '?')).join(', ')})`;
       s = this.db.prepare(
         `INSERT INTO ${q(d.name)} AS t (${cols.map(q).join(', ')}) VALUES ${new Array<string>(rows).fill(one).join(', ')} ` +
-          upsertConflictClause(d, SQLITE, 't', '?'),
+          upsertConflictClause(d, SQLITE, 't'),
       );
       this.upserts.set(name, s);
     }
@@ -460,9 +454,8 @@ export class SqliteDb implements Db {
   /**
    * The batch's rows upserted in the key index's order (its pages filled in order rather than
    * split half-empty, and each touched once while in cache), UPSERT_ROWS to a statement (one
-   * statement's fixed cost per row was a tenth of a row's write), rows with and without
-   * updated_at given apart. Keys are distinct within a batch (validation), so neither the order
-   * nor the grouping changes what is written.
+   * statement's fixed cost per row was a tenth of a row's write). Keys are distinct within a
+   * batch (validation), so the order does not change what is written.
    */
   private writeRows(batch: WriteBatch, at: string): number {
     const d = batch.dataset;
@@ -475,22 +468,20 @@ export class SqliteDb implements Db {
     let written = 0;
     this.keepReplaced = true;
     try {
-      for (const group of keyOrderGroups(d, batch)) {
-        for (let start = 0; start < group.rows.length; start += UPSERT_ROWS) {
-          const count = Math.min(UPSERT_ROWS, group.rows.length - start);
-          const values: Value[] = new Array<Value>(count * width + 1);
-          for (let k = 0; k < count; k++) {
-            const row = group.rows[start + k] as Record<string, Value>;
-            const o = k * width;
-            for (let c = 0; c < n; c++) values[o + c] = row[cols[c] as string] ?? null;
-            values[o + n] = json(row);
-            values[o + n + 1] = at;
-            values[o + n + 2] = batch.batchId;
-            values[o + n + 3] = at;
-          }
-          values[count * width] = group.given;
-          written += this.upsertStatement(d, count).run(values).changes;
+      const rows = keyOrderRows(d, batch);
+      for (let start = 0; start < rows.length; start += UPSERT_ROWS) {
+        const count = Math.min(UPSERT_ROWS, rows.length - start);
+        const values: Value[] = new Array<Value>(count * width);
+        for (let k = 0; k < count; k++) {
+          const row = rows[start + k] as Record<string, Value>;
+          const o = k * width;
+          for (let c = 0; c < n; c++) values[o + c] = row[cols[c] as string] ?? null;
+          values[o + n] = json(row);
+          values[o + n + 1] = at;
+          values[o + n + 2] = batch.batchId;
+          values[o + n + 3] = at;
         }
+        written += this.upsertStatement(d, count).run(values).changes;
       }
     } finally {
       this.keepReplaced = false;
