@@ -129,6 +129,15 @@ for (const backend of await backends()) {
       );
       const [row] = await exportCsv('/api/v1/etf/kline?code=588001&format=csv');
       assert.ok(row && String(row.updated_at) >= before, `updated_at ${String(row?.updated_at)}`);
+
+      // Run again: another push time in updated_at, the same prices: all duplicates, the row
+      // (and its updated_at) as it was — no false change for a cache, an ETag or a change feed.
+      await new Promise((r) => setTimeout(r, 5));
+      const again = await mds([...args, '--url', base, '--key', INGEST_KEY]);
+      assert.equal(again.code, 0, again.stderr);
+      assert.match(again.stdout, /accepted 0, duplicate 1, rejected 0/);
+      const [after] = await exportCsv('/api/v1/etf/kline?code=588001&format=csv');
+      assert.equal(after?.updated_at, row.updated_at);
     });
 
     test('--lots-to-shares: a volume in lots of 100 is stored in shares, the unit the catalog says', async () => {
