@@ -127,6 +127,12 @@ const ConfigSchema = Type.Object({
   MDS_INGEST_RECYCLE_MS: Type.Integer({ minimum: 0, default: 10_000 }),
   /** The MCP endpoint POST /mcp (docs/mcp.md): `off` leaves it out (404). */
   MDS_MCP: Type.Union([Type.Literal('on'), Type.Literal('off')], { default: 'on' }),
+  /** MCP requests one key may have in flight in one process, then 429 / 4292 (0: no limit). */
+  MDS_MCP_REQUESTS_PER_KEY: Type.Integer({ minimum: 0, default: 4 }),
+  /** MCP requests in flight in one process, all keys together, then 503 / 5033 (0: no limit). */
+  MDS_MCP_REQUESTS_PER_PROCESS: Type.Integer({ minimum: 0, default: 16 }),
+  /** tools/call messages one JSON-RPC batch may hold, then 413 / 4131. */
+  MDS_MCP_BATCH_CALLS: Type.Integer({ minimum: 1, maximum: 10_000, default: 100 }),
 });
 
 /** Fastify's trustProxy: none, or the addresses / CIDRs of the proxies in front. */
