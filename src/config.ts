@@ -131,6 +131,11 @@ const ConfigSchema = Type.Object({
   MDS_MCP_REQUESTS_PER_KEY: Type.Integer({ minimum: 0, default: 4 }),
   /** MCP requests in flight in one process, all keys together, then 503 / 5033 (0: no limit). */
   MDS_MCP_REQUESTS_PER_PROCESS: Type.Integer({ minimum: 0, default: 16 }),
+  /**
+   * A SQLite cluster's writer process that answers none of its supervisor's pings this long,
+   * ms, is hung (stopped, stuck): killed and replaced, its batches answered 503 / 5030.
+   */
+  MDS_WRITER_HANG_MS: Type.Integer({ minimum: 100, default: 10_000 }),
   /** tools/call messages one JSON-RPC batch may hold, then 413 / 4131. */
   MDS_MCP_BATCH_CALLS: Type.Integer({ minimum: 1, maximum: 10_000, default: 100 }),
 });

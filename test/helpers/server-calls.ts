@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { ADMIN_TOKEN, INGEST_KEY, QUERY_KEY } from './harness.js';
 import { request, type RawResponse } from './server-process.js';
+import { batch, etfBar, uniqueId } from './batches.js';
 
 /** Calls on a server listening on a loopback port (a child process or an in-process listener). */
 
@@ -42,6 +43,28 @@ export async function rowCount(port: number, source: string): Promise<number> {
 }
 
 type Json = Record<string, unknown>;
+
+/** A batch of `rows` etf_daily bars of one day and source (codes 600000…); its answer. */
+export function pushBars(
+  port: number,
+  source: string,
+  rows = 50,
+  batchId = uniqueId('ow'),
+): Promise<{ status: number; body: Json; retryAfter: string | undefined; batchId: string }> {
+  const body = JSON.stringify(
+    batch(
+      'etf_daily',
+      Array.from({ length: rows }, (_, i) => etfBar(String(600000 + i), '2024-09-02', { source })),
+      { batchId },
+    ),
+  );
+  return pushBatch(port, body).then((r) => ({
+    status: r.status,
+    body: JSON.parse(r.body) as Json,
+    retryAfter: r.headers['retry-after'] as string | undefined,
+    batchId,
+  }));
+}
 
 /** An admin API call with the admin token; its `data` (fails the test on an error answer). */
 export async function adminCall(base: string, method: string, p: string, body?: Json): Promise<Json> {
