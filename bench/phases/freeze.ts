@@ -4,7 +4,7 @@ import { code, tradingDays } from '../data.js';
 import { AUTH } from '../measure.js';
 import { probeRow, startHealthAndPageProbe, type ProbeStats } from '../load.js';
 import { requestThreadSeconds, rssMeter, type Server } from '../proc.js';
-import { exportUnderIngest, frozenWriter, mcpBatches, unreadMcpBatches } from './isolation-parts.js';
+import { exportUnderIngest, frozenWriter, mcpBatches, unreadMcpBatches, warmMcp } from './isolation-parts.js';
 import type { Row } from '../table.js';
 import { loadReference } from './bars.js';
 
@@ -90,6 +90,8 @@ export async function freezePhase(rows: Row[], target: string, label: string): P
     const only = (process.env.BENCH_FREEZE_PARTS ?? '').split(',').filter((w) => w !== '');
     const chosen = only.length === 0 ? parts : parts.filter((p) => only.some((w) => p.name.includes(w)));
     if (only.length === 0) await exportCpu(rows, svc, label);
+    // The MCP endpoint is built at each worker's first /mcp request: not part of what is measured.
+    await warmMcp(svc);
     for (const part of chosen) {
       const probe = startHealthAndPageProbe(svc.url, PROBE_KEY, page, PROBE_EVERY_MS);
       // The probe's process starts (tsx, a loaded machine: seconds) before the heavy requests do,

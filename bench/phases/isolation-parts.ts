@@ -38,6 +38,22 @@ const counts = (statuses: readonly (number | string)[]): string => {
   return [...m].map(([s, k]) => `${k}× ${s}`).join(', ');
 };
 
+/**
+ * A few tools/list on fresh connections, so every worker has built its MCP endpoint (the SDK and
+ * the tools' validators, loaded at a process's first /mcp request) before a part is measured.
+ */
+export async function warmMcp(svc: Server): Promise<void> {
+  const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' });
+  for (let i = 0; i < 8; i++) {
+    const res = await fetch(`${svc.url}/mcp`, {
+      method: 'POST',
+      headers: { ...MCP_HEADERS, connection: 'close' },
+      body,
+    });
+    await res.arrayBuffer();
+  }
+}
+
 /** `n` batches of 100 query calls at once, read as they come: statuses and the slowest. */
 export async function mcpBatches(svc: Server, n: number): Promise<string> {
   const body = mcpBody(100);

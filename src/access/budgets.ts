@@ -16,8 +16,10 @@ interface PlaceRefusals {
 
 /**
  * Places per key and per process for requests that hold memory and a socket until their answer
- * has gone (exports, MCP requests): one key must not take a process's capacity. Limits of 0
- * mean none. Each refusal carries Retry-After.
+ * has gone (exports, MCP tool calls): one key must not take a process's capacity. A request may
+ * take several places (`weight`); one heavier than a limit is admitted when its key, or the
+ * process, holds nothing, so a limit below the heaviest request slows it down but never refuses
+ * it forever. Limits of 0 mean none. Each refusal carries Retry-After.
  */
 export class PlaceBudget {
   private total = 0;
@@ -34,19 +36,20 @@ export class PlaceBudget {
     return keyId === undefined ? this.total : (this.byKey.get(keyId) ?? 0);
   }
 
-  /** Takes a place for `keyId`, or throws the refusal; returns its release (once). */
-  take(keyId: string): () => void {
+  /** Takes `weight` places for `keyId`, or throws the refusal; returns their release (once). */
+  take(keyId: string, weight = 1): () => void {
     const held = this.byKey.get(keyId) ?? 0;
-    if (this.perKey > 0 && held >= this.perKey) throw this.refusals.perKey(this.perKey);
-    if (this.perProcess > 0 && this.total >= this.perProcess) throw this.refusals.perProcess(this.perProcess);
-    this.byKey.set(keyId, held + 1);
-    this.total++;
+    if (this.perKey > 0 && held > 0 && held + weight > this.perKey) throw this.refusals.perKey(this.perKey);
+    if (this.perProcess > 0 && this.total > 0 && this.total + weight > this.perProcess)
+      throw this.refusals.perProcess(this.perProcess);
+    this.byKey.set(keyId, held + weight);
+    this.total += weight;
     let released = false;
     return () => {
       if (released) return;
       released = true;
-      this.total--;
-      const n = (this.byKey.get(keyId) ?? 1) - 1;
+      this.total -= weight;
+      const n = (this.byKey.get(keyId) ?? weight) - weight;
       if (n === 0) this.byKey.delete(keyId);
       else this.byKey.set(keyId, n);
     };
@@ -79,10 +82,10 @@ export class ExportBudget extends PlaceBudget {
 }
 
 /**
- * MCP requests in flight per key and per process, from admission until their answer has been
- * sent or abandoned: a JSON-RPC batch's answers are held in memory until then (up to 100 tool
- * answers of 128 KiB), and its calls run one after another on this process. Beyond the key's:
- * 429 / 4292; beyond the process's: 503 / 5033.
+ * MCP tool calls in flight per key and per process, from their request's admission until its
+ * answer has been sent or abandoned (a request without tool calls weighs one): a JSON-RPC
+ * batch's answers are held in memory until then (up to 128 KiB a call) and built on the request
+ * thread. Beyond the key's: 429 / 4292; beyond the process's: 503 / 5033.
  */
 export class McpBudget extends PlaceBudget {
   constructor(perKey: number, perProcess: number) {
@@ -90,14 +93,14 @@ export class McpBudget extends PlaceBudget {
       perKey: (n) =>
         new AppError(
           4292,
-          `too many MCP requests at once: this key may have ${n} in flight (MDS_MCP_REQUESTS_PER_KEY); ` +
-            'retry when one has been answered',
+          `too many MCP tool calls at once: this key may have ${n} in flight (MDS_MCP_CALLS_PER_KEY); ` +
+            'retry when its other requests have been answered',
           { retryAfter: MCP_RETRY_AFTER_S },
         ),
       perProcess: (n) =>
         new AppError(
           5033,
-          `the server is answering as many MCP requests as it may (${n}, MDS_MCP_REQUESTS_PER_PROCESS); retry later`,
+          `the server is answering as many MCP tool calls as it may (${n}, MDS_MCP_CALLS_PER_PROCESS); retry later`,
           { retryAfter: MCP_RETRY_AFTER_S },
         ),
     });

@@ -73,7 +73,7 @@ function transportHeaders(req: FastifyRequest): Headers {
 interface McpContext {
   limiter: Services['limiter'];
   endpoint: Pick<McpEndpoint, 'handle'>;
-  /** MCP requests in flight per key and in this process (MDS_MCP_REQUESTS_PER_KEY / _PER_PROCESS). */
+  /** MCP tool calls in flight per key and in this process (MDS_MCP_CALLS_PER_KEY / _PER_PROCESS). */
   budget: McpBudget;
   /** tools/call messages one request may hold (MDS_MCP_BATCH_CALLS). */
   batchCalls: number;
@@ -118,7 +118,7 @@ export const MCP_ROUTES: readonly Route<McpContext>[] = [
       'revision_trail and trading_days (docs/mcp.md). The query key as Q-API-KEY or ' +
       '`Authorization: Bearer <key>`; each tools/call counts as one query against its limits; ' +
       'a batch holds at most MDS_MCP_BATCH_CALLS of them, a key has at most ' +
-      'MDS_MCP_REQUESTS_PER_KEY requests in flight, the process MDS_MCP_REQUESTS_PER_PROCESS. ' +
+      'MDS_MCP_CALLS_PER_KEY tool calls in flight, the process MDS_MCP_CALLS_PER_PROCESS. ' +
       'Accept must list application/json and text/event-stream; answers are JSON. ' +
       'Absent (404) when MDS_MCP=off.',
     auth: 'query',
@@ -140,21 +140,22 @@ export const MCP_ROUTES: readonly Route<McpContext>[] = [
             4131,
             `this request holds ${calls} tool calls; at most ${batchCalls} (MDS_MCP_BATCH_CALLS): send them in several`,
           );
-        // Every request, the protocol's own (tools/list) too, holds a place until its answer has
-        // gone; refused here, it costs the key nothing.
-        reply.raw.once('close', budget.take(req.principal?.id ?? req.ip));
+        // A place per tool call (one for a request of the protocol's own, tools/list), held until
+        // the answer has gone; refused here, it costs the key nothing.
+        reply.raw.once('close', budget.take(req.principal?.id ?? req.ip, Math.max(1, calls)));
         // After the body is read: only tool calls are counted, not the protocol's own messages.
         const grant = await countCalls(reply, limiter, req.principal, calls);
         const res = await endpoint.handle(transportHeaders(req), req.body, grant);
         reply.code(res.status);
         res.headers.forEach((v, k) => void reply.header(k, v));
-        const body = await res.text();
+        // Bytes, not text: a batch's answer is megabytes, decoded and encoded again otherwise.
+        const body = Buffer.from(await res.arrayBuffer());
         // An answer its client does not take would hold its place (and its megabytes) for as
         // long as the connection lives: cut off, as a stalled export is.
         const cut = setTimeout(() => reply.raw.destroy(), stallMs);
         cut.unref();
         reply.raw.once('close', () => clearTimeout(cut));
-        return reply.send(body === '' ? undefined : body);
+        return reply.send(body.length === 0 ? undefined : body);
       },
   }),
   notAllowed('get'),
@@ -207,7 +208,7 @@ export async function mcpPlugin(
   registerRoutes(app, MCP_ROUTES, {
     limiter,
     endpoint,
-    budget: new McpBudget(config.MDS_MCP_REQUESTS_PER_KEY, config.MDS_MCP_REQUESTS_PER_PROCESS),
+    budget: new McpBudget(config.MDS_MCP_CALLS_PER_KEY, config.MDS_MCP_CALLS_PER_PROCESS),
     batchCalls: config.MDS_MCP_BATCH_CALLS,
     stallMs: config.MDS_EXPORT_STALL_TIMEOUT_MS,
   });

@@ -205,7 +205,7 @@ export function registerMetricsRoutes(
   const refusals = counter(
     'mds_rate_limit_refusals_total',
     'Requests refused by a key limit or a budget: code 4030 (rate), 4031 (daily quota), 4290 (failed-auth guard), ' +
-      '4291 / 5031 (exports per key / per process), 5032 (ingest memory), 4292 / 5033 (MCP requests per key / per process)',
+      '4291 / 5031 (exports per key / per process), 5032 (ingest memory), 4292 / 5033 (MCP tool calls per key / per process)',
     'code',
   );
   const steps = new Histogram({

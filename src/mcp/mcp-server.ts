@@ -63,6 +63,9 @@ function describe(e: ErrorObject): string {
   return `${where} ${e.message ?? 'is invalid'}`;
 }
 
+/** Resolves in the event loop's next check phase, after the I/O waiting now. */
+const nextTurn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
+
 const errorResult = (text: string): CallToolResult => ({ isError: true, content: [{ type: 'text', text }] });
 
 /**
@@ -142,7 +145,8 @@ export class McpEndpoint {
    * A fresh protocol server for one request. Its tool calls run one after another: the SDK
    * starts every call of a JSON-RPC batch at once, which put up to 100 statements and their
    * answers' work on this thread in one burst; one at a time, other requests are served between
-   * them, and a request's answers grow one by one (MCP budget: access/budgets.ts).
+   * them (a turn of the event loop before each), and a request's answers grow one by one (MCP
+   * budget: access/budgets.ts).
    */
   private server(grant: CallGrant): Server {
     const server = new Server(
@@ -159,9 +163,12 @@ export class McpEndpoint {
         this.opts.onCall?.(req.params.name, 'refused');
         return errorResult(`${grant.refusal.message} (${grant.refusal.code})`);
       }
-      const run = previous.then(() =>
-        this.call(req.params.name, (req.params.arguments ?? {}) as Record<string, unknown>),
-      );
+      // A turn of the event loop before each call: a bounded read runs on this thread and
+      // resolves without I/O, so a batch's calls chained on promises alone would run as one
+      // block of seconds, answering no other request meanwhile.
+      const run = previous
+        .then(nextTurn)
+        .then(() => this.call(req.params.name, (req.params.arguments ?? {}) as Record<string, unknown>));
       previous = run.catch(() => undefined);
       return run;
     });

@@ -1,6 +1,6 @@
 // MCP requests cannot take a process from other clients, from outside: the built server as its own
 // process on every backend, raw JSON-RPC batches on fresh connections, a probe in its own process.
-// - answers in flight per key (MDS_MCP_REQUESTS_PER_KEY) and per process (_PER_PROCESS) bounded:
+// - tool calls in flight per key (MDS_MCP_CALLS_PER_KEY) and per process (_PER_PROCESS) bounded:
 //   batch answers of 13 MB that their clients do not read hold their places; one more is refused
 //   with Retry-After (429 / 4292, 503 / 5033) while another key's page and /health are answered;
 // - a batch holds at most MDS_MCP_BATCH_CALLS tool calls (413 / 4131), counted as its calls;
@@ -101,7 +101,7 @@ for (const backend of await backends()) {
     };
 
     before(async () => {
-      server = await fx.start({ env: { MDS_MCP_REQUESTS_PER_PROCESS: '6' } });
+      server = await fx.start({ env: { MDS_MCP_CALLS_PER_PROCESS: '150' } });
       const companies = Array.from({ length: 120 }, (_, i) => ({
         ...sampleRow(CATALOG.byName.get('us_companies')!, i),
         sic_description: `long text ${i} `.padEnd(1000, 'x'),
@@ -126,23 +126,19 @@ for (const backend of await backends()) {
     it('unread batch answers hold their places: one more is 429 / 4292 for the key, 503 / 5033 for the process; others answered', async () => {
       const held: { close(): void }[] = [];
       try {
-        // The key's four places (MDS_MCP_REQUESTS_PER_KEY's default), each a 13 MB answer unread.
-        for (let i = 0; i < 4; i++) {
-          const u = await unread(server.port, QUERY_KEY, calls(100, 'query', BIG));
-          assert.equal(u.status, 200);
-          held.push(u);
-        }
-        const fifth = await mcp(server.port, QUERY_KEY, calls(1, 'query', BIG));
-        assert.equal(fifth.status, 429, fifth.body.slice(0, 300));
-        assert.equal(codeOf(fifth.body), 4292);
-        assert.match(fifth.body, /MDS_MCP_REQUESTS_PER_KEY/);
-        assert.equal(fifth.headers['retry-after'], '2');
-        // Another key takes the process's last two places; a third request of it is 503.
-        for (let i = 0; i < 2; i++) {
-          const u = await unread(server.port, OTHER_KEY, calls(100, 'query', BIG));
-          assert.equal(u.status, 200);
-          held.push(u);
-        }
+        // The key's 100 places (MDS_MCP_CALLS_PER_KEY's default): one batch, its 13 MB answer unread.
+        const first = await unread(server.port, QUERY_KEY, calls(100, 'query', BIG));
+        assert.equal(first.status, 200);
+        held.push(first);
+        const more = await mcp(server.port, QUERY_KEY, calls(1, 'query', BIG));
+        assert.equal(more.status, 429, more.body.slice(0, 300));
+        assert.equal(codeOf(more.body), 4292);
+        assert.match(more.body, /MDS_MCP_CALLS_PER_KEY/);
+        assert.equal(more.headers['retry-after'], '2');
+        // Another key takes the process's last 50 places; even its tools/list is then 503.
+        const other = await unread(server.port, OTHER_KEY, calls(50, 'query', BIG));
+        assert.equal(other.status, 200);
+        held.push(other);
         const full = await mcp(server.port, OTHER_KEY, { jsonrpc: '2.0', id: 1, method: 'tools/list' });
         assert.equal(full.status, 503, full.body.slice(0, 300));
         assert.equal(codeOf(full.body), 5033);
@@ -175,12 +171,13 @@ for (const backend of await backends()) {
       }
     });
 
-    it('an answer its client does not take within MDS_EXPORT_STALL_TIMEOUT_MS is cut off: its place comes back', async () => {
+    it("a batch heavier than the key's limit runs alone; its answer not taken within MDS_EXPORT_STALL_TIMEOUT_MS is cut off", async () => {
       const s = await startServer({
         databaseUrl: fx.url,
-        env: { MDS_QUERY_KEYS: KEYS, MDS_MCP_REQUESTS_PER_KEY: '1', MDS_EXPORT_STALL_TIMEOUT_MS: '1500' },
+        env: { MDS_QUERY_KEYS: KEYS, MDS_EXPORT_STALL_TIMEOUT_MS: '1500', MDS_MCP_CALLS_PER_KEY: '50' },
       });
       try {
+        // Heavier than the key's limit, admitted while the key holds nothing.
         const u = await unread(s.port, QUERY_KEY, calls(100, 'query', BIG));
         assert.equal(u.status, 200);
         const refused = await mcp(s.port, QUERY_KEY, calls(1, 'query', { ...BIG, limit: 1 }));
