@@ -5,7 +5,7 @@ import net from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import Database from 'better-sqlite3';
 import { CATALOG } from '../../src/catalog/catalog.js';
-import { batch, days, etfBar } from '../helpers/batches.js';
+import { adjFactor, batch, days, etfBar } from '../helpers/batches.js';
 import { sampleRow } from '../helpers/sample-rows.js';
 import {
   INGEST_KEY,
@@ -218,6 +218,14 @@ export function stalledExportSuite(backend: Backend): void {
         assert.match(again.body, new RegExp(`"date":"${date}"[^\\n]*"close":1[,}]`));
       });
     }
+
+    test('an adjusted export whose factors change mid-export is cut: its rows would be adjusted two ways', async () => {
+      const port = (h.app.server.address() as net.AddressInfo | null)?.port ?? (await listen(h));
+      const s = await stalledExport(port, `${EXPORT}&adjust=qfq`);
+      const res = await push(h.app, batch('adj_factor', [adjFactor('600999', '2020-01-02', 1.1)]));
+      assert.equal(res.statusCode, 200, res.body);
+      assert.ok(!dechunk(await s.drain()).complete, 'the response is cut, without its last chunk');
+    });
 
     test('a client that reads nothing is disconnected after the stall timeout', async () => {
       const cut = await startApp(
