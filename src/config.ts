@@ -138,6 +138,20 @@ const ConfigSchema = Type.Object({
   MDS_INGEST_RECYCLE_MS: Type.Integer({ minimum: 0, default: 10_000 }),
   /** The MCP endpoint POST /mcp (docs/mcp.md): `off` leaves it out (404). */
   MDS_MCP: Type.Union([Type.Literal('on'), Type.Literal('off')], { default: 'on' }),
+  /**
+   * MCP tool calls (a request without any: one) one key may have in flight in one process, then
+   * 429 / 4292 (0: no limit).
+   */
+  MDS_MCP_CALLS_PER_KEY: Type.Integer({ minimum: 0, default: 100 }),
+  /** MCP tool calls in flight in one process, all keys together, then 503 / 5033 (0: no limit). */
+  MDS_MCP_CALLS_PER_PROCESS: Type.Integer({ minimum: 0, default: 400 }),
+  /**
+   * A SQLite cluster's writer process that answers none of its supervisor's pings this long,
+   * ms, is hung (stopped, stuck): killed and replaced, its batches answered 503 / 5030.
+   */
+  MDS_WRITER_HANG_MS: Type.Integer({ minimum: 100, default: 10_000 }),
+  /** tools/call messages one JSON-RPC batch may hold, then 413 / 4131. */
+  MDS_MCP_BATCH_CALLS: Type.Integer({ minimum: 1, maximum: 10_000, default: 100 }),
 });
 
 /** Fastify's trustProxy: none, or the addresses / CIDRs of the proxies in front. */

@@ -14,13 +14,20 @@ import { WRITER_SOCKET_ENV } from './ingest/writer-env.js';
  * batch events, metrics) goes through this process (cluster/worker-hub.ts). On SQLite it also
  * runs the one writer process every worker hands its batches to (cluster/writer-supervisor.ts).
  */
-async function primary(workers: number, redisUrl: string | undefined, sqlite: boolean): Promise<void> {
+async function primary(
+  workers: number,
+  redisUrl: string | undefined,
+  sqlite: boolean,
+  writerHangMs: number,
+): Promise<void> {
   // Imported here, not above: a single process or a worker never loads the hub (nor ioredis).
   const { serveWorkers } = await import('./cluster/worker-hub.js');
   // SQLite: one writer process writes every worker's batches (one connection, so no worker's
   // commit drops another's page cache: docs/performance.md, round eight of issue 31). It
   // listens before the first worker starts, whose migration it runs.
-  const writer = sqlite ? (await import('./cluster/writer-supervisor.js')).superviseWriter() : null;
+  const writer = sqlite
+    ? (await import('./cluster/writer-supervisor.js')).superviseWriter(writerHangMs)
+    : null;
   await writer?.ready;
   // Workers accept connections themselves on the shared socket, not through this process
   // (Node's round-robin default on Linux): a stopped or busy primary then delays no new
@@ -88,7 +95,7 @@ const requested = config ? config.MDS_WORKERS : 1;
 const workers = requested === 0 ? os.availableParallelism() : requested;
 if (config && workers > 1) {
   const sqlite = sqliteUrl(config.DATABASE_URL) && !config.DATABASE_URL.endsWith(':memory:');
-  primary(workers, config.REDIS_URL || undefined, sqlite).catch((err: unknown) => {
+  primary(workers, config.REDIS_URL || undefined, sqlite, config.MDS_WRITER_HANG_MS).catch((err: unknown) => {
     console.error(err);
     process.exit(1);
   });

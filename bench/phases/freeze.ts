@@ -3,7 +3,8 @@ import { CFG, QUERY_KEY, log, startService } from '../context.js';
 import { code, tradingDays } from '../data.js';
 import { AUTH } from '../measure.js';
 import { probeRow, startHealthAndPageProbe, type ProbeStats } from '../load.js';
-import { requestThreadSeconds, type Server } from '../proc.js';
+import { requestThreadSeconds, rssMeter, type Server } from '../proc.js';
+import { exportUnderIngest, frozenWriter, mcpBatches, unreadMcpBatches, warmMcp } from './isolation-parts.js';
 import type { Row } from '../table.js';
 import { loadReference } from './bars.js';
 
@@ -13,13 +14,18 @@ import { loadReference } from './bars.js';
  * process of their own on a fresh connection per request (so every worker is measured), while
  * one key runs, in turn: 4 full-speed CSV exports of the bench data, 16 distinct deep pages
  * sorted on `close`, an adjusted cross-section with `adjust_source` sorted on `close`, and 100
- * slowly-read exports. Goal: max ≤ 250 ms for both probes in every part; every heavy request
- * answered (or refused with its code) within the deadline.
+ * slowly-read exports; then (issue 52) 20 concurrent MCP batches of 100 `query` calls, 40 MCP
+ * batch answers never read, a 50k-row export read slowly under a 10-record batch every 2 s, and
+ * (SQLite cluster) the writer process frozen for 30 s while a batch is pushed every 2 s. Goal:
+ * max ≤ 250 ms for both probes in every part; every heavy request answered (or refused with its
+ * code) within the deadline; the largest process's RSS ≤ 1 GB; the export complete; every push
+ * answered within its bound (MDS_WRITER_HANG_MS and a ping while the writer is frozen).
  *
  * Each part also gives the CPU its request threads used (bench/proc.ts requestThreadSeconds): on a
  * loaded machine the figure to compare, where the probes' times mostly measure the load.
  *
- * BENCH_PHASES=freeze (SQLite) or freezepg (PostgreSQL, DATABASE_URL). BENCH_FREEZE_MAIN: another
+ * BENCH_PHASES=freeze (SQLite) or freezepg (PostgreSQL, DATABASE_URL); BENCH_FREEZE_PARTS: words,
+ * only the parts whose names contain one (and not the export CPU). BENCH_FREEZE_MAIN: another
  * build's dist/main.js to measure instead of this checkout's (the figures before a change);
  * MDS_EXPORT_THREADS=0 in the environment: exports encoded on the request thread.
  */
@@ -69,19 +75,36 @@ export async function freezePhase(rows: Row[], target: string, label: string): P
           ),
       },
       { name: `100 slowly-read exports (${SLOW_SEC} s)`, run: (s) => slowExports(s, 100, SLOW_SEC * 1000) },
+      { name: '20 concurrent MCP batches of 100 query calls', run: (s) => mcpBatches(s, 20) },
+      {
+        name: `40 unread MCP batch answers (${SLOW_SEC} s)`,
+        run: (s) => unreadMcpBatches(s, 40, SLOW_SEC * 1000),
+      },
+      {
+        name: '50k-row export under a 10-record batch every 2 s',
+        run: (s) => exportUnderIngest(s, 50_000),
+      },
+      { name: 'the writer frozen for 30 s', run: (s) => frozenWriter(s, 30_000) },
     ];
-    await exportCpu(rows, svc, label);
-    for (const part of parts) {
+    // BENCH_FREEZE_PARTS=MCP,writer: only the parts whose names contain one of the words.
+    const only = (process.env.BENCH_FREEZE_PARTS ?? '').split(',').filter((w) => w !== '');
+    const chosen = only.length === 0 ? parts : parts.filter((p) => only.some((w) => p.name.includes(w)));
+    if (only.length === 0) await exportCpu(rows, svc, label);
+    // The MCP endpoint is built at each worker's first /mcp request: not part of what is measured.
+    await warmMcp(svc);
+    for (const part of chosen) {
       const probe = startHealthAndPageProbe(svc.url, PROBE_KEY, page, PROBE_EVERY_MS);
       // The probe's process starts (tsx, a loaded machine: seconds) before the heavy requests do,
       // and runs a few seconds at least: a SIGTERM before it has started would kill it.
       await new Promise((r) => setTimeout(r, 3000));
       const began = Date.now();
       const cpuBefore = requestThreadSeconds(svc.pid);
+      const rss = rssMeter(svc.pid);
       let outcome = await part.run(svc);
       // CPU, not time: on a loaded machine the request threads' own work is what can be compared.
       const cpu = requestThreadSeconds(svc.pid) - cpuBefore;
-      outcome += `; request threads' CPU ${cpu.toFixed(2)} s`;
+      rss.stop();
+      outcome += `; request threads' CPU ${cpu.toFixed(2)} s; largest process RSS ${rss.largest().toFixed(0)} MB`;
       await new Promise((r) => setTimeout(r, Math.max(0, 3000 - (Date.now() - began))));
       const probes = await probe.stop();
       for (const name of ['health', 'page'] as const) {

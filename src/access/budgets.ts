@@ -5,56 +5,105 @@ export const EXPORT_RETRY_AFTER_S = 5;
 /** Seconds a refused batch is told to wait: about what a large batch takes to be processed. */
 export const INGEST_RETRY_AFTER_S = 2;
 
+/** Seconds a refused MCP request is told to wait: about what a batch of tool calls takes. */
+export const MCP_RETRY_AFTER_S = 2;
+
+/** The refusals of a PlaceBudget: beyond the key's places, beyond the process's. */
+interface PlaceRefusals {
+  perKey(limit: number): AppError;
+  perProcess(limit: number): AppError;
+}
+
 /**
- * Concurrent exports (`format` other than json) per key and per process: an export reads the
- * whole result and holds a socket, a stream and its buffers for as long as its client reads, so
- * one key must not take a process's capacity (issue 24: 200 slow exports from one key). Limits
- * of 0 mean none. Beyond the key's: 429 / 4291; beyond the process's: 503 / 5031. Each with
- * Retry-After.
+ * Places per key and per process for requests that hold memory and a socket until their answer
+ * has gone (exports, MCP tool calls): one key must not take a process's capacity. A request may
+ * take several places (`weight`); one heavier than a limit is admitted when its key, or the
+ * process, holds nothing, so a limit below the heaviest request slows it down but never refuses
+ * it forever. Limits of 0 mean none. Each refusal carries Retry-After.
  */
-export class ExportBudget {
+export class PlaceBudget {
   private total = 0;
   private readonly byKey = new Map<string, number>();
 
   constructor(
     readonly perKey: number,
     readonly perProcess: number,
+    private readonly refusals: PlaceRefusals,
   ) {}
 
-  /** Exports running now, in all and for one key (tests, metrics). */
+  /** Places held now, in all and for one key (tests, metrics). */
   running(keyId?: string): number {
     return keyId === undefined ? this.total : (this.byKey.get(keyId) ?? 0);
   }
 
-  /** Takes a place for one export of `keyId`, or throws the refusal; returns its release (once). */
-  take(keyId: string): () => void {
+  /** Takes `weight` places for `keyId`, or throws the refusal; returns their release (once). */
+  take(keyId: string, weight = 1): () => void {
     const held = this.byKey.get(keyId) ?? 0;
-    if (this.perKey > 0 && held >= this.perKey) {
-      throw new AppError(
-        4291,
-        `too many exports at once: this key may run ${this.perKey} at a time (MDS_EXPORTS_PER_KEY); ` +
-          `retry when one has ended`,
-        { retryAfter: EXPORT_RETRY_AFTER_S },
-      );
-    }
-    if (this.perProcess > 0 && this.total >= this.perProcess) {
-      throw new AppError(
-        5031,
-        `the server is running as many exports as it may (${this.perProcess}, MDS_EXPORTS_PER_PROCESS); retry later`,
-        { retryAfter: EXPORT_RETRY_AFTER_S },
-      );
-    }
-    this.byKey.set(keyId, held + 1);
-    this.total++;
+    if (this.perKey > 0 && held > 0 && held + weight > this.perKey) throw this.refusals.perKey(this.perKey);
+    if (this.perProcess > 0 && this.total > 0 && this.total + weight > this.perProcess)
+      throw this.refusals.perProcess(this.perProcess);
+    this.byKey.set(keyId, held + weight);
+    this.total += weight;
     let released = false;
     return () => {
       if (released) return;
       released = true;
-      this.total--;
-      const n = (this.byKey.get(keyId) ?? 1) - 1;
+      this.total -= weight;
+      const n = (this.byKey.get(keyId) ?? weight) - weight;
       if (n === 0) this.byKey.delete(keyId);
       else this.byKey.set(keyId, n);
     };
+  }
+}
+
+/**
+ * Concurrent exports (`format` other than json) per key and per process: an export reads the
+ * whole result and holds a socket, a stream and its buffers for as long as its client reads
+ * (200 slow exports from one key). Beyond the key's: 429 / 4291; beyond the process's:
+ * 503 / 5031.
+ */
+export class ExportBudget extends PlaceBudget {
+  constructor(perKey: number, perProcess: number) {
+    super(perKey, perProcess, {
+      perKey: (n) =>
+        new AppError(
+          4291,
+          `too many exports at once: this key may run ${n} at a time (MDS_EXPORTS_PER_KEY); retry when one has ended`,
+          { retryAfter: EXPORT_RETRY_AFTER_S },
+        ),
+      perProcess: (n) =>
+        new AppError(
+          5031,
+          `the server is running as many exports as it may (${n}, MDS_EXPORTS_PER_PROCESS); retry later`,
+          { retryAfter: EXPORT_RETRY_AFTER_S },
+        ),
+    });
+  }
+}
+
+/**
+ * MCP tool calls in flight per key and per process, from their request's admission until its
+ * answer has been sent or abandoned (a request without tool calls weighs one): a JSON-RPC
+ * batch's answers are held in memory until then (up to 128 KiB a call) and built on the request
+ * thread. Beyond the key's: 429 / 4292; beyond the process's: 503 / 5033.
+ */
+export class McpBudget extends PlaceBudget {
+  constructor(perKey: number, perProcess: number) {
+    super(perKey, perProcess, {
+      perKey: (n) =>
+        new AppError(
+          4292,
+          `too many MCP tool calls at once: this key may have ${n} in flight (MDS_MCP_CALLS_PER_KEY); ` +
+            'retry when its other requests have been answered',
+          { retryAfter: MCP_RETRY_AFTER_S },
+        ),
+      perProcess: (n) =>
+        new AppError(
+          5033,
+          `the server is answering as many MCP tool calls as it may (${n}, MDS_MCP_CALLS_PER_PROCESS); retry later`,
+          { retryAfter: MCP_RETRY_AFTER_S },
+        ),
+    });
   }
 }
 

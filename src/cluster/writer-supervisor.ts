@@ -8,6 +8,8 @@ import { entryModule } from '../runtime-paths.js';
 
 /** How long after the writer died another is started, ms (as the pool restarts a thread). */
 const RESTART_MS = 500;
+/** Pings per hang bound: a writer is asked this many times before it is found hung. */
+const PINGS_PER_BOUND = 4;
 
 export interface Writer {
   /** The Unix socket the workers reach it on (WRITER_SOCKET_ENV in their environment). */
@@ -23,8 +25,15 @@ export interface Writer {
  * workers: forked, restarted when it dies, stopped last. Its own process, not a thread of the
  * primary: the primary stays small (it never loads the service) and a writer that crashes takes
  * no worker and not the cluster with it.
+ *
+ * Watched while it runs: asked `writer-ping` over its channel every `hangMs / 4`, answered by its
+ * event loop, which a batch never holds (batches are written on its ingest thread). A writer that
+ * has answered nothing for `hangMs` (MDS_WRITER_HANG_MS) is hung — stopped (SIGSTOP), or its
+ * event loop stuck — and is killed: its transaction rolls back whole, the workers' batches in
+ * flight are answered 503 with Retry-After when its socket closes (ingest/remote-ingest.ts), and
+ * another writer starts, where the clients' retries are applied once.
  */
-export function superviseWriter(): Writer {
+export function superviseWriter(hangMs: number): Writer {
   // A directory only this user can enter: the socket accepts batches without a key.
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'mds-writer-'));
   const socket = path.join(dir, 'writer.sock');
@@ -37,10 +46,32 @@ export function superviseWriter(): Writer {
   const start = (): void => {
     const c = fork(entry, [], { env: { ...process.env, [WRITER_SOCKET_ENV]: socket } });
     child = c;
+    let heard = 0;
+    let watch: NodeJS.Timeout | undefined;
+    const check = (): void => {
+      if (!c.connected) return;
+      if (Date.now() - heard > hangMs) {
+        console.error(
+          `writer ${c.pid} answered nothing for ${hangMs} ms (MDS_WRITER_HANG_MS): hung; killing it`,
+        );
+        clearInterval(watch);
+        c.kill('SIGKILL');
+        return;
+      }
+      c.send({ mds: 'writer-ping' });
+    };
     c.on('message', (m: unknown) => {
-      if (typeof m === 'object' && m !== null && (m as { mds?: unknown }).mds === 'writer-ready') markReady();
+      const kind = typeof m === 'object' && m !== null ? (m as { mds?: unknown }).mds : undefined;
+      heard = Date.now();
+      // Watched from when it listens: before, it is still loading (and no worker waits on it).
+      if (kind === 'writer-ready') {
+        markReady();
+        watch ??= setInterval(check, Math.max(1, Math.floor(hangMs / PINGS_PER_BOUND)));
+        watch.unref();
+      }
     });
     c.on('exit', (code, signal) => {
+      clearInterval(watch);
       if (child === c) child = null;
       if (stopping) return;
       console.error(`writer ${c.pid} exited (${signal ?? code}); starting another in ${RESTART_MS} ms`);

@@ -7,7 +7,7 @@ import { Type } from '@sinclair/typebox';
 import { registerRoutes, route } from './route-declaration.js';
 
 /** Refusals counted by mds_rate_limit_refusals_total: limits and budgets. */
-const REFUSALS: ReadonlySet<number> = new Set([4030, 4031, 4290, 4291, 5031, 5032]);
+const REFUSALS: ReadonlySet<number> = new Set([4030, 4031, 4290, 4291, 4292, 5031, 5032, 5033]);
 import type { BatchIngest, RevertEvent } from '../ingest/ingest-service.js';
 import type { DatabaseStats } from '../storage/store.js';
 import type { BatchRecord } from '../model/batch.js';
@@ -216,7 +216,7 @@ export function registerMetricsRoutes(
   const refusals = counter(
     'mds_rate_limit_refusals_total',
     'Requests refused by a key limit or a budget: code 4030 (rate), 4031 (daily quota), 4290 (failed-auth guard), ' +
-      '4291 / 5031 (exports per key / per process), 5032 (ingest memory)',
+      '4291 / 5031 (exports per key / per process), 5032 (ingest memory), 4292 / 5033 (MCP tool calls per key / per process)',
     'code',
   );
   const steps = new Histogram({

@@ -162,6 +162,15 @@ export function checkedQuery(schema: TObject, raw: Record<string, unknown>): Rec
   return value;
 }
 
+/** The route config flag of a route that only answers 405 (route-methods.ts leaves it out of Allow). */
+export const REFUSES_METHOD = 'mdsRefusesMethod';
+
+/** A route declared only to answer 405 (/mcp's GET and DELETE): its method is not allowed. */
+const refusesMethod = (op: ApiOperation): boolean => {
+  const codes = Object.keys(op.responses);
+  return codes.length === 1 && codes[0] === '405';
+};
+
 /** Registers routes on a plugin's instance (so its authentication hook applies to them). */
 export function registerRoutes<C>(app: FastifyInstance, routes: readonly Route<C>[], ctx: C): void {
   for (const r of routes) {
@@ -170,6 +179,7 @@ export function registerRoutes<C>(app: FastifyInstance, routes: readonly Route<C
     app.route({
       method: r.operation.method.toUpperCase() as 'GET',
       url: r.url,
+      ...(refusesMethod(r.operation) ? { config: { [REFUSES_METHOD]: true } } : {}),
       ...(r.bodyLimit === undefined ? {} : { bodyLimit: r.bodyLimit }),
       handler: schema
         ? async (req, reply) => {

@@ -1,5 +1,6 @@
 import FindMyWay, { type HTTPMethod } from 'find-my-way';
 import type { FastifyInstance } from 'fastify';
+import { REFUSES_METHOD } from './route-declaration.js';
 
 /** Fastify's router options (app.ts); the method index below must route paths the same way. */
 export const ROUTER_OPTIONS = { ignoreTrailingSlash: true, maxParamLength: 1024 } as const;
@@ -10,7 +11,9 @@ const noop = (): void => {};
  * Which methods a concrete path answers to, for `405` and its `Allow` header: Fastify's router
  * says only "no route" for a known path with a wrong method. A second find-my-way (the router
  * Fastify uses, with its options) learns every route as it is added (onRoute, so routes of
- * plugins registered later are included); it is asked only on the not-found path.
+ * plugins registered later are included); it is asked only on the not-found path. A route that
+ * only answers 405 (/mcp's GET and DELETE) is left out, so every 405 of a path names the same
+ * methods.
  */
 export class RouteMethods {
   private readonly router = FindMyWay(ROUTER_OPTIONS);
@@ -18,6 +21,7 @@ export class RouteMethods {
 
   constructor(app: FastifyInstance) {
     app.addHook('onRoute', (route) => {
+      if ((route.config as Record<string, unknown> | undefined)?.[REFUSES_METHOD] === true) return;
       const methods = (Array.isArray(route.method) ? route.method : [route.method]) as HTTPMethod[];
       this.router.on(methods, route.url, noop);
       for (const m of methods) this.methods.add(m);

@@ -15,8 +15,9 @@ import { FrameReader, writeFrame, type WriterRequest } from './writer-socket.js'
  * coverage recount the workers ask for, one at a time like the batches.
  *
  * It stops when its primary says so (after every worker has exited, so a batch in flight at
- * SIGTERM is still written) or when its channel to the primary closes; signals sent to the
- * whole process group (Ctrl-C) are left to the primary.
+ * SIGTERM is still written), and exits at once when its channel to the primary closes without
+ * that word; signals sent to the whole process group (Ctrl-C) are left to the primary. It
+ * answers the primary's pings (the hang check: cluster/writer-supervisor.ts).
  */
 const socketPath = writerSocket();
 if (!socketPath) throw new Error('writer-process.ts is started by the cluster primary (main.ts)');
@@ -65,9 +66,18 @@ async function stop(): Promise<void> {
 }
 
 process.on('message', (m: unknown) => {
-  if (typeof m === 'object' && m !== null && (m as { mds?: unknown }).mds === 'writer-stop') void stop();
+  const kind = typeof m === 'object' && m !== null ? (m as { mds?: unknown }).mds : undefined;
+  if (kind === 'writer-stop') void stop();
+  // The supervisor's liveness check (cluster/writer-supervisor.ts): answered by this event loop.
+  if (kind === 'writer-ping') process.send?.({ mds: 'writer-pong' });
 });
-process.on('disconnect', () => void stop());
+// The primary gone without a word (SIGKILL, a crash): its workers are gone too, so no one waits
+// for the batch in flight; exit now rather than hold the database open (the batch rolls back).
+process.on('disconnect', () => {
+  if (stopping) return;
+  log.warn({ inFlight }, 'writer: the cluster primary is gone; exiting (a batch in flight rolls back)');
+  process.exit(1);
+});
 process.on('SIGTERM', () => log.info('SIGTERM: the writer stops when the cluster primary says so'));
 process.on('SIGINT', () => {});
 

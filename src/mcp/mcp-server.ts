@@ -11,15 +11,38 @@ import { VERSION } from '../version.js';
 import { TOOL_HANDLERS, type ToolServices } from './tools.js';
 import { toolDefinitions, type ToolDefinition, type ToolName } from './tool-schemas.js';
 
-/** How a tool call ended, for the metrics. */
-export type CallOutcome = 'ok' | 'invalid' | 'error';
+/**
+ * How a tool call ended, for the metrics: `refused` beyond its key's rate or quota in a batch
+ * partly answered (4030, 4031), `timeout` past the query deadline (5040),
+ * `unavailable` the database or a budget (503), `error` a fault the service logged (5000).
+ */
+export type CallOutcome = 'ok' | 'invalid' | 'refused' | 'timeout' | 'unavailable' | 'error';
+
+/**
+ * How many of a request's tool calls its key's rate and quota allowed (in the order they were
+ * sent), and the refusal that answers the others: a batch that found fewer requests left than
+ * it holds calls runs those it could count, and nothing of it is counted but what ran.
+ */
+export interface CallGrant {
+  allowed: number;
+  refusal: AppError | null;
+}
 
 export interface McpOptions {
   /** A tool call is done (metrics). */
   onCall?: (tool: string, outcome: CallOutcome) => void;
   /** An unexpected error inside a tool (logged; the client sees 5000). */
   onError?: (err: unknown, tool: string) => void;
+  /**
+   * The HTTP layer's reading of an error that is not an AppError (a statement past its
+   * deadline, the database unreachable, a shutdown), so a tool error carries the code an HTTP
+   * answer would; null for a fault.
+   */
+  classify?: (err: unknown) => AppError | null;
 }
+
+const outcomeOf = (e: AppError): CallOutcome =>
+  e.code === 5040 ? 'timeout' : e.status === 503 ? 'unavailable' : 'error';
 
 const INSTRUCTIONS =
   'Market data with point-in-time history. Start with list_datasets (list_datasets with dataset=<name> ' +
@@ -39,6 +62,9 @@ function describe(e: ErrorObject): string {
   }
   return `${where} ${e.message ?? 'is invalid'}`;
 }
+
+/** Resolves in the event loop's next check phase, after the I/O waiting now. */
+const nextTurn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 
 const errorResult = (text: string): CallToolResult => ({ isError: true, content: [{ type: 'text', text }] });
 
@@ -87,16 +113,18 @@ export class McpEndpoint {
         structuredContent: answer.structured,
       };
     } catch (err) {
-      if (err instanceof AppError && err.status < 500) {
+      const known = err instanceof AppError ? err : (this.opts.classify?.(err) ?? null);
+      if (known && known.status < 500) {
         this.opts.onCall?.(name, 'invalid');
-        return errorResult(`${err.message} (${err.code})`);
+        return errorResult(`${known.message} (${known.code})`);
       }
-      this.opts.onCall?.(name, 'error');
-      if (err instanceof AppError) {
+      if (known) {
+        this.opts.onCall?.(name, outcomeOf(known));
         return errorResult(
-          `${err.message} (${err.code})${err.retryAfter !== null ? `; retry in ${err.retryAfter} s` : ''}`,
+          `${known.message} (${known.code})${known.retryAfter !== null ? `; retry in ${known.retryAfter} s` : ''}`,
         );
       }
+      this.opts.onCall?.(name, 'error');
       this.opts.onError?.(err, name);
       return errorResult('internal error (5000); the service logged it');
     }
@@ -113,8 +141,14 @@ export class McpEndpoint {
     return typeof d === 'string' && this.services.catalog.byName.has(d) ? `; "${d}" ${why}` : '';
   }
 
-  /** A fresh protocol server for one request. */
-  private server(): Server {
+  /**
+   * A fresh protocol server for one request. Its tool calls run one after another: the SDK
+   * starts every call of a JSON-RPC batch at once, which put up to 100 statements and their
+   * answers' work on this thread in one burst; one at a time, other requests are served between
+   * them (a turn of the event loop before each), and a request's answers grow one by one (MCP
+   * budget: access/budgets.ts).
+   */
+  private server(grant: CallGrant): Server {
     const server = new Server(
       { name: 'market-data-service', version: VERSION },
       { capabilities: { tools: {} }, instructions: INSTRUCTIONS },
@@ -122,9 +156,22 @@ export class McpEndpoint {
     server.setRequestHandler(ListToolsRequestSchema, () => ({
       tools: this.tools.map(({ refusal: _refusal, ...t }) => t),
     }));
-    server.setRequestHandler(CallToolRequestSchema, (req) =>
-      this.call(req.params.name, (req.params.arguments ?? {}) as Record<string, unknown>),
-    );
+    let seen = 0;
+    let previous: Promise<unknown> = Promise.resolve();
+    server.setRequestHandler(CallToolRequestSchema, (req) => {
+      if (seen++ >= grant.allowed && grant.refusal) {
+        this.opts.onCall?.(req.params.name, 'refused');
+        return errorResult(`${grant.refusal.message} (${grant.refusal.code})`);
+      }
+      // A turn of the event loop before each call: a bounded read runs on this thread and
+      // resolves without I/O, so a batch's calls chained on promises alone would run as one
+      // block of seconds, answering no other request meanwhile.
+      const run = previous
+        .then(nextTurn)
+        .then(() => this.call(req.params.name, (req.params.arguments ?? {}) as Record<string, unknown>));
+      previous = run.catch(() => undefined);
+      return run;
+    });
     return server;
   }
 
@@ -132,8 +179,8 @@ export class McpEndpoint {
    * Answers one POST: the SDK's stateless Streamable HTTP transport in JSON-response mode, so
    * the answer is one JSON body the HTTP layer sends itself (its hooks, metrics and limits apply).
    */
-  async handle(headers: Headers, body: unknown): Promise<Response> {
-    const server = this.server();
+  async handle(headers: Headers, body: unknown, grant: CallGrant): Promise<Response> {
+    const server = this.server(grant);
     const transport = new WebStandardStreamableHTTPServerTransport({
       sessionIdGenerator: undefined,
       enableJsonResponse: true,

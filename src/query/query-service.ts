@@ -238,13 +238,18 @@ export class QueryService {
     return { rows: { kind: 'objects', rows: r.rows }, total: r.total };
   }
 
-  private async versionOf(plan: QueryPlan): Promise<string> {
-    return (await this.answerVersion(plan.dataset, plan.bars?.adjust?.factors ?? null)).key;
+  /**
+   * What an export must not see change (export-chunks.ts): an adjusted export's factor version;
+   * nothing else (batches into the dataset itself do not stop an export).
+   */
+  private factorsGuard(plan: QueryPlan): (() => Promise<string>) | null {
+    const factors = plan.bars?.adjust?.factors;
+    return factors ? async () => String(await this.version(factors)) : null;
   }
 
   /**
    * Every row of a plan (limit and offset ignored), in chunks for exports of any format (the
-   * caller checks an adjusted plan first: checkAdjust), one version throughout: export-chunks.ts.
+   * caller checks an adjusted plan first: checkAdjust), continuing after its cursor: export-chunks.ts.
    */
   async *stream(plan: QueryPlan): AsyncIterable<Record<string, Value>[]> {
     const extra = this.extraFields(plan);
@@ -252,7 +257,7 @@ export class QueryService {
     const keyOf = (r: Record<string, Value>): Value[] => plan.orderBy.map((o) => r[o.field.apiName] ?? null);
     const read = async (p: QueryPlan): Promise<Record<string, Value>[]> =>
       (await this.store.datasets.query({ ...p, select, bulk: true }, false)).rows;
-    for await (const rows of exportChunks(plan, read, keyOf, () => this.versionOf(plan))) {
+    for await (const rows of exportChunks(plan, read, keyOf, this.factorsGuard(plan))) {
       if (extra.length > 0) for (const r of rows) for (const f of extra) delete r[f.apiName];
       yield rows;
     }
@@ -273,7 +278,7 @@ export class QueryService {
       lastKey: (c) => at.map((i) => valueAt(c.columns[i] as ValueColumn, c.length - 1)),
     };
     const read = (p: QueryPlan): Promise<ValueColumns> => this.store.datasets.queryColumns({ ...p, select });
-    for await (const chunk of exportChunksOf(plan, read, shape, () => this.versionOf(plan))) {
+    for await (const chunk of exportChunksOf(plan, read, shape, this.factorsGuard(plan))) {
       chunk.columns.length = Math.min(chunk.columns.length, plan.select.length);
       yield chunk;
     }

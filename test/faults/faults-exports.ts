@@ -5,7 +5,7 @@ import net from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import Database from 'better-sqlite3';
 import { CATALOG } from '../../src/catalog/catalog.js';
-import { batch, days, etfBar } from '../helpers/batches.js';
+import { adjFactor, batch, days, etfBar } from '../helpers/batches.js';
 import { sampleRow } from '../helpers/sample-rows.js';
 import {
   INGEST_KEY,
@@ -187,26 +187,45 @@ export function stalledExportSuite(backend: Backend): void {
     }
 
     // Arrow too: its writer once queued every batch without waiting for the client (the whole
-    // answer read ahead of a stalled client, in memory), so a batch never cut it.
-    for (const [format, date] of [
-      ['ndjson', '2020-01-01'],
-      ['arrow', '2020-01-02'],
+    // answer read ahead of a stalled client, in memory).
+    for (const [format, date, added] of [
+      ['ndjson', '2020-01-01', 1],
+      ['arrow', '2020-01-02', 2],
     ] as const) {
-      test(`a batch landing mid-export cuts the export: never a mix of two versions (format=${format})`, async () => {
+      test(`a batch landing mid-export: the export goes on after its cursor and ends whole (format=${format})`, async () => {
         const port = (h.app.server.address() as net.AddressInfo | null)?.port ?? (await listen(h));
         const s = await stalledExport(port, EXPORT.replace('format=ndjson', `format=${format}`));
+        // A new code after the export's cursor, and a change of the first row, already sent.
         const res = await push(
           h.app,
-          batch('etf_daily', [etfBar('610000', date, { source: 'exp', close: 1 })]),
+          batch('etf_daily', [
+            etfBar('610000', date, { source: 'exp', close: 1 }),
+            etfBar('600000', '2020-01-01', { source: 'exp', close: 2 }),
+          ]),
         );
         assert.equal(res.statusCode, 200, res.body);
-        assert.ok(!dechunk(await s.drain()).complete, 'the response is cut, without its last chunk');
-        // A new export sees the new version whole.
+        const { body, complete } = dechunk(await s.drain());
+        assert.ok(complete, 'the response ends with its last chunk');
+        if (format === 'ndjson') {
+          const lines = body.trim().split('\n');
+          assert.equal(lines.length, ROWS + added, 'every row once, and the new code after the cursor');
+          assert.match(lines.at(-1) ?? '', /"610000"[^\n]*"close":1[,}]/);
+          assert.doesNotMatch(lines[0] ?? '', /"close":2[,}]/, 'the first row as it was when it was sent');
+        }
+        // A new export sees the batch whole.
         const again = await get(h.app, `${EXPORT}&code=610000`);
         assert.equal(again.statusCode, 200);
         assert.match(again.body, new RegExp(`"date":"${date}"[^\\n]*"close":1[,}]`));
       });
     }
+
+    test('an adjusted export whose factors change mid-export is cut: its rows would be adjusted two ways', async () => {
+      const port = (h.app.server.address() as net.AddressInfo | null)?.port ?? (await listen(h));
+      const s = await stalledExport(port, `${EXPORT}&adjust=qfq`);
+      const res = await push(h.app, batch('adj_factor', [adjFactor('600999', '2020-01-02', 1.1)]));
+      assert.equal(res.statusCode, 200, res.body);
+      assert.ok(!dechunk(await s.drain()).complete, 'the response is cut, without its last chunk');
+    });
 
     test('a client that reads nothing is disconnected after the stall timeout', async () => {
       const cut = await startApp(

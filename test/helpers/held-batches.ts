@@ -10,6 +10,8 @@ import { sleep, startServer, type ServerProcess } from './server-process.js';
  */
 export interface HoldingServer {
   server: ServerProcess;
+  /** DATABASE_URL of its database. */
+  databaseUrl: string;
   /** The next batch stops before its commit (a server may hold several in turn). */
   hold(): void;
   /** Resolves with the held batch's id once a batch is held. */
@@ -35,6 +37,7 @@ export async function holdingServer(
   });
   return {
     server,
+    databaseUrl: db.url,
     hold: () => {
       // The last hold's marker would pass for this one's.
       fs.rmSync(`${file}.held`, { force: true });

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { batch, etfBar, uniqueId } from '../helpers/batches.js';
-import { ADMIN_TOKEN, freshDatabaseUrl, QUERY_KEY, type Json } from '../helpers/harness.js';
+import { batch, uniqueId } from '../helpers/batches.js';
+import { ADMIN_TOKEN, freshDatabaseUrl, QUERY_KEY } from '../helpers/harness.js';
 import { holdingServer, type HoldingServer } from '../helpers/held-batches.js';
 import { postgresAvailable } from '../helpers/postgres.js';
 import {
@@ -11,7 +11,7 @@ import {
   workersServing,
   type ServerProcess,
 } from '../helpers/server-process.js';
-import { batchState, pushBatch, rowCount } from '../helpers/server-calls.js';
+import { batchState, pushBars, pushBatch, rowCount } from '../helpers/server-calls.js';
 import { dayBars } from '../helpers/minute-bars.js';
 
 /**
@@ -64,26 +64,7 @@ function answeredBy(out: string, url: string): Set<number> {
   return pids;
 }
 
-function pushOne(
-  port: number,
-  source: string,
-  rows = 50,
-  batchId = uniqueId('ow'),
-): Promise<{ status: number; body: Json; retryAfter: string | undefined; batchId: string }> {
-  const body = JSON.stringify(
-    batch(
-      'etf_daily',
-      Array.from({ length: rows }, (_, i) => etfBar(String(600000 + i), '2024-09-02', { source })),
-      { batchId },
-    ),
-  );
-  return pushBatch(port, body).then((r) => ({
-    status: r.status,
-    body: JSON.parse(r.body) as Json,
-    retryAfter: r.headers['retry-after'] as string | undefined,
-    batchId,
-  }));
-}
+const pushOne = pushBars;
 
 /**
  * Batches pushed two at a time, as `mds push` sends them, on fresh connections, until both

@@ -6,7 +6,7 @@ import { after, before, describe, test } from 'node:test';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { CATALOG } from '../../src/catalog/catalog.js';
 import { MAX_ROW_BYTES, MAX_ROWS, TOOL_NAMES } from '../../src/mcp/tool-schemas.js';
-import { ADMIN_TOKEN, QUERY_KEY, backends, freshDatabaseUrl } from '../helpers/harness.js';
+import { QUERY_KEY, backends, freshDatabaseUrl } from '../helpers/harness.js';
 import { adjFactor, batch, days, etfBar } from '../helpers/batches.js';
 import { dayBars } from '../helpers/minute-bars.js';
 import { sampleRow } from '../helpers/sample-rows.js';
@@ -14,7 +14,7 @@ import { call, connect, errorText, httpError, structured, textOf } from '../help
 import { inspectorCli } from '../helpers/mcp-inspector.js';
 import { pythonHasMcp, runPython } from '../helpers/python.js';
 import { startServer, type ServerProcess } from '../helpers/server-process.js';
-import { pushBatch } from '../helpers/server-calls.js';
+import { adminCall, pushBatch, usageToday as usageOf } from '../helpers/server-calls.js';
 import { ROOT } from '../helpers/repo-root.js';
 
 /**
@@ -70,19 +70,8 @@ for (const backend of await backends()) {
       const res = await fetch(new URL(p, base), { headers: headers as Record<string, string> });
       return { status: res.status, headers: res.headers, body: (await res.json()) as Json };
     };
-    const admin = async (method: string, p: string, body?: Json): Promise<Json> => {
-      const res = await fetch(new URL(p, base), {
-        method,
-        headers: { Authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' },
-        ...(body ? { body: JSON.stringify(body) } : {}),
-      });
-      assert.ok(res.status < 300, `${method} ${p}: ${res.status}`);
-      return ((await res.json()) as { data: Json }).data;
-    };
-    const usageToday = async (id: unknown): Promise<number> => {
-      const keys = (await admin('GET', '/admin/api/keys')) as unknown as Json[];
-      return (keys.find((k) => k.id === id)!.usage as Json).today as number;
-    };
+    const admin = (method: string, p: string, body?: Json): Promise<Json> => adminCall(base, method, p, body);
+    const usageToday = (id: unknown): Promise<number> => usageOf(base, id);
     const metrics = async (): Promise<string> => (await fetch(new URL('/metrics', base))).text();
     const counter = (text: string, series: string): number =>
       Number(
