@@ -2056,6 +2056,249 @@ export interface TradeCalendarParams {
   as_of?: string | Date;
 }
 
+/** A row of /api/v1/stock/basic (dataset stock_basic). */
+export interface StockBasicRow {
+  code: string;
+  /** the current (or last) name */
+  name: string;
+  exchange: 'SH' | 'SZ' | 'BJ';
+  board: 'main' | 'star' | 'chinext' | 'bse' | null;
+  /** YYYY-MM-DD; first trading day */
+  list_date: string;
+  /** YYYY-MM-DD; delisting day; null while listed */
+  delist_date: string | null;
+  /** L listed, D delisted, P listing suspended */
+  list_status: 'L' | 'D' | 'P';
+  industry: string | null;
+  area: string | null;
+  source: string;
+  /** ISO 8601 UTC timestamp */
+  updated_at: string;
+  /** ISO 8601 UTC timestamp; when the row was first stored (set by the server) */
+  created_at: string;
+}
+
+/** Filters and options of /api/v1/stock/basic. */
+export interface StockBasicParams {
+  /** exact match; several values (any of them matches, at most 1000) by repeating the parameter or as a comma list. A code also as 510300.SH, sh510300 or SH510300 (stored as 510300) */
+  code?: string | number | readonly (string | number)[];
+  /** exact match; several values (any of them matches, at most 1000) by repeating the parameter or as a comma list */
+  exchange?: 'SH' | 'SZ' | 'BJ' | readonly ('SH' | 'SZ' | 'BJ')[];
+  /** exact match; several values (any of them matches, at most 1000) by repeating the parameter or as a comma list */
+  board?: 'main' | 'star' | 'chinext' | 'bse' | readonly ('main' | 'star' | 'chinext' | 'bse')[];
+  /** exact match; several values (any of them matches, at most 1000) by repeating the parameter or as a comma list */
+  list_status?: 'L' | 'D' | 'P' | readonly ('L' | 'D' | 'P')[];
+  /** exact match; several values (any of them matches, at most 1000) by repeating the parameter */
+  source?: string | number | readonly (string | number)[];
+  /** contains, case-insensitive (% and _ are literal) */
+  name?: string;
+  /** sources in order of precedence, comma-separated: one row per key without its source, the first listed source's (its `source` shows which); rows of unlisted sources are left out. Default: the server's MDS_SOURCE_PRIORITY for this dataset, when set and no source= is given */
+  source_priority?: string | number;
+  /** rows per page; values above 1000 are clamped to 1000 */
+  limit?: number;
+  /** rows to skip */
+  offset?: number;
+  /** field to sort by; ties are broken by the unique key */
+  sort?: keyof StockBasicRow;
+  /** sort direction */
+  order?: 'asc' | 'desc';
+  /** comma-separated subset of: code, name, exchange, board, list_date, delist_date, list_status, industry, area, source, updated_at, created_at. Rows then hold only these fields (the row schema describes whole rows). */
+  fields?: readonly (keyof StockBasicRow)[];
+  /** keyset pagination: meta.next_cursor of the previous page of the same query */
+  cursor?: string;
+  /** point in time, ISO 8601 with Z or an offset: the answer this request had at that instant (docs/point-in-time.md); 400 / 4005 before the revision retention horizon */
+  as_of?: string | Date;
+}
+
+/** A row of /api/v1/stock/names (dataset stock_names). */
+export interface StockNamesRow {
+  code: string;
+  name: string;
+  /** YYYY-MM-DD; first day of the name */
+  start_date: string;
+  /** YYYY-MM-DD; last day of the name; null: still in use */
+  end_date: string | null;
+  /** e.g. ST, *ST, rename, ST removed */
+  reason: string | null;
+  /** YYYY-MM-DD */
+  announce_date: string | null;
+  source: string;
+  /** ISO 8601 UTC timestamp */
+  updated_at: string;
+  /** ISO 8601 UTC timestamp; when the row was first stored (set by the server) */
+  created_at: string;
+}
+
+/** Filters and options of /api/v1/stock/names. */
+export interface StockNamesParams {
+  /** exact match; several values (any of them matches, at most 1000) by repeating the parameter or as a comma list. A code also as 510300.SH, sh510300 or SH510300 (stored as 510300) */
+  code?: string | number | readonly (string | number)[];
+  /** exact match; several values (any of them matches, at most 1000) by repeating the parameter */
+  reason?: string | number | readonly (string | number)[];
+  /** exact match; several values (any of them matches, at most 1000) by repeating the parameter */
+  source?: string | number | readonly (string | number)[];
+  /** contains, case-insensitive (% and _ are literal) */
+  name?: string;
+  /** inclusive lower bound on start_date, YYYY-MM-DD or YYYYMMDD */
+  date_from?: string;
+  /** inclusive upper bound on start_date, YYYY-MM-DD or YYYYMMDD */
+  date_to?: string;
+  /** sources in order of precedence, comma-separated: one row per key without its source, the first listed source's (its `source` shows which); rows of unlisted sources are left out. Default: the server's MDS_SOURCE_PRIORITY for this dataset, when set and no source= is given */
+  source_priority?: string | number;
+  /** rows per page; values above 1000 are clamped to 1000 */
+  limit?: number;
+  /** rows to skip */
+  offset?: number;
+  /** field to sort by; ties are broken by the unique key */
+  sort?: keyof StockNamesRow;
+  /** sort direction */
+  order?: 'asc' | 'desc';
+  /** comma-separated subset of: code, name, start_date, end_date, reason, announce_date, source, updated_at, created_at. Rows then hold only these fields (the row schema describes whole rows). */
+  fields?: readonly (keyof StockNamesRow)[];
+  /** keyset pagination: meta.next_cursor of the previous page of the same query */
+  cursor?: string;
+  /** point in time, ISO 8601 with Z or an offset: the answer this request had at that instant (docs/point-in-time.md); 400 / 4005 before the revision retention horizon */
+  as_of?: string | Date;
+}
+
+/** A row of /api/v1/index/members (dataset index_members). */
+export interface IndexMembersRow {
+  index_code: string;
+  stock_code: string;
+  /** YYYY-MM-DD; first day as a member */
+  in_date: string;
+  /** YYYY-MM-DD; last day as a member; null: still a member */
+  out_date: string | null;
+  source: string;
+  /** ISO 8601 UTC timestamp */
+  updated_at: string;
+  /** ISO 8601 UTC timestamp; when the row was first stored (set by the server) */
+  created_at: string;
+}
+
+/** Filters and options of /api/v1/index/members. */
+export interface IndexMembersParams {
+  /** exact match; several values (any of them matches, at most 1000) by repeating the parameter or as a comma list. A code also as 510300.SH, sh510300 or SH510300 (stored as 510300) */
+  index_code?: string | number | readonly (string | number)[];
+  /** exact match; several values (any of them matches, at most 1000) by repeating the parameter or as a comma list. A code also as 510300.SH, sh510300 or SH510300 (stored as 510300) */
+  stock_code?: string | number | readonly (string | number)[];
+  /** exact match; several values (any of them matches, at most 1000) by repeating the parameter */
+  source?: string | number | readonly (string | number)[];
+  /** inclusive lower bound on in_date, YYYY-MM-DD or YYYYMMDD */
+  date_from?: string;
+  /** inclusive upper bound on in_date, YYYY-MM-DD or YYYYMMDD */
+  date_to?: string;
+  /** sources in order of precedence, comma-separated: one row per key without its source, the first listed source's (its `source` shows which); rows of unlisted sources are left out. Default: the server's MDS_SOURCE_PRIORITY for this dataset, when set and no source= is given */
+  source_priority?: string | number;
+  /** rows per page; values above 1000 are clamped to 1000 */
+  limit?: number;
+  /** rows to skip */
+  offset?: number;
+  /** field to sort by; ties are broken by the unique key */
+  sort?: keyof IndexMembersRow;
+  /** sort direction */
+  order?: 'asc' | 'desc';
+  /** comma-separated subset of: index_code, stock_code, in_date, out_date, source, updated_at, created_at. Rows then hold only these fields (the row schema describes whole rows). */
+  fields?: readonly (keyof IndexMembersRow)[];
+  /** keyset pagination: meta.next_cursor of the previous page of the same query */
+  cursor?: string;
+  /** point in time, ISO 8601 with Z or an offset: the answer this request had at that instant (docs/point-in-time.md); 400 / 4005 before the revision retention horizon */
+  as_of?: string | Date;
+}
+
+/** A row of /api/v1/stock/limit (dataset stock_limit). */
+export interface StockLimitRow {
+  code: string;
+  /** YYYY-MM-DD */
+  trade_date: string;
+  /** unit: CNY */
+  pre_close: number | null;
+  /** the highest price allowed that day; unit: CNY */
+  up_limit: number;
+  /** the lowest price allowed that day; unit: CNY */
+  down_limit: number;
+  source: string;
+  /** ISO 8601 UTC timestamp */
+  updated_at: string;
+  /** ISO 8601 UTC timestamp; when the row was first stored (set by the server) */
+  created_at: string;
+}
+
+/** Filters and options of /api/v1/stock/limit. */
+export interface StockLimitParams {
+  /** exact match; several values (any of them matches, at most 1000) by repeating the parameter or as a comma list. A code also as 510300.SH, sh510300 or SH510300 (stored as 510300) */
+  code?: string | number | readonly (string | number)[];
+  /** exact match; several values (any of them matches, at most 1000) by repeating the parameter or as a comma list */
+  trade_date?: string | readonly string[];
+  /** exact match; several values (any of them matches, at most 1000) by repeating the parameter */
+  source?: string | number | readonly (string | number)[];
+  /** inclusive lower bound on trade_date, YYYY-MM-DD or YYYYMMDD */
+  date_from?: string;
+  /** inclusive upper bound on trade_date, YYYY-MM-DD or YYYYMMDD */
+  date_to?: string;
+  /** sources in order of precedence, comma-separated: one row per key without its source, the first listed source's (its `source` shows which); rows of unlisted sources are left out. Default: the server's MDS_SOURCE_PRIORITY for this dataset, when set and no source= is given */
+  source_priority?: string | number;
+  /** rows per page; values above 1000 are clamped to 1000 */
+  limit?: number;
+  /** rows to skip */
+  offset?: number;
+  /** field to sort by; ties are broken by the unique key */
+  sort?: keyof StockLimitRow;
+  /** sort direction */
+  order?: 'asc' | 'desc';
+  /** comma-separated subset of: code, trade_date, pre_close, up_limit, down_limit, source, updated_at, created_at. Rows then hold only these fields (the row schema describes whole rows). */
+  fields?: readonly (keyof StockLimitRow)[];
+  /** keyset pagination: meta.next_cursor of the previous page of the same query */
+  cursor?: string;
+  /** point in time, ISO 8601 with Z or an offset: the answer this request had at that instant (docs/point-in-time.md); 400 / 4005 before the revision retention horizon */
+  as_of?: string | Date;
+}
+
+/** A row of /api/v1/us/tickers (dataset us_tickers). */
+export interface UsTickersRow {
+  /** SEC CIK, 10-digit zero-padded */
+  cik: string;
+  ticker: string;
+  /** YYYY-MM-DD; first day under this ticker */
+  start_date: string;
+  /** YYYY-MM-DD; last day under this ticker; null: current */
+  end_date: string | null;
+  exchange: string | null;
+  source: string;
+  /** ISO 8601 UTC timestamp */
+  updated_at: string;
+  /** ISO 8601 UTC timestamp; when the row was first stored (set by the server) */
+  created_at: string;
+}
+
+/** Filters and options of /api/v1/us/tickers. */
+export interface UsTickersParams {
+  /** exact match; several values (any of them matches, at most 1000) by repeating the parameter or as a comma list */
+  cik?: string | readonly string[];
+  /** exact match; several values (any of them matches, at most 1000) by repeating the parameter or as a comma list */
+  ticker?: string | number | readonly (string | number)[];
+  /** exact match; several values (any of them matches, at most 1000) by repeating the parameter */
+  exchange?: string | number | readonly (string | number)[];
+  /** inclusive lower bound on start_date, YYYY-MM-DD or YYYYMMDD */
+  date_from?: string;
+  /** inclusive upper bound on start_date, YYYY-MM-DD or YYYYMMDD */
+  date_to?: string;
+  /** rows per page; values above 1000 are clamped to 1000 */
+  limit?: number;
+  /** rows to skip */
+  offset?: number;
+  /** field to sort by; ties are broken by the unique key */
+  sort?: keyof UsTickersRow;
+  /** sort direction */
+  order?: 'asc' | 'desc';
+  /** comma-separated subset of: cik, ticker, start_date, end_date, exchange, source, updated_at, created_at. Rows then hold only these fields (the row schema describes whole rows). */
+  fields?: readonly (keyof UsTickersRow)[];
+  /** keyset pagination: meta.next_cursor of the previous page of the same query */
+  cursor?: string;
+  /** point in time, ISO 8601 with Z or an offset: the answer this request had at that instant (docs/point-in-time.md); 400 / 4005 before the revision retention horizon */
+  as_of?: string | Date;
+}
+
 /** A row of /api/v1/stock/minute (dataset stock_minute). */
 export interface StockMinuteRow {
   code: string;
@@ -2335,6 +2578,11 @@ export interface Endpoints {
     row: TradeCalendarRow;
     params: TradeCalendarParams;
   };
+  stock_basic: { path: '/api/v1/stock/basic'; row: StockBasicRow; params: StockBasicParams };
+  stock_names: { path: '/api/v1/stock/names'; row: StockNamesRow; params: StockNamesParams };
+  index_members: { path: '/api/v1/index/members'; row: IndexMembersRow; params: IndexMembersParams };
+  stock_limit: { path: '/api/v1/stock/limit'; row: StockLimitRow; params: StockLimitParams };
+  us_tickers: { path: '/api/v1/us/tickers'; row: UsTickersRow; params: UsTickersParams };
   stock_minute: { path: '/api/v1/stock/minute'; row: StockMinuteRow; params: StockMinuteParams };
   etf_minute: { path: '/api/v1/etf/minute'; row: EtfMinuteRow; params: EtfMinuteParams };
   index_minute: { path: '/api/v1/index/minute'; row: IndexMinuteRow; params: IndexMinuteParams };
@@ -2376,6 +2624,11 @@ export const ENDPOINT_PATHS: { readonly [D in keyof Endpoints]: Endpoints[D]['pa
   adj_factor: '/api/v1/market/adj-factor',
   corporate_actions: '/api/v1/market/corporate-actions',
   trade_calendar: '/api/v1/market/trade-calendar',
+  stock_basic: '/api/v1/stock/basic',
+  stock_names: '/api/v1/stock/names',
+  index_members: '/api/v1/index/members',
+  stock_limit: '/api/v1/stock/limit',
+  us_tickers: '/api/v1/us/tickers',
   stock_minute: '/api/v1/stock/minute',
   etf_minute: '/api/v1/etf/minute',
   index_minute: '/api/v1/index/minute',
