@@ -57,6 +57,8 @@ export interface EtfDailyParams {
   adjust_source?: string;
   /** one row per code, source and ISO week (1w), calendar month (1M), quarter (1Q) or year (1Y), adjusted first: open first, high max, low min, close last, volume sum, amount sum, turnover_rate sum, updated_at max, created_at max; pre_close the previous period's close, change and pct_chg recomputed; date the last bar's; rows add period_start and bar_count */
   interval?: '1d' | '1w' | '1M' | '1Q' | '1Y';
+  /** an index code (000300, 000300.SH): each row only where its code was a member of the index on the row's date, by the index_members intervals (resampled rows: from the member days only); a survivorship-free panel (docs/universes.md). 400 for an index without membership intervals */
+  universe?: string | number;
   /** sources in order of precedence, comma-separated: one row per key without its source, the first listed source's (its `source` shows which); rows of unlisted sources are left out. Default: the server's MDS_SOURCE_PRIORITY for this dataset, when set and no source= is given */
   source_priority?: string | number;
   /** rows per page; values above 1000 are clamped to 1000 */
@@ -123,6 +125,8 @@ export interface IndexDailyParams {
   date_to?: string;
   /** one row per code, source and ISO week (1w), calendar month (1M), quarter (1Q) or year (1Y), adjusted first: open first, high max, low min, close last, volume sum, amount sum, updated_at max, created_at max; pre_close the previous period's close, change and pct_chg recomputed; date the last bar's; rows add period_start and bar_count */
   interval?: '1d' | '1w' | '1M' | '1Q' | '1Y';
+  /** an index code (000300, 000300.SH): each row only where its code was a member of the index on the row's date, by the index_members intervals (resampled rows: from the member days only); a survivorship-free panel (docs/universes.md). 400 for an index without membership intervals */
+  universe?: string | number;
   /** sources in order of precedence, comma-separated: one row per key without its source, the first listed source's (its `source` shows which); rows of unlisted sources are left out. Default: the server's MDS_SOURCE_PRIORITY for this dataset, when set and no source= is given */
   source_priority?: string | number;
   /** rows per page; values above 1000 are clamped to 1000 */
@@ -178,6 +182,8 @@ export interface FxParams {
   date_from?: string;
   /** inclusive upper bound on date, YYYY-MM-DD or YYYYMMDD */
   date_to?: string;
+  /** an index code (000300, 000300.SH): each row only where its code was a member of the index on the row's date, by the index_members intervals (resampled rows: from the member days only); a survivorship-free panel (docs/universes.md). 400 for an index without membership intervals */
+  universe?: string | number;
   /** sources in order of precedence, comma-separated: one row per key without its source, the first listed source's (its `source` shows which); rows of unlisted sources are left out. Default: the server's MDS_SOURCE_PRIORITY for this dataset, when set and no source= is given */
   source_priority?: string | number;
   /** rows per page; values above 1000 are clamped to 1000 */
@@ -231,6 +237,8 @@ export interface QdiiNavParams {
   date_from?: string;
   /** inclusive upper bound on date, YYYY-MM-DD or YYYYMMDD */
   date_to?: string;
+  /** an index code (000300, 000300.SH): each row only where its code was a member of the index on the row's date, by the index_members intervals (resampled rows: from the member days only); a survivorship-free panel (docs/universes.md). 400 for an index without membership intervals */
+  universe?: string | number;
   /** sources in order of precedence, comma-separated: one row per key without its source, the first listed source's (its `source` shows which); rows of unlisted sources are left out. Default: the server's MDS_SOURCE_PRIORITY for this dataset, when set and no source= is given */
   source_priority?: string | number;
   /** rows per page; values above 1000 are clamped to 1000 */
@@ -368,6 +376,8 @@ export interface StockDailyParams {
   adjust_source?: string;
   /** one row per code, source and ISO week (1w), calendar month (1M), quarter (1Q) or year (1Y), adjusted first: open first, high max, low min, close last, volume sum, amount sum, turnover_rate sum, pe_ttm last, pb last, total_mv last, circ_mv last, is_suspended max, updated_at max, created_at max; pre_close the previous period's close, change and pct_chg recomputed; date the last bar's; rows add period_start and bar_count */
   interval?: '1d' | '1w' | '1M' | '1Q' | '1Y';
+  /** an index code (000300, 000300.SH): each row only where its code was a member of the index on the row's date, by the index_members intervals (resampled rows: from the member days only); a survivorship-free panel (docs/universes.md). 400 for an index without membership intervals */
+  universe?: string | number;
   /** sources in order of precedence, comma-separated: one row per key without its source, the first listed source's (its `source` shows which); rows of unlisted sources are left out. Default: the server's MDS_SOURCE_PRIORITY for this dataset, when set and no source= is given */
   source_priority?: string | number;
   /** rows per page; values above 1000 are clamped to 1000 */
@@ -440,6 +450,8 @@ export interface EtfDailyFeaturesParams {
   date_from?: string;
   /** inclusive upper bound on date, YYYY-MM-DD or YYYYMMDD */
   date_to?: string;
+  /** an index code (000300, 000300.SH): each row only where its code was a member of the index on the row's date, by the index_members intervals (resampled rows: from the member days only); a survivorship-free panel (docs/universes.md). 400 for an index without membership intervals */
+  universe?: string | number;
   /** sources in order of precedence, comma-separated: one row per key without its source, the first listed source's (its `source` shows which); rows of unlisted sources are left out. Default: the server's MDS_SOURCE_PRIORITY for this dataset, when set and no source= is given */
   source_priority?: string | number;
   /** rows per page; values above 1000 are clamped to 1000 */
@@ -567,6 +579,8 @@ export interface EtfCrossBorderFeaturesParams {
   date_from?: string;
   /** inclusive upper bound on date, YYYY-MM-DD or YYYYMMDD */
   date_to?: string;
+  /** an index code (000300, 000300.SH): each row only where its code was a member of the index on the row's date, by the index_members intervals (resampled rows: from the member days only); a survivorship-free panel (docs/universes.md). 400 for an index without membership intervals */
+  universe?: string | number;
   /** sources in order of precedence, comma-separated: one row per key without its source, the first listed source's (its `source` shows which); rows of unlisted sources are left out. Default: the server's MDS_SOURCE_PRIORITY for this dataset, when set and no source= is given */
   source_priority?: string | number;
   /** rows per page; values above 1000 are clamped to 1000 */
@@ -635,6 +649,8 @@ export interface IndexDailyFeaturesParams {
   date_from?: string;
   /** inclusive upper bound on date, YYYY-MM-DD or YYYYMMDD */
   date_to?: string;
+  /** an index code (000300, 000300.SH): each row only where its code was a member of the index on the row's date, by the index_members intervals (resampled rows: from the member days only); a survivorship-free panel (docs/universes.md). 400 for an index without membership intervals */
+  universe?: string | number;
   /** sources in order of precedence, comma-separated: one row per key without its source, the first listed source's (its `source` shows which); rows of unlisted sources are left out. Default: the server's MDS_SOURCE_PRIORITY for this dataset, when set and no source= is given */
   source_priority?: string | number;
   /** rows per page; values above 1000 are clamped to 1000 */

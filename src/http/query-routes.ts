@@ -7,7 +7,7 @@ import type { MinuteQueryService } from '../query/minute-query.js';
 import type { ParsedQuery } from '../query/parse.js';
 import { pageMeta } from '../query/query-page.js';
 import { revisionExport, revisionItem, revisionsPath } from '../query/revision-query.js';
-import type { QueryPlan } from '../model/query-plan.js';
+import { memberCondition, type QueryPlan } from '../model/query-plan.js';
 import type { Value } from '../model/values.js';
 import { EXPORT_FORMATS, objectSource, type ExportSource, type RowChunk } from '../export/export-formats.js';
 import type { ExportEncoders } from '../export/encoder-pool.js';
@@ -111,6 +111,7 @@ async function servePage(
   }
   const { parsed, plan } = parse();
   const factors = plan.bars?.adjust?.factors ?? null;
+  const members = memberCondition(plan.where)?.members.dataset ?? null;
   let own = seen?.own;
   let cacheControl = 'private, no-cache';
   if (plan.asOf !== undefined) {
@@ -120,11 +121,15 @@ async function servePage(
     // Every later change is known after the dataset's last one: an instant at or before it has
     // its final answer (docs/point-in-time.md); an adjusted answer needs that of its factors too.
     const settled = (s: { changedAt: string | null }): boolean => s.changedAt !== null && asOf <= s.changedAt;
-    if (settled(state) && (!factors || settled(await query.state(factors)))) {
+    if (
+      settled(state) &&
+      (!factors || settled(await query.state(factors))) &&
+      (!members || settled(await query.state(members)))
+    ) {
       cacheControl = 'private, max-age=31536000, immutable';
     }
   }
-  const { own: version, key, factors: factorsVersion } = await query.answerVersion(d, factors, own);
+  const { own: version, key, factors: factorsVersion } = await query.answerVersion(d, factors, own, members);
   // Changes exactly when a batch changes the dataset or the factors of an adjusted answer (the
   // version key) or the request changes.
   const etag = `W/"${key}-${createHash('sha1').update(req.url).digest('base64url').slice(0, 16)}"`;
@@ -133,6 +138,7 @@ async function servePage(
   if (parsed.format !== 'json') {
     // Before the first byte: an ambiguous factor source is a 400, not a broken export.
     await query.checkAdjust(plan);
+    await query.checkUniverse(plan);
     let fields: readonly Field[] = plan.select;
     const columns = rows.streamColumns?.bind(rows);
     let source: ExportSource = {
@@ -162,7 +168,8 @@ async function servePage(
     const data = item ? page.rows.rows.map(item) : page.rows.rows;
     json = reply.serialize(success({ data, meta })) as string;
   }
-  if (!cache.admit(req.url, key)) return reply.type(JSON_TYPE).send(json);
+  // The cache revalidates by the dataset's and the factors' versions only: a universe= page is not kept.
+  if (members || !cache.admit(req.url, key)) return reply.type(JSON_TYPE).send(json);
   const body = Buffer.from(json);
   cache.set(req.url, { version: key, factors, etag, body, cacheControl });
   return reply.type(JSON_TYPE).send(body);

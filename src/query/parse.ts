@@ -53,6 +53,8 @@ export interface ParsedQuery {
   asOf: string | null;
   /** `source_priority`: one row per key without its source, the first listed source's; null: every source. */
   sourcePriority: string[] | null;
+  /** `universe`: daily bars only where their code was a member of this index on their date. */
+  universe: string | null;
 }
 
 /** Names a dataset's endpoint accepts, in the order the docs list them (query-params.ts). */
@@ -248,6 +250,7 @@ export function parseQuery(d: Dataset, raw: Record<string, unknown>): ParsedQuer
   const cursor = read('cursor');
   const asOf = read('as_of');
   const sourcePriority = read('source_priority');
+  const universe = read('universe');
   return {
     exact,
     like,
@@ -264,6 +267,7 @@ export function parseQuery(d: Dataset, raw: Record<string, unknown>): ParsedQuer
     interval,
     asOf,
     sourcePriority,
+    universe,
   };
 }
 

@@ -13,6 +13,7 @@ import {
 import { fieldJson } from '../contract/rows.js';
 import { invalid } from '../errors.js';
 import { normalizeTimestamp } from '../model/values.js';
+import { normalizeCode } from './codes.js';
 import { EXPORT_FORMAT_NAMES, type ExportFormat } from '../export/export-formats.js';
 
 /**
@@ -252,6 +253,25 @@ export const QUERY_PARAMETERS = {
       'stored (default), 5m, 15m, 30m, 60m by session (never across the lunch break), 1d the day',
     // The daily periods; an intraday dataset's are read by readMinuteInterval (above).
     read: (raw): Interval => oneOf('interval', raw ?? '1d', INTERVALS),
+  },
+  universe: {
+    takes: (d, e) => e === 'rows' && d.daily !== null && !d.blocks,
+    doc: () => ({
+      description:
+        "an index code (000300, 000300.SH): each row only where its code was a member of the index on the row's " +
+        'date, by the index_members intervals (resampled rows: from the member days only); a survivorship-free ' +
+        'panel (docs/universes.md). 400 for an index without membership intervals',
+      schema: Type.String({ minLength: 1 }),
+    }),
+    read: (raw): string | null => {
+      if (raw === undefined) return null;
+      const code = normalizeCode('cn', raw);
+      if (!/^\d{6}$/.test(code))
+        throw invalid(`universe must be an index code such as 000300 or 000300.SH (got "${raw}")`, {
+          parameter: 'universe',
+        });
+      return code;
+    },
   },
   source_priority: {
     takes: (d, e) => e === 'rows' && ranksSources(d),

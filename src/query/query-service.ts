@@ -1,6 +1,7 @@
 import { CATALOG, type Catalog, type Dataset, type Field } from '../catalog/catalog.js';
 import type { Store } from '../storage/store.js';
-import type { QueryPlan } from '../model/query-plan.js';
+import { memberCondition, type QueryPlan } from '../model/query-plan.js';
+import { invalid } from '../errors.js';
 import type { Value } from '../model/values.js';
 import { parseQuery, type ParsedQuery } from './parse.js';
 import { filterKey, planQuery } from './plan.js';
@@ -101,7 +102,13 @@ export class QueryService {
     d: Dataset,
     factors: Dataset | null,
     own?: number,
+    members: Dataset | null = null,
   ): Promise<{ own: number; key: string; factors?: number }> {
+    if (members) {
+      // universe=: the membership intervals' changes change the answer too.
+      const [a, m] = await Promise.all([this.answerVersion(d, factors, own), this.version(members)]);
+      return { ...a, key: `${a.key}:m${m}` };
+    }
     if (!factors) {
       // Every cached page's path: one read, no Promise.all.
       const v = own ?? (await this.version(d));
@@ -129,7 +136,9 @@ export class QueryService {
   /** `factorsVersion`: an adjusted answer's factor version as answerVersion read it (else read here). */
   async page(plan: QueryPlan, version: number, factorsVersion?: number): Promise<QueryPage> {
     const factorState = await this.factors.stateOf(plan, factorsVersion);
-    const key = filterKey(plan);
+    const members = await this.checkUniverse(plan);
+    // A total under universe= is of the intervals' version too.
+    const key = members === null ? filterKey(plan) : `${filterKey(plan)}|m${members}`;
     const cached = this.totals.get(key, version);
     let hit = cached !== undefined;
     const keyset = plan.after !== undefined;
@@ -220,7 +229,36 @@ export class QueryService {
   }
 
   private async versionOf(plan: QueryPlan): Promise<string> {
-    return (await this.answerVersion(plan.dataset, plan.bars?.adjust?.factors ?? null)).key;
+    const members = memberCondition(plan.where)?.members.dataset ?? null;
+    return (await this.answerVersion(plan.dataset, plan.bars?.adjust?.factors ?? null, undefined, members))
+      .key;
+  }
+
+  /**
+   * `universe=`: 400 / 4001 when the index has no membership interval at all (as the plan reads
+   * them), rather than an empty answer; else the intervals' version. null: no universe.
+   */
+  async checkUniverse(plan: QueryPlan): Promise<number | null> {
+    const c = memberCondition(plan.where);
+    if (c === null) return null;
+    const m = c.members;
+    const version = await this.version(m.dataset);
+    const probe: QueryPlan = {
+      dataset: m.dataset,
+      select: [m.code],
+      where: [{ field: m.index, op: 'eq', value: c.index }],
+      orderBy: m.dataset.key.map((field) => ({ field, dir: 'asc' as const })),
+      limit: 1,
+      offset: 0,
+      ...(plan.asOf !== undefined ? { asOf: plan.asOf } : {}),
+    };
+    if ((await this.store.datasets.query(probe, false)).rows.length === 0)
+      throw invalid(
+        `universe: index ${c.index} has no membership intervals in ${m.dataset.name} ` +
+          '(universe= reads those only; docs/universes.md)',
+        { parameter: 'universe' },
+      );
+    return version;
   }
 
   /**

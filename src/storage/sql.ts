@@ -1,6 +1,6 @@
 import type { FieldType } from '../catalog/types.js';
 import type { Dataset, Field } from '../catalog/catalog.js';
-import type { QueryPlan } from '../model/query-plan.js';
+import type { Condition, QueryPlan } from '../model/query-plan.js';
 import type { Value } from '../model/values.js';
 import type { TableSpec } from './schema.js';
 import { ROW_JSON_COLUMN } from '../model/row-json.js';
@@ -324,9 +324,35 @@ function firstSource(plan: QueryPlan, source: Field, order: readonly Value[]): S
   )})`;
 }
 
+/**
+ * `universe=`: a membership interval of the index holds the row's code on the row's date (read
+ * as the plan reads: current, or as known at its as_of), found through the intervals' key index.
+ */
+function memberOf(plan: QueryPlan, c: Extract<Condition, { op: 'member' }>): Sql {
+  const outer = q(
+    plan.asOf !== undefined || plan.trail ? revisionTableName(plan.dataset) : plan.dataset.name,
+  );
+  const m = c.members;
+  const col = (f: Field): Sql => raw(`"mm".${q(f.name)}`);
+  const own = (f: Field): Sql => raw(`${outer}.${q(f.name)}`);
+  const source = plan.asOf !== undefined ? historySource(m.dataset) : ident(m.dataset.name);
+  const known = plan.asOf !== undefined ? [validAt('"mm".', m.dataset.name, plan.asOf)] : [];
+  return sql`EXISTS (SELECT 1 FROM ${source} AS "mm" WHERE ${join(
+    [
+      sql`${col(m.index)} = ${c.index}`,
+      sql`${col(m.code)} = ${own(c.field)}`,
+      sql`${col(m.from)} <= ${own(c.date)}`,
+      sql`(${col(m.to)} IS NULL OR ${col(m.to)} >= ${own(c.date)})`,
+      ...known,
+    ],
+    ' AND ',
+  )})`;
+}
+
 export function whereConditions(plan: QueryPlan, dialect: Dialect): Sql | null {
   const name = plan.dataset.name;
   const parts = plan.where.map((c) => {
+    if (c.op === 'member') return memberOf(plan, c);
     const col = ident(c.field.name);
     // Bounds on a stamp are given as knowledge instants (the trail's since / until).
     const known =

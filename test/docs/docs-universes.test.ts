@@ -26,12 +26,13 @@ interface Page {
 describe("docs/universes.md's demo walk-through, on the demo data", () => {
   let h: Harness;
   let base: string;
-  const page = async (i: number): Promise<Page> => {
-    const url = URLS[i] as string;
-    const res = await fetch(`http://${url.replace('localhost:8080', base)}`, {
+  const answer = (i: number): Promise<Response> =>
+    fetch(`http://${(URLS[i] as string).replace('localhost:8080', base)}`, {
       headers: { 'Q-API-KEY': QUERY_KEY },
     });
-    assert.equal(res.status, 200, url);
+  const page = async (i: number): Promise<Page> => {
+    const res = await answer(i);
+    assert.equal(res.status, 200, URLS[i]);
     return (await res.json()) as Page;
   };
   const codes = (p: Page): string[] => p.data.map((r) => String(r.code));
@@ -46,8 +47,8 @@ describe("docs/universes.md's demo walk-through, on the demo data", () => {
   });
   after(async () => h?.close());
 
-  it('the doc holds the ten lines', () => {
-    assert.equal(URLS.length, 10);
+  it('the doc holds the thirteen lines', () => {
+    assert.equal(URLS.length, 13);
   });
 
   it('a past day: the codes delisted since are there, the code listed later is not', async () => {
@@ -116,5 +117,18 @@ describe("docs/universes.md's demo walk-through, on the demo data", () => {
         ['隆基股份', '2012-04-11', '2026-04-30'],
       ],
     );
+  });
+
+  it('universe= on bars: the exit and the re-entry, a day of members adjusted, an index without intervals', async () => {
+    const dates = (await page(10)).data.map((r) => String(r.date));
+    assert.ok(dates.includes('2026-04-14') && dates.includes('2026-08-14'));
+    assert.ok(!dates.some((d) => d > '2026-04-14' && d < '2026-08-14'));
+    const day = await page(11);
+    assert.equal(day.meta.total, 10);
+    assert.ok(day.data.some((r) => r.code === '002594'));
+    assert.ok(day.meta.adjust);
+    const bad = await answer(12);
+    assert.equal(bad.status, 400);
+    assert.equal(((await bad.json()) as Row).code, 4001);
   });
 });

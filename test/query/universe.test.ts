@@ -3,10 +3,9 @@
 // rename, an index exit and re-entry, the snapshot fallback, and what meta says it could not judge.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import type { AddressInfo } from 'node:net';
-import { backends, push, QUERY_KEY, startApp, type Harness, type Json } from '../helpers/harness.js';
+import { backends, push, QUERY_KEY, type Harness, type Json } from '../helpers/harness.js';
 import { batch } from '../helpers/batches.js';
-import { seedDemoStore } from '../helpers/demo-seed.js';
+import { listeningDemoOn } from '../helpers/demo-seed.js';
 
 const DEMO = { end: '2026-12-04', days: 250, seed: 42 };
 
@@ -33,11 +32,7 @@ for (const backend of await backends()) {
     const row = (a: Answer, code: string): Json | undefined => a.data.find((r) => r.code === code);
 
     before(async () => {
-      h = await startApp(backend, { MDS_REVISIONS_KEEP_DAYS: '30' });
-      for (const r of await seedDemoStore(h.store, DEMO)) assert.equal(r.rejected, 0, r.dataset);
-      seededAt = new Date().toISOString();
-      await h.app.listen({ host: '127.0.0.1', port: 0 });
-      base = `http://127.0.0.1:${(h.app.server.address() as AddressInfo).port}`;
+      ({ h, base, seededAt } = await listeningDemoOn(backend, DEMO, { MDS_REVISIONS_KEEP_DAYS: '30' }));
     });
     after(async () => h?.close());
 
