@@ -23,6 +23,51 @@ export const UniverseRowSchema = Type.Object(
   { title: 'UniverseRow' },
 );
 
+/** Rows of a universe page at most (and by default): a day's universe in a few pages. */
+export const UNIVERSE_PAGE = 1000;
+
+const DATE = '^\\d{4}-(0[1-9]|1[0-2])-(0[1-9]|[12]\\d|3[01])$';
+
+export const UniverseQuerySchema = Type.Object({
+  date: Type.String({ pattern: DATE, description: 'the day (YYYY-MM-DD)' }),
+  index: Type.Optional(
+    Type.String({ minLength: 1, description: 'only members of this index on the day (000300, 000300.SH)' }),
+  ),
+  exchange: Type.Optional(Type.String({ enum: ['SH', 'SZ', 'BJ'], description: 'only this exchange' })),
+  board: Type.Optional(
+    Type.String({ enum: ['main', 'star', 'chinext', 'bse'], description: 'only this board' }),
+  ),
+  list_status: Type.Optional(
+    Type.String({
+      enum: ['L', 'D', 'P'],
+      description: "only codes of this listing status today (stock_basic's)",
+    }),
+  ),
+  include_st: Type.Optional(
+    Type.String({
+      enum: ['true', 'false'],
+      default: 'true',
+      description: 'false: leave out codes that were ST or *ST on the day',
+    }),
+  ),
+  limit: Type.Optional(
+    Type.Integer({
+      minimum: 1,
+      maximum: UNIVERSE_PAGE,
+      default: UNIVERSE_PAGE,
+      description: 'rows per page',
+    }),
+  ),
+  offset: Type.Optional(Type.Integer({ minimum: 0, default: 0 })),
+  as_of: Type.Optional(
+    Type.String({
+      format: 'date-time',
+      description:
+        'point in time: the universe as the stored data gave it at that instant (docs/point-in-time.md)',
+    }),
+  ),
+});
+
 const codes = (description: string) => Type.Array(Type.String(), { description });
 
 export const UniverseMetaSchema = Type.Object({
