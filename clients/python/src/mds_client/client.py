@@ -242,13 +242,14 @@ class Client:
 
     def panel(
         self,
-        codes: Sequence[str],
+        codes: Optional[Sequence[str]],
         field: str = "close",
         path: str = "etf/kline",
         *,
         date_from: Any = None,
         date_to: Any = None,
         chunk: int = 200,
+        universe: Optional[str] = None,
         **params: Any,
     ) -> Any:
         """A wide pandas frame of one field: a row per date, a column per code.
@@ -258,13 +259,25 @@ class Client:
         Codes may be written as the endpoint takes them (``510300.SH``); columns are named as
         stored (``510300``), in the order given. A date missing for a code is NaN.
 
+        ``universe="000300"``: a survivorship-free panel — a cell only where its code was a
+        member of the index on that date (NaN elsewhere). With ``codes=None`` the columns are
+        every code that was a member at some time between ``date_from`` and ``date_to``
+        (``index/members``), delisted ones included. See docs/universes.md.
+
         Example::
 
             closes = client.panel(["510300", "510500"], "close", adjust="qfq", date_from="20240101")
             returns = closes.pct_change()
+            csi300 = client.panel(None, "close", "stock/daily", universe="000300", date_from="2024-01-01")
         """
         if chunk < 1:
             raise ValueError("chunk must be ≥ 1")
+        if universe is not None:
+            params["universe"] = universe
+            if codes is None:
+                codes = self._members_between(universe, date_from, date_to)
+        if codes is None:
+            raise ValueError("codes=None needs universe=: the index whose members are the columns")
         info = self.dataset(path)
         if not info.code_filters:
             raise BadRequest("%s has no code filter: panel() needs one" % info.path, code=4001)
@@ -300,6 +313,65 @@ class Client:
         wide = wide.reindex(columns=list(dict.fromkeys(order)))
         wide.columns.name = code
         return wide
+
+    def _members_between(self, index: str, date_from: Any, date_to: Any) -> List[str]:
+        """The codes with a membership interval of ``index`` overlapping the span, in code order."""
+        params: Dict[str, Any] = {"index_code": index, "fields": ["stock_code", "in_date", "out_date"]}
+        if date_to is not None:
+            params["date_to"] = date_to
+        rows = self.get("index/members", as_="records", via="json", **params)
+        lo = _compact(_param(date_from)[:10]) if date_from is not None else None
+        codes = {r["stock_code"] for r in rows if lo is None or r["out_date"] is None or r["out_date"] >= lo}
+        if not codes:
+            raise BadRequest("index %s has no membership intervals in that span (index/members)" % index, code=4001)
+        return sorted(codes)
+
+    def universe(self, date: Any, index: Optional[str] = None, as_: str = "pandas", **params: Any) -> Any:
+        """Who was there on ``date``: every A-share code listed that day (delisted-since codes
+        included) or, with ``index``, every member of the index that day, with the name and ST
+        state it had then, its listing dates and index weight (``GET /api/v1/universe``).
+
+        ``params``: ``exchange``, ``board``, ``list_status``, ``include_st`` (bool), ``as_of``.
+        What the service could not judge (a code without listing data, an index with neither
+        membership intervals nor snapshots, a day outside the stored calendar) is raised as a
+        :class:`UserWarning`, never dropped; the frame's ``attrs["meta"]`` (``as_="records"``:
+        not kept) holds the answer's meta. See docs/universes.md.
+
+        Example::
+
+            members = client.universe("2020-01-02", index="000300")
+            codes = members["code"].tolist()
+        """
+        query: Dict[str, Any] = {"date": date, **params}
+        if index is not None:
+            query["index"] = index
+        if isinstance(query.get("include_st"), bool):
+            query["include_st"] = "true" if query["include_st"] else "false"
+        rows: List[Dict[str, Any]] = []
+        meta: Dict[str, Any] = {}
+        offset = 0
+        while True:
+            body = self._get_query("/api/v1/universe", _query({**query, "offset": offset})).json()
+            rows.extend(body["data"])
+            meta = body["meta"]
+            if not meta.get("has_more"):
+                break
+            offset += len(body["data"])
+        for w in meta.get("warnings", []):
+            warnings.warn("universe on %s: %s" % (meta.get("date"), w), stacklevel=2)
+        if as_ == "records":
+            return rows
+        import pandas as pd
+
+        columns = ["code", "name", "exchange", "board", "list_date", "delist_date", "list_status", "is_st",
+                   "index_code", "in_date", "weight"]
+        df = pd.DataFrame(rows, columns=columns)
+        for c in ("list_date", "delist_date", "in_date"):
+            df[c] = pd.to_datetime(df[c])
+        df["weight"] = df["weight"].astype("float64")
+        df["is_st"] = df["is_st"].astype("boolean")
+        df.attrs["meta"] = {k: v for k, v in meta.items() if k not in ("limit", "offset", "has_more", "next_cursor")}
+        return df
 
     def trading_days(
         self, start: Any, end: Any, exchange: str = "SSE", source: Optional[str] = None
