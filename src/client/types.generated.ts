@@ -35,6 +35,8 @@ export interface EtfDailyRow {
   period_start: string;
   /** resampled rows: how many daily bars the period holds; unit: count */
   bar_count: number;
+  /** latest_on only: trading days between this row and latest_on (null: outside the stored calendar) */
+  stale_days: number | null;
 }
 
 /** Filters and options of /api/v1/etf/kline. */
@@ -59,6 +61,10 @@ export interface EtfDailyParams {
   interval?: '1d' | '1w' | '1M' | '1Q' | '1Y';
   /** an index code (000300, 000300.SH): each row only where its code was a member of the index on the row's date, by the index_members intervals (resampled rows: from the member days only); a survivorship-free panel (docs/universes.md). 400 for an index without membership intervals */
   universe?: string | number;
+  /** a cross-section: for each code, source, the row with the latest date on or before this day, with stale_days (trading days between that row and the day, from the stored calendar); with universe=, the members on that day (docs/universes.md) */
+  latest_on?: string;
+  /** with latest_on: only rows at most this many trading days before it (stale_days ≤ N); meta.latest_on says how many were left out */
+  max_stale_days?: number;
   /** sources in order of precedence, comma-separated: one row per key without its source, the first listed source's (its `source` shows which); rows of unlisted sources are left out. Default: the server's MDS_SOURCE_PRIORITY for this dataset, when set and no source= is given */
   source_priority?: string | number;
   /** rows per page; values above 1000 are clamped to 1000 */
@@ -109,6 +115,8 @@ export interface IndexDailyRow {
   period_start: string;
   /** resampled rows: how many daily bars the period holds; unit: count */
   bar_count: number;
+  /** latest_on only: trading days between this row and latest_on (null: outside the stored calendar) */
+  stale_days: number | null;
 }
 
 /** Filters and options of /api/v1/index/price. */
@@ -127,6 +135,10 @@ export interface IndexDailyParams {
   interval?: '1d' | '1w' | '1M' | '1Q' | '1Y';
   /** an index code (000300, 000300.SH): each row only where its code was a member of the index on the row's date, by the index_members intervals (resampled rows: from the member days only); a survivorship-free panel (docs/universes.md). 400 for an index without membership intervals */
   universe?: string | number;
+  /** a cross-section: for each index_code, source, the row with the latest trade_date on or before this day, with stale_days (trading days between that row and the day, from the stored calendar); with universe=, the members on that day (docs/universes.md) */
+  latest_on?: string;
+  /** with latest_on: only rows at most this many trading days before it (stale_days ≤ N); meta.latest_on says how many were left out */
+  max_stale_days?: number;
   /** sources in order of precedence, comma-separated: one row per key without its source, the first listed source's (its `source` shows which); rows of unlisted sources are left out. Default: the server's MDS_SOURCE_PRIORITY for this dataset, when set and no source= is given */
   source_priority?: string | number;
   /** rows per page; values above 1000 are clamped to 1000 */
@@ -168,6 +180,8 @@ export interface FxRow {
   updated_at: string;
   /** ISO 8601 UTC timestamp; when the row was first stored (set by the server) */
   created_at: string;
+  /** latest_on only: trading days between this row and latest_on (null: outside the stored calendar) */
+  stale_days: number | null;
 }
 
 /** Filters and options of /api/v1/market/fx. */
@@ -184,6 +198,10 @@ export interface FxParams {
   date_to?: string;
   /** an index code (000300, 000300.SH): each row only where its code was a member of the index on the row's date, by the index_members intervals (resampled rows: from the member days only); a survivorship-free panel (docs/universes.md). 400 for an index without membership intervals */
   universe?: string | number;
+  /** a cross-section: for each code, source, the row with the latest date on or before this day, with stale_days (trading days between that row and the day, from the stored calendar); with universe=, the members on that day (docs/universes.md) */
+  latest_on?: string;
+  /** with latest_on: only rows at most this many trading days before it (stale_days ≤ N); meta.latest_on says how many were left out */
+  max_stale_days?: number;
   /** sources in order of precedence, comma-separated: one row per key without its source, the first listed source's (its `source` shows which); rows of unlisted sources are left out. Default: the server's MDS_SOURCE_PRIORITY for this dataset, when set and no source= is given */
   source_priority?: string | number;
   /** rows per page; values above 1000 are clamped to 1000 */
@@ -223,6 +241,8 @@ export interface QdiiNavRow {
   updated_at: string;
   /** ISO 8601 UTC timestamp; when the row was first stored (set by the server) */
   created_at: string;
+  /** latest_on only: trading days between this row and latest_on (null: outside the stored calendar) */
+  stale_days: number | null;
 }
 
 /** Filters and options of /api/v1/etf/qdii-nav. */
@@ -239,6 +259,10 @@ export interface QdiiNavParams {
   date_to?: string;
   /** an index code (000300, 000300.SH): each row only where its code was a member of the index on the row's date, by the index_members intervals (resampled rows: from the member days only); a survivorship-free panel (docs/universes.md). 400 for an index without membership intervals */
   universe?: string | number;
+  /** a cross-section: for each code, source, the row with the latest date on or before this day, with stale_days (trading days between that row and the day, from the stored calendar); with universe=, the members on that day (docs/universes.md) */
+  latest_on?: string;
+  /** with latest_on: only rows at most this many trading days before it (stale_days ≤ N); meta.latest_on says how many were left out */
+  max_stale_days?: number;
   /** sources in order of precedence, comma-separated: one row per key without its source, the first listed source's (its `source` shows which); rows of unlisted sources are left out. Default: the server's MDS_SOURCE_PRIORITY for this dataset, when set and no source= is given */
   source_priority?: string | number;
   /** rows per page; values above 1000 are clamped to 1000 */
@@ -354,6 +378,8 @@ export interface StockDailyRow {
   period_start: string;
   /** resampled rows: how many daily bars the period holds; unit: count */
   bar_count: number;
+  /** latest_on only: trading days between this row and latest_on (null: outside the stored calendar) */
+  stale_days: number | null;
 }
 
 /** Filters and options of /api/v1/stock/daily. */
@@ -378,6 +404,10 @@ export interface StockDailyParams {
   interval?: '1d' | '1w' | '1M' | '1Q' | '1Y';
   /** an index code (000300, 000300.SH): each row only where its code was a member of the index on the row's date, by the index_members intervals (resampled rows: from the member days only); a survivorship-free panel (docs/universes.md). 400 for an index without membership intervals */
   universe?: string | number;
+  /** a cross-section: for each code, source, the row with the latest date on or before this day, with stale_days (trading days between that row and the day, from the stored calendar); with universe=, the members on that day (docs/universes.md) */
+  latest_on?: string;
+  /** with latest_on: only rows at most this many trading days before it (stale_days ≤ N); meta.latest_on says how many were left out */
+  max_stale_days?: number;
   /** sources in order of precedence, comma-separated: one row per key without its source, the first listed source's (its `source` shows which); rows of unlisted sources are left out. Default: the server's MDS_SOURCE_PRIORITY for this dataset, when set and no source= is given */
   source_priority?: string | number;
   /** rows per page; values above 1000 are clamped to 1000 */
@@ -436,6 +466,8 @@ export interface EtfDailyFeaturesRow {
   updated_at: string;
   /** ISO 8601 UTC timestamp; when the row was first stored (set by the server) */
   created_at: string;
+  /** latest_on only: trading days between this row and latest_on (null: outside the stored calendar) */
+  stale_days: number | null;
 }
 
 /** Filters and options of /api/v1/features/etf-daily. */
@@ -452,6 +484,10 @@ export interface EtfDailyFeaturesParams {
   date_to?: string;
   /** an index code (000300, 000300.SH): each row only where its code was a member of the index on the row's date, by the index_members intervals (resampled rows: from the member days only); a survivorship-free panel (docs/universes.md). 400 for an index without membership intervals */
   universe?: string | number;
+  /** a cross-section: for each code, source, the row with the latest date on or before this day, with stale_days (trading days between that row and the day, from the stored calendar); with universe=, the members on that day (docs/universes.md) */
+  latest_on?: string;
+  /** with latest_on: only rows at most this many trading days before it (stale_days ≤ N); meta.latest_on says how many were left out */
+  max_stale_days?: number;
   /** sources in order of precedence, comma-separated: one row per key without its source, the first listed source's (its `source` shows which); rows of unlisted sources are left out. Default: the server's MDS_SOURCE_PRIORITY for this dataset, when set and no source= is given */
   source_priority?: string | number;
   /** rows per page; values above 1000 are clamped to 1000 */
@@ -503,6 +539,8 @@ export interface EtfRiskFeaturesRow {
   updated_at: string;
   /** ISO 8601 UTC timestamp; when the row was first stored (set by the server) */
   created_at: string;
+  /** latest_on only: trading days between this row and latest_on (null: outside the stored calendar) */
+  stale_days: number | null;
 }
 
 /** Filters and options of /api/v1/features/etf-risk. */
@@ -519,6 +557,10 @@ export interface EtfRiskFeaturesParams {
   date_from?: string;
   /** inclusive upper bound on date, YYYY-MM-DD or YYYYMMDD */
   date_to?: string;
+  /** a cross-section: for each code, window, source, the row with the latest date on or before this day, with stale_days (trading days between that row and the day, from the stored calendar); with universe=, the members on that day (docs/universes.md) */
+  latest_on?: string;
+  /** with latest_on: only rows at most this many trading days before it (stale_days ≤ N); meta.latest_on says how many were left out */
+  max_stale_days?: number;
   /** sources in order of precedence, comma-separated: one row per key without its source, the first listed source's (its `source` shows which); rows of unlisted sources are left out. Default: the server's MDS_SOURCE_PRIORITY for this dataset, when set and no source= is given */
   source_priority?: string | number;
   /** rows per page; values above 1000 are clamped to 1000 */
@@ -565,6 +607,8 @@ export interface EtfCrossBorderFeaturesRow {
   updated_at: string;
   /** ISO 8601 UTC timestamp; when the row was first stored (set by the server) */
   created_at: string;
+  /** latest_on only: trading days between this row and latest_on (null: outside the stored calendar) */
+  stale_days: number | null;
 }
 
 /** Filters and options of /api/v1/features/etf-cross-border. */
@@ -581,6 +625,10 @@ export interface EtfCrossBorderFeaturesParams {
   date_to?: string;
   /** an index code (000300, 000300.SH): each row only where its code was a member of the index on the row's date, by the index_members intervals (resampled rows: from the member days only); a survivorship-free panel (docs/universes.md). 400 for an index without membership intervals */
   universe?: string | number;
+  /** a cross-section: for each code, source, the row with the latest date on or before this day, with stale_days (trading days between that row and the day, from the stored calendar); with universe=, the members on that day (docs/universes.md) */
+  latest_on?: string;
+  /** with latest_on: only rows at most this many trading days before it (stale_days ≤ N); meta.latest_on says how many were left out */
+  max_stale_days?: number;
   /** sources in order of precedence, comma-separated: one row per key without its source, the first listed source's (its `source` shows which); rows of unlisted sources are left out. Default: the server's MDS_SOURCE_PRIORITY for this dataset, when set and no source= is given */
   source_priority?: string | number;
   /** rows per page; values above 1000 are clamped to 1000 */
@@ -635,6 +683,8 @@ export interface IndexDailyFeaturesRow {
   updated_at: string;
   /** ISO 8601 UTC timestamp; when the row was first stored (set by the server) */
   created_at: string;
+  /** latest_on only: trading days between this row and latest_on (null: outside the stored calendar) */
+  stale_days: number | null;
 }
 
 /** Filters and options of /api/v1/features/index-daily. */
@@ -651,6 +701,10 @@ export interface IndexDailyFeaturesParams {
   date_to?: string;
   /** an index code (000300, 000300.SH): each row only where its code was a member of the index on the row's date, by the index_members intervals (resampled rows: from the member days only); a survivorship-free panel (docs/universes.md). 400 for an index without membership intervals */
   universe?: string | number;
+  /** a cross-section: for each index_code, source, the row with the latest date on or before this day, with stale_days (trading days between that row and the day, from the stored calendar); with universe=, the members on that day (docs/universes.md) */
+  latest_on?: string;
+  /** with latest_on: only rows at most this many trading days before it (stale_days ≤ N); meta.latest_on says how many were left out */
+  max_stale_days?: number;
   /** sources in order of precedence, comma-separated: one row per key without its source, the first listed source's (its `source` shows which); rows of unlisted sources are left out. Default: the server's MDS_SOURCE_PRIORITY for this dataset, when set and no source= is given */
   source_priority?: string | number;
   /** rows per page; values above 1000 are clamped to 1000 */
@@ -753,6 +807,8 @@ export interface EtfNavRow {
   updated_at: string;
   /** ISO 8601 UTC timestamp; when the row was first stored (set by the server) */
   created_at: string;
+  /** latest_on only: trading days between this row and latest_on (null: outside the stored calendar) */
+  stale_days: number | null;
 }
 
 /** Filters and options of /api/v1/etf/nav. */
@@ -767,6 +823,10 @@ export interface EtfNavParams {
   date_from?: string;
   /** inclusive upper bound on trade_date, YYYY-MM-DD or YYYYMMDD */
   date_to?: string;
+  /** a cross-section: for each code, source, the row with the latest trade_date on or before this day, with stale_days (trading days between that row and the day, from the stored calendar); with universe=, the members on that day (docs/universes.md) */
+  latest_on?: string;
+  /** with latest_on: only rows at most this many trading days before it (stale_days ≤ N); meta.latest_on says how many were left out */
+  max_stale_days?: number;
   /** sources in order of precedence, comma-separated: one row per key without its source, the first listed source's (its `source` shows which); rows of unlisted sources are left out. Default: the server's MDS_SOURCE_PRIORITY for this dataset, when set and no source= is given */
   source_priority?: string | number;
   /** rows per page; values above 1000 are clamped to 1000 */
@@ -864,6 +924,8 @@ export interface EtfSizeRow {
   updated_at: string;
   /** ISO 8601 UTC timestamp; when the row was first stored (set by the server) */
   created_at: string;
+  /** latest_on only: trading days between this row and latest_on (null: outside the stored calendar) */
+  stale_days: number | null;
 }
 
 /** Filters and options of /api/v1/etf/size. */
@@ -878,6 +940,10 @@ export interface EtfSizeParams {
   date_from?: string;
   /** inclusive upper bound on trade_date, YYYY-MM-DD or YYYYMMDD */
   date_to?: string;
+  /** a cross-section: for each code, source, the row with the latest trade_date on or before this day, with stale_days (trading days between that row and the day, from the stored calendar); with universe=, the members on that day (docs/universes.md) */
+  latest_on?: string;
+  /** with latest_on: only rows at most this many trading days before it (stale_days ≤ N); meta.latest_on says how many were left out */
+  max_stale_days?: number;
   /** sources in order of precedence, comma-separated: one row per key without its source, the first listed source's (its `source` shows which); rows of unlisted sources are left out. Default: the server's MDS_SOURCE_PRIORITY for this dataset, when set and no source= is given */
   source_priority?: string | number;
   /** rows per page; values above 1000 are clamped to 1000 */
@@ -918,6 +984,8 @@ export interface EtfFlowRow {
   updated_at: string;
   /** ISO 8601 UTC timestamp; when the row was first stored (set by the server) */
   created_at: string;
+  /** latest_on only: trading days between this row and latest_on (null: outside the stored calendar) */
+  stale_days: number | null;
 }
 
 /** Filters and options of /api/v1/etf/flow. */
@@ -934,6 +1002,10 @@ export interface EtfFlowParams {
   date_from?: string;
   /** inclusive upper bound on trade_date, YYYY-MM-DD or YYYYMMDD */
   date_to?: string;
+  /** a cross-section: for each code, period, estimation_method, source, the row with the latest trade_date on or before this day, with stale_days (trading days between that row and the day, from the stored calendar); with universe=, the members on that day (docs/universes.md) */
+  latest_on?: string;
+  /** with latest_on: only rows at most this many trading days before it (stale_days ≤ N); meta.latest_on says how many were left out */
+  max_stale_days?: number;
   /** sources in order of precedence, comma-separated: one row per key without its source, the first listed source's (its `source` shows which); rows of unlisted sources are left out. Default: the server's MDS_SOURCE_PRIORITY for this dataset, when set and no source= is given */
   source_priority?: string | number;
   /** rows per page; values above 1000 are clamped to 1000 */
@@ -1029,6 +1101,8 @@ export interface EtfPcfRow {
   updated_at: string;
   /** ISO 8601 UTC timestamp; when the row was first stored (set by the server) */
   created_at: string;
+  /** latest_on only: trading days between this row and latest_on (null: outside the stored calendar) */
+  stale_days: number | null;
 }
 
 /** Filters and options of /api/v1/etf/pcf. */
@@ -1045,6 +1119,10 @@ export interface EtfPcfParams {
   date_from?: string;
   /** inclusive upper bound on trade_date, YYYY-MM-DD or YYYYMMDD */
   date_to?: string;
+  /** a cross-section: for each fund_code, component_code, source_type, the row with the latest trade_date on or before this day, with stale_days (trading days between that row and the day, from the stored calendar); with universe=, the members on that day (docs/universes.md) */
+  latest_on?: string;
+  /** with latest_on: only rows at most this many trading days before it (stale_days ≤ N); meta.latest_on says how many were left out */
+  max_stale_days?: number;
   /** sources in order of precedence, comma-separated: one row per key without its source, the first listed source's (its `source` shows which); rows of unlisted sources are left out. Default: the server's MDS_SOURCE_PRIORITY for this dataset, when set and no source= is given */
   source_priority?: string | number;
   /** rows per page; values above 1000 are clamped to 1000 */
@@ -1129,6 +1207,8 @@ export interface EtfDividendRow {
   updated_at: string;
   /** ISO 8601 UTC timestamp; when the row was first stored (set by the server) */
   created_at: string;
+  /** latest_on only: trading days between this row and latest_on (null: outside the stored calendar) */
+  stale_days: number | null;
 }
 
 /** Filters and options of /api/v1/etf/dividend. */
@@ -1143,6 +1223,10 @@ export interface EtfDividendParams {
   date_from?: string;
   /** inclusive upper bound on ex_date, YYYY-MM-DD or YYYYMMDD */
   date_to?: string;
+  /** a cross-section: for each code, source, the row with the latest ex_date on or before this day, with stale_days (trading days between that row and the day, from the stored calendar); with universe=, the members on that day (docs/universes.md) */
+  latest_on?: string;
+  /** with latest_on: only rows at most this many trading days before it (stale_days ≤ N); meta.latest_on says how many were left out */
+  max_stale_days?: number;
   /** sources in order of precedence, comma-separated: one row per key without its source, the first listed source's (its `source` shows which); rows of unlisted sources are left out. Default: the server's MDS_SOURCE_PRIORITY for this dataset, when set and no source= is given */
   source_priority?: string | number;
   /** rows per page; values above 1000 are clamped to 1000 */
@@ -1302,6 +1386,8 @@ export interface StockFinancialsRow {
   updated_at: string;
   /** ISO 8601 UTC timestamp; when the row was first stored (set by the server) */
   created_at: string;
+  /** latest_on only: trading days between this row and latest_on (null: outside the stored calendar) */
+  stale_days: number | null;
 }
 
 /** Filters and options of /api/v1/stock/financials. */
@@ -1320,6 +1406,10 @@ export interface StockFinancialsParams {
   date_from?: string;
   /** inclusive upper bound on report_date, YYYY-MM-DD or YYYYMMDD */
   date_to?: string;
+  /** a cross-section: for each code, report_type, metric, source, the row with the latest report_date on or before this day, with stale_days (trading days between that row and the day, from the stored calendar); with universe=, the members on that day (docs/universes.md) */
+  latest_on?: string;
+  /** with latest_on: only rows at most this many trading days before it (stale_days ≤ N); meta.latest_on says how many were left out */
+  max_stale_days?: number;
   /** sources in order of precedence, comma-separated: one row per key without its source, the first listed source's (its `source` shows which); rows of unlisted sources are left out. Default: the server's MDS_SOURCE_PRIORITY for this dataset, when set and no source= is given */
   source_priority?: string | number;
   /** rows per page; values above 1000 are clamped to 1000 */
@@ -1352,6 +1442,8 @@ export interface IndexConstituentsRow {
   updated_at: string;
   /** ISO 8601 UTC timestamp; when the row was first stored (set by the server) */
   created_at: string;
+  /** latest_on only: trading days between this row and latest_on (null: outside the stored calendar) */
+  stale_days: number | null;
 }
 
 /** Filters and options of /api/v1/index/constituents. */
@@ -1366,6 +1458,10 @@ export interface IndexConstituentsParams {
   date_from?: string;
   /** inclusive upper bound on trade_date, YYYY-MM-DD or YYYYMMDD */
   date_to?: string;
+  /** a cross-section: for each index_code, stock_code, source, the row with the latest trade_date on or before this day, with stale_days (trading days between that row and the day, from the stored calendar); with universe=, the members on that day (docs/universes.md) */
+  latest_on?: string;
+  /** with latest_on: only rows at most this many trading days before it (stale_days ≤ N); meta.latest_on says how many were left out */
+  max_stale_days?: number;
   /** sources in order of precedence, comma-separated: one row per key without its source, the first listed source's (its `source` shows which); rows of unlisted sources are left out. Default: the server's MDS_SOURCE_PRIORITY for this dataset, when set and no source= is given */
   source_priority?: string | number;
   /** rows per page; values above 1000 are clamped to 1000 */
@@ -1451,6 +1547,8 @@ export interface MacroIndicatorRow {
   updated_at: string;
   /** ISO 8601 UTC timestamp; when the row was first stored (set by the server) */
   created_at: string;
+  /** latest_on only: trading days between this row and latest_on (null: outside the stored calendar) */
+  stale_days: number | null;
 }
 
 /** Filters and options of /api/v1/macro/indicator. */
@@ -1465,6 +1563,10 @@ export interface MacroIndicatorParams {
   date_from?: string;
   /** inclusive upper bound on date, YYYY-MM-DD or YYYYMMDD */
   date_to?: string;
+  /** a cross-section: for each indicator_name, period, source, the row with the latest date on or before this day, with stale_days (trading days between that row and the day, from the stored calendar); with universe=, the members on that day (docs/universes.md) */
+  latest_on?: string;
+  /** with latest_on: only rows at most this many trading days before it (stale_days ≤ N); meta.latest_on says how many were left out */
+  max_stale_days?: number;
   /** sources in order of precedence, comma-separated: one row per key without its source, the first listed source's (its `source` shows which); rows of unlisted sources are left out. Default: the server's MDS_SOURCE_PRIORITY for this dataset, when set and no source= is given */
   source_priority?: string | number;
   /** rows per page; values above 1000 are clamped to 1000 */
@@ -1507,6 +1609,8 @@ export interface MarginTradingRow {
   updated_at: string;
   /** ISO 8601 UTC timestamp; when the row was first stored (set by the server) */
   created_at: string;
+  /** latest_on only: trading days between this row and latest_on (null: outside the stored calendar) */
+  stale_days: number | null;
 }
 
 /** Filters and options of /api/v1/market/margin-trading. */
@@ -1521,6 +1625,10 @@ export interface MarginTradingParams {
   date_from?: string;
   /** inclusive upper bound on trade_date, YYYY-MM-DD or YYYYMMDD */
   date_to?: string;
+  /** a cross-section: for each market, source, the row with the latest trade_date on or before this day, with stale_days (trading days between that row and the day, from the stored calendar); with universe=, the members on that day (docs/universes.md) */
+  latest_on?: string;
+  /** with latest_on: only rows at most this many trading days before it (stale_days ≤ N); meta.latest_on says how many were left out */
+  max_stale_days?: number;
   /** sources in order of precedence, comma-separated: one row per key without its source, the first listed source's (its `source` shows which); rows of unlisted sources are left out. Default: the server's MDS_SOURCE_PRIORITY for this dataset, when set and no source= is given */
   source_priority?: string | number;
   /** rows per page; values above 1000 are clamped to 1000 */
@@ -1563,6 +1671,8 @@ export interface HsgtFlowRow {
   updated_at: string;
   /** ISO 8601 UTC timestamp; when the row was first stored (set by the server) */
   created_at: string;
+  /** latest_on only: trading days between this row and latest_on (null: outside the stored calendar) */
+  stale_days: number | null;
 }
 
 /** Filters and options of /api/v1/market/hsgt-flow. */
@@ -1579,6 +1689,10 @@ export interface HsgtFlowParams {
   date_from?: string;
   /** inclusive upper bound on trade_date, YYYY-MM-DD or YYYYMMDD */
   date_to?: string;
+  /** a cross-section: for each direction, channel, source, the row with the latest trade_date on or before this day, with stale_days (trading days between that row and the day, from the stored calendar); with universe=, the members on that day (docs/universes.md) */
+  latest_on?: string;
+  /** with latest_on: only rows at most this many trading days before it (stale_days ≤ N); meta.latest_on says how many were left out */
+  max_stale_days?: number;
   /** sources in order of precedence, comma-separated: one row per key without its source, the first listed source's (its `source` shows which); rows of unlisted sources are left out. Default: the server's MDS_SOURCE_PRIORITY for this dataset, when set and no source= is given */
   source_priority?: string | number;
   /** rows per page; values above 1000 are clamped to 1000 */
@@ -1671,6 +1785,8 @@ export interface UsFilingsRow {
   updated_at: string;
   /** ISO 8601 UTC timestamp; when the row was first stored (set by the server) */
   created_at: string;
+  /** latest_on only: trading days between this row and latest_on (null: outside the stored calendar) */
+  stale_days: number | null;
 }
 
 /** Filters and options of /api/v1/us/filings. */
@@ -1687,6 +1803,10 @@ export interface UsFilingsParams {
   date_from?: string;
   /** inclusive upper bound on filed_date, YYYY-MM-DD or YYYYMMDD */
   date_to?: string;
+  /** a cross-section: for each accession_number, the row with the latest filed_date on or before this day, with stale_days (trading days between that row and the day, from the stored calendar); with universe=, the members on that day (docs/universes.md) */
+  latest_on?: string;
+  /** with latest_on: only rows at most this many trading days before it (stale_days ≤ N); meta.latest_on says how many were left out */
+  max_stale_days?: number;
   /** rows per page; values above 1000 are clamped to 1000 */
   limit?: number;
   /** rows to skip */
@@ -1731,6 +1851,8 @@ export interface UsFinancialFactsRow {
   updated_at: string;
   /** ISO 8601 UTC timestamp; when the row was first stored (set by the server) */
   created_at: string;
+  /** latest_on only: trading days between this row and latest_on (null: outside the stored calendar) */
+  stale_days: number | null;
 }
 
 /** Filters and options of /api/v1/us/facts. */
@@ -1755,6 +1877,10 @@ export interface UsFinancialFactsParams {
   date_from?: string;
   /** inclusive upper bound on end_date, YYYY-MM-DD or YYYYMMDD */
   date_to?: string;
+  /** a cross-section: for each cik, taxonomy, concept, unit, start_date, accession_number, the row with the latest end_date on or before this day, with stale_days (trading days between that row and the day, from the stored calendar); with universe=, the members on that day (docs/universes.md) */
+  latest_on?: string;
+  /** with latest_on: only rows at most this many trading days before it (stale_days ≤ N); meta.latest_on says how many were left out */
+  max_stale_days?: number;
   /** rows per page; values above 1000 are clamped to 1000 */
   limit?: number;
   /** rows to skip */
@@ -1806,6 +1932,8 @@ export interface UsInsiderTradesRow {
   updated_at: string;
   /** ISO 8601 UTC timestamp; when the row was first stored (set by the server) */
   created_at: string;
+  /** latest_on only: trading days between this row and latest_on (null: outside the stored calendar) */
+  stale_days: number | null;
 }
 
 /** Filters and options of /api/v1/us/insider-trades. */
@@ -1826,6 +1954,10 @@ export interface UsInsiderTradesParams {
   date_from?: string;
   /** inclusive upper bound on transaction_date, YYYY-MM-DD or YYYYMMDD */
   date_to?: string;
+  /** a cross-section: for each accession_number, line_no, the row with the latest transaction_date on or before this day, with stale_days (trading days between that row and the day, from the stored calendar); with universe=, the members on that day (docs/universes.md) */
+  latest_on?: string;
+  /** with latest_on: only rows at most this many trading days before it (stale_days ≤ N); meta.latest_on says how many were left out */
+  max_stale_days?: number;
   /** rows per page; values above 1000 are clamped to 1000 */
   limit?: number;
   /** rows to skip */
@@ -1876,6 +2008,8 @@ export interface Us13fHoldingsRow {
   updated_at: string;
   /** ISO 8601 UTC timestamp; when the row was first stored (set by the server) */
   created_at: string;
+  /** latest_on only: trading days between this row and latest_on (null: outside the stored calendar) */
+  stale_days: number | null;
 }
 
 /** Filters and options of /api/v1/us/13f-holdings. */
@@ -1898,6 +2032,10 @@ export interface Us13fHoldingsParams {
   date_from?: string;
   /** inclusive upper bound on period_of_report, YYYY-MM-DD or YYYYMMDD */
   date_to?: string;
+  /** a cross-section: for each accession_number, line_no, the row with the latest period_of_report on or before this day, with stale_days (trading days between that row and the day, from the stored calendar); with universe=, the members on that day (docs/universes.md) */
+  latest_on?: string;
+  /** with latest_on: only rows at most this many trading days before it (stale_days ≤ N); meta.latest_on says how many were left out */
+  max_stale_days?: number;
   /** rows per page; values above 1000 are clamped to 1000 */
   limit?: number;
   /** rows to skip */
@@ -1927,6 +2065,8 @@ export interface AdjFactorRow {
   updated_at: string;
   /** ISO 8601 UTC timestamp; when the row was first stored (set by the server) */
   created_at: string;
+  /** latest_on only: trading days between this row and latest_on (null: outside the stored calendar) */
+  stale_days: number | null;
 }
 
 /** Filters and options of /api/v1/market/adj-factor. */
@@ -1941,6 +2081,10 @@ export interface AdjFactorParams {
   date_from?: string;
   /** inclusive upper bound on date, YYYY-MM-DD or YYYYMMDD */
   date_to?: string;
+  /** a cross-section: for each code, source, the row with the latest date on or before this day, with stale_days (trading days between that row and the day, from the stored calendar); with universe=, the members on that day (docs/universes.md) */
+  latest_on?: string;
+  /** with latest_on: only rows at most this many trading days before it (stale_days ≤ N); meta.latest_on says how many were left out */
+  max_stale_days?: number;
   /** sources in order of precedence, comma-separated: one row per key without its source, the first listed source's (its `source` shows which); rows of unlisted sources are left out. Default: the server's MDS_SOURCE_PRIORITY for this dataset, when set and no source= is given */
   source_priority?: string | number;
   /** rows per page; values above 1000 are clamped to 1000 */
@@ -1983,6 +2127,8 @@ export interface CorporateActionsRow {
   updated_at: string;
   /** ISO 8601 UTC timestamp; when the row was first stored (set by the server) */
   created_at: string;
+  /** latest_on only: trading days between this row and latest_on (null: outside the stored calendar) */
+  stale_days: number | null;
 }
 
 /** Filters and options of /api/v1/market/corporate-actions. */
@@ -2005,6 +2151,10 @@ export interface CorporateActionsParams {
   date_from?: string;
   /** inclusive upper bound on ex_date, YYYY-MM-DD or YYYYMMDD */
   date_to?: string;
+  /** a cross-section: for each code, action, source, the row with the latest ex_date on or before this day, with stale_days (trading days between that row and the day, from the stored calendar); with universe=, the members on that day (docs/universes.md) */
+  latest_on?: string;
+  /** with latest_on: only rows at most this many trading days before it (stale_days ≤ N); meta.latest_on says how many were left out */
+  max_stale_days?: number;
   /** sources in order of precedence, comma-separated: one row per key without its source, the first listed source's (its `source` shows which); rows of unlisted sources are left out. Default: the server's MDS_SOURCE_PRIORITY for this dataset, when set and no source= is given */
   source_priority?: string | number;
   /** rows per page; values above 1000 are clamped to 1000 */
@@ -2038,6 +2188,8 @@ export interface TradeCalendarRow {
   updated_at: string;
   /** ISO 8601 UTC timestamp; when the row was first stored (set by the server) */
   created_at: string;
+  /** latest_on only: trading days between this row and latest_on (null: outside the stored calendar) */
+  stale_days: number | null;
 }
 
 /** Filters and options of /api/v1/market/trade-calendar. */
@@ -2054,6 +2206,10 @@ export interface TradeCalendarParams {
   date_from?: string;
   /** inclusive upper bound on date, YYYY-MM-DD or YYYYMMDD */
   date_to?: string;
+  /** a cross-section: for each exchange, source, the row with the latest date on or before this day, with stale_days (trading days between that row and the day, from the stored calendar); with universe=, the members on that day (docs/universes.md) */
+  latest_on?: string;
+  /** with latest_on: only rows at most this many trading days before it (stale_days ≤ N); meta.latest_on says how many were left out */
+  max_stale_days?: number;
   /** sources in order of precedence, comma-separated: one row per key without its source, the first listed source's (its `source` shows which); rows of unlisted sources are left out. Default: the server's MDS_SOURCE_PRIORITY for this dataset, when set and no source= is given */
   source_priority?: string | number;
   /** rows per page; values above 1000 are clamped to 1000 */
@@ -2143,6 +2299,8 @@ export interface StockNamesRow {
   updated_at: string;
   /** ISO 8601 UTC timestamp; when the row was first stored (set by the server) */
   created_at: string;
+  /** latest_on only: trading days between this row and latest_on (null: outside the stored calendar) */
+  stale_days: number | null;
 }
 
 /** Filters and options of /api/v1/stock/names. */
@@ -2159,6 +2317,10 @@ export interface StockNamesParams {
   date_from?: string;
   /** inclusive upper bound on start_date, YYYY-MM-DD or YYYYMMDD */
   date_to?: string;
+  /** a cross-section: for each code, source, the row with the latest start_date on or before this day, with stale_days (trading days between that row and the day, from the stored calendar); with universe=, the members on that day (docs/universes.md) */
+  latest_on?: string;
+  /** with latest_on: only rows at most this many trading days before it (stale_days ≤ N); meta.latest_on says how many were left out */
+  max_stale_days?: number;
   /** sources in order of precedence, comma-separated: one row per key without its source, the first listed source's (its `source` shows which); rows of unlisted sources are left out. Default: the server's MDS_SOURCE_PRIORITY for this dataset, when set and no source= is given */
   source_priority?: string | number;
   /** rows per page; values above 1000 are clamped to 1000 */
@@ -2190,6 +2352,8 @@ export interface IndexMembersRow {
   updated_at: string;
   /** ISO 8601 UTC timestamp; when the row was first stored (set by the server) */
   created_at: string;
+  /** latest_on only: trading days between this row and latest_on (null: outside the stored calendar) */
+  stale_days: number | null;
 }
 
 /** Filters and options of /api/v1/index/members. */
@@ -2204,6 +2368,10 @@ export interface IndexMembersParams {
   date_from?: string;
   /** inclusive upper bound on in_date, YYYY-MM-DD or YYYYMMDD */
   date_to?: string;
+  /** a cross-section: for each index_code, stock_code, source, the row with the latest in_date on or before this day, with stale_days (trading days between that row and the day, from the stored calendar); with universe=, the members on that day (docs/universes.md) */
+  latest_on?: string;
+  /** with latest_on: only rows at most this many trading days before it (stale_days ≤ N); meta.latest_on says how many were left out */
+  max_stale_days?: number;
   /** sources in order of precedence, comma-separated: one row per key without its source, the first listed source's (its `source` shows which); rows of unlisted sources are left out. Default: the server's MDS_SOURCE_PRIORITY for this dataset, when set and no source= is given */
   source_priority?: string | number;
   /** rows per page; values above 1000 are clamped to 1000 */
@@ -2238,6 +2406,8 @@ export interface StockLimitRow {
   updated_at: string;
   /** ISO 8601 UTC timestamp; when the row was first stored (set by the server) */
   created_at: string;
+  /** latest_on only: trading days between this row and latest_on (null: outside the stored calendar) */
+  stale_days: number | null;
 }
 
 /** Filters and options of /api/v1/stock/limit. */
@@ -2252,6 +2422,10 @@ export interface StockLimitParams {
   date_from?: string;
   /** inclusive upper bound on trade_date, YYYY-MM-DD or YYYYMMDD */
   date_to?: string;
+  /** a cross-section: for each code, source, the row with the latest trade_date on or before this day, with stale_days (trading days between that row and the day, from the stored calendar); with universe=, the members on that day (docs/universes.md) */
+  latest_on?: string;
+  /** with latest_on: only rows at most this many trading days before it (stale_days ≤ N); meta.latest_on says how many were left out */
+  max_stale_days?: number;
   /** sources in order of precedence, comma-separated: one row per key without its source, the first listed source's (its `source` shows which); rows of unlisted sources are left out. Default: the server's MDS_SOURCE_PRIORITY for this dataset, when set and no source= is given */
   source_priority?: string | number;
   /** rows per page; values above 1000 are clamped to 1000 */
@@ -2285,6 +2459,8 @@ export interface UsTickersRow {
   updated_at: string;
   /** ISO 8601 UTC timestamp; when the row was first stored (set by the server) */
   created_at: string;
+  /** latest_on only: trading days between this row and latest_on (null: outside the stored calendar) */
+  stale_days: number | null;
 }
 
 /** Filters and options of /api/v1/us/tickers. */
@@ -2299,6 +2475,10 @@ export interface UsTickersParams {
   date_from?: string;
   /** inclusive upper bound on start_date, YYYY-MM-DD or YYYYMMDD */
   date_to?: string;
+  /** a cross-section: for each cik, ticker, the row with the latest start_date on or before this day, with stale_days (trading days between that row and the day, from the stored calendar); with universe=, the members on that day (docs/universes.md) */
+  latest_on?: string;
+  /** with latest_on: only rows at most this many trading days before it (stale_days ≤ N); meta.latest_on says how many were left out */
+  max_stale_days?: number;
   /** rows per page; values above 1000 are clamped to 1000 */
   limit?: number;
   /** rows to skip */

@@ -7,7 +7,7 @@ import type { MinuteQueryService } from '../query/minute-query.js';
 import type { ParsedQuery } from '../query/parse.js';
 import { pageMeta } from '../query/query-page.js';
 import { revisionExport, revisionItem, revisionsPath } from '../query/revision-query.js';
-import { memberCondition, type QueryPlan } from '../model/query-plan.js';
+import type { QueryPlan } from '../model/query-plan.js';
 import type { Value } from '../model/values.js';
 import { EXPORT_FORMATS, objectSource, type ExportSource, type RowChunk } from '../export/export-formats.js';
 import type { ExportEncoders } from '../export/encoder-pool.js';
@@ -111,7 +111,7 @@ async function servePage(
   }
   const { parsed, plan } = parse();
   const factors = plan.bars?.adjust?.factors ?? null;
-  const members = memberCondition(plan.where)?.members.dataset ?? null;
+  const also = query.alsoReads(plan);
   let own = seen?.own;
   let cacheControl = 'private, no-cache';
   if (plan.asOf !== undefined) {
@@ -124,12 +124,12 @@ async function servePage(
     if (
       settled(state) &&
       (!factors || settled(await query.state(factors))) &&
-      (!members || settled(await query.state(members)))
+      (await Promise.all(also.map((x) => query.state(x)))).every(settled)
     ) {
       cacheControl = 'private, max-age=31536000, immutable';
     }
   }
-  const { own: version, key, factors: factorsVersion } = await query.answerVersion(d, factors, own, members);
+  const { own: version, key, factors: factorsVersion } = await query.answerVersion(d, factors, own, also);
   // Changes exactly when a batch changes the dataset or the factors of an adjusted answer (the
   // version key) or the request changes.
   const etag = `W/"${key}-${createHash('sha1').update(req.url).digest('base64url').slice(0, 16)}"`;
@@ -168,8 +168,8 @@ async function servePage(
     const data = item ? page.rows.rows.map(item) : page.rows.rows;
     json = reply.serialize(success({ data, meta })) as string;
   }
-  // The cache revalidates by the dataset's and the factors' versions only: a universe= page is not kept.
-  if (members || !cache.admit(req.url, key)) return reply.type(JSON_TYPE).send(json);
+  // The cache revalidates by the dataset's and the factors' versions only: universe= and latest_on pages are not kept.
+  if (also.length > 0 || !cache.admit(req.url, key)) return reply.type(JSON_TYPE).send(json);
   const body = Buffer.from(json);
   cache.set(req.url, { version: key, factors, etag, body, cacheControl });
   return reply.type(JSON_TYPE).send(body);

@@ -26,6 +26,16 @@ export function planQuery(d: Dataset, p: ParsedQuery, catalog: Catalog = CATALOG
       date: d.daily.date,
       index: p.universe,
       members: membership(catalog),
+      // A cross-section's members are the day's, whatever the date of their last row.
+      ...(p.latestOn !== null ? { on: p.latestOn } : {}),
+    });
+  if (d.range && p.latestOn !== null)
+    where.push({
+      field: d.range,
+      op: 'latest',
+      on: p.latestOn,
+      group: d.key.filter((k) => k !== d.range),
+      maxStaleDays: p.maxStaleDays,
     });
   const orderBy: QueryPlan['orderBy'][number][] = [{ field: p.sort, dir: p.order }];
   for (const k of d.key) if (k !== p.sort) orderBy.push({ field: k, dir: 'asc' });
@@ -68,7 +78,15 @@ export function filterKey(plan: QueryPlan): string {
   const where = plan.where
     .map(
       (c) =>
-        `${c.field.name}${c.op}${JSON.stringify(c.op === 'member' ? c.index : 'values' in c ? c.values : c.value)}`,
+        `${c.field.name}${c.op}${JSON.stringify(
+          c.op === 'member'
+            ? [c.index, c.on ?? null]
+            : c.op === 'latest'
+              ? [c.on, c.maxStaleDays]
+              : 'values' in c
+                ? c.values
+                : c.value,
+        )}`,
     )
     .join('&');
   const a = plan.bars?.adjust;

@@ -1,3 +1,4 @@
+import type { LatestOnMeta } from '../contract/envelope.js';
 import type { Value } from '../model/values.js';
 import type { AdjustMeta } from './adjust-meta.js';
 import type { PageMeta } from '../contract/envelope.js';
@@ -20,6 +21,8 @@ export interface QueryPage {
   version: number;
   /** `meta.adjust` of an adjusted page. */
   adjust?: AdjustMeta;
+  /** `meta.latest_on` of a cross-section (latest-on.ts). */
+  latestOn?: LatestOnMeta;
 }
 
 /** A page's `meta` in a JSON answer: its counts, its cursor and, adjusted, what adjusted it. */
@@ -31,6 +34,7 @@ export function pageMeta(page: QueryPage): PageMeta {
     has_more: page.hasMore,
     next_cursor: page.nextCursor,
     ...(page.adjust ? { adjust: page.adjust } : {}),
+    ...(page.latestOn ? { latest_on: page.latestOn } : {}),
   };
 }
 

@@ -273,6 +273,33 @@ export const QUERY_PARAMETERS = {
       return code;
     },
   },
+  latest_on: {
+    takes: (d, e) => e === 'rows' && d.range !== null && !d.blocks,
+    doc: (d) => ({
+      description:
+        `a cross-section: for each ${d.key
+          .filter((k) => k !== d.range)
+          .map((k) => k.apiName)
+          .join(', ')}, the row with the latest ${d.range?.apiName} on or before this day, with stale_days ` +
+        '(trading days between that row and the day, from the stored calendar); with universe=, the members on that ' +
+        'day (docs/universes.md)',
+      schema: QUERY_DATE,
+    }),
+    summary:
+      'a cross-section: for each key without its range field, the row with the latest range date on or before this ' +
+      'day, with stale_days (docs/universes.md)',
+    // Read as the range bounds are (YYYY-MM-DD or YYYYMMDD): parse.ts dateParameter.
+    read: text,
+  },
+  max_stale_days: {
+    takes: (d, e) => e === 'rows' && d.range !== null && !d.blocks,
+    doc: () => ({
+      description:
+        'with latest_on: only rows at most this many trading days before it (stale_days ≤ N); meta.latest_on says how many were left out',
+      schema: Type.Integer({ minimum: 0 }),
+    }),
+    read: (raw): number | null => (raw === undefined ? null : nonNegativeInt('max_stale_days', raw, 0)),
+  },
   source_priority: {
     takes: (d, e) => e === 'rows' && ranksSources(d),
     doc: () => ({

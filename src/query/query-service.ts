@@ -1,6 +1,7 @@
 import { CATALOG, type Catalog, type Dataset, type Field } from '../catalog/catalog.js';
 import type { Store } from '../storage/store.js';
-import { memberCondition, type QueryPlan } from '../model/query-plan.js';
+import { latestCondition, memberCondition, type QueryPlan } from '../model/query-plan.js';
+import { latestOnStep } from './latest-on.js';
 import { invalid } from '../errors.js';
 import type { Value } from '../model/values.js';
 import { parseQuery, type ParsedQuery } from './parse.js';
@@ -102,12 +103,15 @@ export class QueryService {
     d: Dataset,
     factors: Dataset | null,
     own?: number,
-    members: Dataset | null = null,
+    also: readonly Dataset[] = [],
   ): Promise<{ own: number; key: string; factors?: number }> {
-    if (members) {
-      // universe=: the membership intervals' changes change the answer too.
-      const [a, m] = await Promise.all([this.answerVersion(d, factors, own), this.version(members)]);
-      return { ...a, key: `${a.key}:m${m}` };
+    if (also.length > 0) {
+      // universe= and latest_on: the intervals' and the calendar's changes change the answer too.
+      const [a, ...v] = await Promise.all([
+        this.answerVersion(d, factors, own),
+        ...also.map((x) => this.version(x)),
+      ]);
+      return { ...a, key: `${a.key}:m${v.join('.')}` };
     }
     if (!factors) {
       // Every cached page's path: one read, no Promise.all.
@@ -134,9 +138,12 @@ export class QueryService {
   }
 
   /** `factorsVersion`: an adjusted answer's factor version as answerVersion read it (else read here). */
-  async page(plan: QueryPlan, version: number, factorsVersion?: number): Promise<QueryPage> {
-    const factorState = await this.factors.stateOf(plan, factorsVersion);
-    const members = await this.checkUniverse(plan);
+  async page(asked: QueryPlan, version: number, factorsVersion?: number): Promise<QueryPage> {
+    const factorState = await this.factors.stateOf(asked, factorsVersion);
+    const members = await this.checkUniverse(asked);
+    // latest_on: its staleness bound read from the calendar, its rows' stale_days after the read.
+    const latest = await latestOnStep(this.store, this.catalog, asked);
+    const plan = latest?.plan ?? asked;
     // A total under universe= is of the intervals' version too.
     const key = members === null ? filterKey(plan) : `${filterKey(plan)}|m${members}`;
     const cached = this.totals.get(key, version);
@@ -193,6 +200,14 @@ export class QueryService {
       version,
     };
     if (adjust) page.adjust = adjust;
+    if (latest) {
+      const { after: _after, ...whole } = asked;
+      page.latestOn = await latest.finish(
+        rows,
+        total,
+        async () => (await this.store.datasets.query({ ...whole, limit: 1, offset: 0 }, true)).total,
+      );
+    }
     return page;
   }
 
@@ -229,9 +244,15 @@ export class QueryService {
   }
 
   private async versionOf(plan: QueryPlan): Promise<string> {
-    const members = memberCondition(plan.where)?.members.dataset ?? null;
-    return (await this.answerVersion(plan.dataset, plan.bars?.adjust?.factors ?? null, undefined, members))
-      .key;
+    const factors = plan.bars?.adjust?.factors ?? null;
+    return (await this.answerVersion(plan.dataset, factors, undefined, this.alsoReads(plan))).key;
+  }
+
+  /** The datasets besides its own and its factors that an answer depends on (universe=, latest_on). */
+  alsoReads(plan: QueryPlan): Dataset[] {
+    const members = memberCondition(plan.where)?.members.dataset;
+    const calendar = latestCondition(plan.where) ? this.catalog.calendar : null;
+    return [...(members ? [members] : []), ...(calendar ? [calendar] : [])];
   }
 
   /**

@@ -337,22 +337,43 @@ function memberOf(plan: QueryPlan, c: Extract<Condition, { op: 'member' }>): Sql
   const own = (f: Field): Sql => raw(`${outer}.${q(f.name)}`);
   const source = plan.asOf !== undefined ? historySource(m.dataset) : ident(m.dataset.name);
   const known = plan.asOf !== undefined ? [validAt('"mm".', m.dataset.name, plan.asOf)] : [];
+  const day = c.on === undefined ? own(c.date) : sql`${c.on}`;
   return sql`EXISTS (SELECT 1 FROM ${source} AS "mm" WHERE ${join(
     [
       sql`${col(m.index)} = ${c.index}`,
       sql`${col(m.code)} = ${own(c.field)}`,
-      sql`${col(m.from)} <= ${own(c.date)}`,
-      sql`(${col(m.to)} IS NULL OR ${col(m.to)} >= ${own(c.date)})`,
+      sql`${col(m.from)} <= ${day}`,
+      sql`(${col(m.to)} IS NULL OR ${col(m.to)} >= ${day})`,
       ...known,
     ],
     ' AND ',
   )})`;
 }
 
+/**
+ * `latest_on`: the row is its group's latest on or before the day, among the rows the plan's
+ * other conditions select: one GROUP BY over them (its columns unqualified, so they are the
+ * subquery's own), whose maxima the row's group and range date must be. A membership judged on
+ * the day is per group, so it is left to the outer rows.
+ */
+function latestOf(plan: QueryPlan, c: Extract<Condition, { op: 'latest' }>, dialect: Dialect): Sql {
+  const others = plan.where.filter((x) => x.op !== 'latest' && x.op !== 'member');
+  const inner = whereConditions(
+    { ...plan, where: [...others, { field: c.field, op: 'lte', value: c.on }] },
+    dialect,
+  ) as Sql;
+  const group = c.group.map((f) => ident(f.name));
+  const max = sql`max(${ident(c.field.name)})`;
+  const from = sql`FROM ${planSource(plan)} AS "lt" WHERE ${inner}`;
+  if (group.length === 0) return sql`${ident(c.field.name)} = (SELECT ${max} ${from})`;
+  return sql`(${join([...group, ident(c.field.name)])}) IN (SELECT ${join([...group, max])} ${from} GROUP BY ${join(group)})`;
+}
+
 export function whereConditions(plan: QueryPlan, dialect: Dialect): Sql | null {
   const name = plan.dataset.name;
   const parts = plan.where.map((c) => {
     if (c.op === 'member') return memberOf(plan, c);
+    if (c.op === 'latest') return latestOf(plan, c, dialect);
     const col = ident(c.field.name);
     // Bounds on a stamp are given as knowledge instants (the trail's since / until).
     const known =

@@ -63,6 +63,15 @@ try:
     out["no_universe"] = "no error"
 except ValueError as e:
     out["no_universe"] = str(e)
+cs = client.cross_section("2026-12-04", universe="000300", adjust="qfq")
+out["cs_members"] = {"n": len(cs), "fresh": bool((cs["stale_days"] == 0).all()), "dtype": str(cs["stale_days"].dtype)}
+with warnings.catch_warnings(record=True) as caught:
+    warnings.simplefilter("always")
+    fresh = client.cross_section("2026-12-04", max_stale_days=3)
+out["cs_fresh"] = {"n": len(fresh), "warned": [str(w.message) for w in caught], "left_out": fresh.attrs["latest_on"]["left_out"]}
+every = client.cross_section("2026-12-04").set_index("code")
+out["cs_suspended"] = [str(every.loc["600610", "date"].date()), int(every.loc["600610", "stale_days"])]
+out["get_latest"] = len(client.get("stock/daily", latest_on="2026-12-04"))
 print(json.dumps(out, ensure_ascii=False))
 `;
 
@@ -113,6 +122,14 @@ describe(
       assert.ok((out.panel_cells as number) > 2000);
       assert.equal(out.byd_gap, true);
       assert.match(String(out.no_universe), /codes=None needs universe=/);
+      assert.deepEqual(out.cs_members, { n: 10, fresh: true, dtype: 'Int64' });
+      const fresh = out.cs_fresh as { n: number; warned: string[]; left_out: number };
+      assert.deepEqual([fresh.n, fresh.left_out], [11, 3]);
+      assert.deepEqual(fresh.warned, [
+        'cross_section on 2026-12-04: 3 row(s) left out as staler than max_stale_days=3',
+      ]);
+      assert.deepEqual(out.cs_suspended, ['2026-11-26', 6]);
+      assert.equal(out.get_latest, 14);
     });
   },
 );

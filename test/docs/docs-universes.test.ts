@@ -47,8 +47,8 @@ describe("docs/universes.md's demo walk-through, on the demo data", () => {
   });
   after(async () => h?.close());
 
-  it('the doc holds the thirteen lines', () => {
-    assert.equal(URLS.length, 13);
+  it('the doc holds the sixteen lines', () => {
+    assert.equal(URLS.length, 16);
   });
 
   it('a past day: the codes delisted since are there, the code listed later is not', async () => {
@@ -130,5 +130,23 @@ describe("docs/universes.md's demo walk-through, on the demo data", () => {
     const bad = await answer(12);
     assert.equal(bad.status, 400);
     assert.equal(((await bad.json()) as Row).code, 4001);
+  });
+
+  it('latest_on: the last bars with their staleness, max_stale_days, and the members of a day', async () => {
+    const last = await page(13);
+    assert.equal(last.meta.total, 14);
+    const suspended = row(last, '600610');
+    assert.deepEqual([suspended?.date, suspended?.stale_days], ['2026-11-26', 6]);
+    assert.equal(row(last, '600087')?.date, '2026-06-05');
+    assert.equal(row(last, '000018')?.date, '2026-08-13');
+    assert.deepEqual(Object.keys(last.data[0] as Row), ['code', 'date', 'close', 'stale_days']);
+    const fresh = await page(14);
+    assert.equal(fresh.meta.total, 11);
+    assert.equal((fresh.meta.latest_on as Row).left_out, 3);
+    const members = await page(15);
+    assert.equal(members.meta.total, 10);
+    assert.ok(members.data.every((r) => String(r.date) <= '2026-03-02' && typeof r.stale_days === 'number'));
+    assert.ok(row(members, '002594'));
+    assert.ok(members.meta.adjust);
   });
 });

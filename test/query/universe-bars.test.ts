@@ -4,9 +4,9 @@
 // as_of, and its answer's version following the intervals.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { backends, push, QUERY_KEY, type Harness, type Json } from '../helpers/harness.js';
+import { backends, push, type Harness, type Json } from '../helpers/harness.js';
 import { batch } from '../helpers/batches.js';
-import { listeningDemoOn } from '../helpers/demo-seed.js';
+import { listeningDemoOn, queryCalls } from '../helpers/demo-seed.js';
 
 const DEMO = { end: '2026-12-04', days: 250, seed: 42 };
 const RANGE = 'date_from=2026-01-01&date_to=2026-12-04';
@@ -22,25 +22,7 @@ for (const backend of await backends()) {
     let h: Harness;
     let base: string;
     let seededAt: string;
-    const call = (path: string, headers: Record<string, string> = {}): Promise<Response> =>
-      fetch(`${base}${path}`, { headers: { 'q-api-key': QUERY_KEY, ...headers } });
-    const page = async (path: string): Promise<Page> => {
-      const res = await call(path);
-      const text = await res.text();
-      assert.equal(res.status, 200, `${path}: ${text}`);
-      return JSON.parse(text) as Page;
-    };
-    /** Every row of a query, page by page through its cursor. */
-    const all = async (path: string): Promise<Json[]> => {
-      const rows: Json[] = [];
-      let cursor: string | null = null;
-      do {
-        const p = await page(`${path}&limit=1000${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`);
-        rows.push(...p.data);
-        cursor = p.meta.next_cursor;
-      } while (cursor !== null);
-      return rows;
-    };
+    const { call, page, all } = queryCalls(() => base);
     const keys = (rows: Json[]): string[] => rows.map((r) => `${String(r.code)}|${String(r.date)}`).sort();
 
     /** The independent join: every stored bar in the range whose code has an interval covering its date. */

@@ -209,9 +209,14 @@ class Client:
         query = _query(params)
         names = [n.strip() for n in dict(query).get("fields", "").split(",") if n.strip()]
         fields = [f for f in (info.row_field(n) for n in names) if f] if names else info.row_fields
+        latest = params.get("latest_on") is not None
+        if not latest:
+            # Only a cross-section's rows carry it (docs/universes.md).
+            fields = [f for f in fields if f.name != "stale_days"]
         single_page = any(k in params for k in _PAGING)
         if via == "auto":
-            via = "arrow" if (_has("pyarrow") and as_ != "records" and not single_page) else "json"
+            # A cross-section answers as JSON pages only (at most a row per code and source).
+            via = "arrow" if (_has("pyarrow") and as_ != "records" and not single_page and not latest) else "json"
         if via in ("arrow", "parquet"):
             if single_page:
                 raise BadRequest("limit/offset/cursor page the JSON answer; use via='json'", code=4001)
@@ -371,6 +376,51 @@ class Client:
         df["weight"] = df["weight"].astype("float64")
         df["is_st"] = df["is_st"].astype("boolean")
         df.attrs["meta"] = {k: v for k, v in meta.items() if k not in ("limit", "offset", "has_more", "next_cursor")}
+        return df
+
+    def cross_section(
+        self, date: Any, path: str = "stock/daily", *, universe: Optional[str] = None, **params: Any
+    ) -> Any:
+        """A cross-section as of ``date``: for each code (and source) of ``path``, its last row
+        on or before ``date`` (``latest_on``), with ``stale_days`` — the trading days between
+        that row and ``date``, so suspended and delisted codes are there and marked.
+
+        ``universe="000300"``: the members of the index on ``date``, each with its last row —
+        suspended members included. ``params``: the endpoint's others (``adjust="qfq"``,
+        ``max_stale_days=5``, ``code``, ``source``, ``fields``, ``as_of``). What the service could
+        not judge (a day outside the stored calendar, rows left out by ``max_stale_days``) is a
+        :class:`UserWarning`; the answer's ``meta.latest_on`` is in ``df.attrs["latest_on"]``.
+
+        Example::
+
+            last = client.cross_section("2024-06-28", universe="000300", adjust="qfq")
+            stale = last[last["stale_days"] > 0]
+        """
+        info = self.dataset(path)
+        query = _query({"latest_on": date, "universe": universe, **params})
+        records: List[Dict[str, Any]] = []
+        meta: Dict[str, Any] = {}
+        cursor: Optional[str] = None
+        while True:
+            q = query + [("limit", str(_PAGE))] + ([("cursor", cursor)] if cursor else [])
+            body = self._get_query(info.path, q).json()
+            records.extend(body["data"])
+            meta = body.get("meta", {})
+            cursor = meta.get("next_cursor")
+            if not cursor:
+                break
+        latest = meta.get("latest_on") or {}
+        for w in latest.get("warnings", []):
+            warnings.warn("cross_section on %s: %s" % (latest.get("date"), w), stacklevel=2)
+        if latest.get("left_out"):
+            warnings.warn(
+                "cross_section on %s: %d row(s) left out as staler than max_stale_days=%s"
+                % (latest.get("date"), latest["left_out"], latest.get("max_stale_days")),
+                stacklevel=2,
+            )
+        fields = [f for f in info.row_fields if not records or f.name in records[0]]
+        df = frames.pandas_frame(records, fields)
+        df.attrs["latest_on"] = latest
         return df
 
     def trading_days(
