@@ -352,21 +352,44 @@ function memberOf(plan: QueryPlan, c: Extract<Condition, { op: 'member' }>): Sql
 
 /**
  * `latest_on`: the row is its group's latest on or before the day, among the rows the plan's
- * other conditions select: one GROUP BY over them (its columns unqualified, so they are the
- * subquery's own), whose maxima the row's group and range date must be. A membership judged on
- * the day is per group, so it is left to the outer rows.
+ * other conditions select. The groups are found by a skip scan of each group field's distinct
+ * values (a recursive `min(x) … WHERE x > previous`, one index seek each), and each group's
+ * latest date by one seek of the key index: a GROUP BY read every row of the table (6 s over
+ * 3 million bars, against 14 ms). Its columns are unqualified, so they are the subquery's own. A
+ * membership judged on the day is per group, so it is left to the outer rows.
  */
 function latestOf(plan: QueryPlan, c: Extract<Condition, { op: 'latest' }>, dialect: Dialect): Sql {
   const others = plan.where.filter((x) => x.op !== 'latest' && x.op !== 'member');
-  const inner = whereConditions(
-    { ...plan, where: [...others, { field: c.field, op: 'lte', value: c.on }] },
-    dialect,
-  ) as Sql;
-  const group = c.group.map((f) => ident(f.name));
-  const max = sql`max(${ident(c.field.name)})`;
-  const from = sql`FROM ${planSource(plan)} AS "lt" WHERE ${inner}`;
-  if (group.length === 0) return sql`${ident(c.field.name)} = (SELECT ${max} ${from})`;
-  return sql`(${join([...group, ident(c.field.name)])}) IN (SELECT ${join([...group, max])} ${from} GROUP BY ${join(group)})`;
+  const source = planSource(plan);
+  const range = ident(c.field.name);
+  const inner = (eq: readonly Sql[]): Sql =>
+    join(
+      [
+        ...eq,
+        whereConditions(
+          { ...plan, where: [...others, { field: c.field, op: 'lte', value: c.on }] },
+          dialect,
+        ) as Sql,
+      ],
+      ' AND ',
+    );
+  if (c.group.length === 0)
+    return sql`${range} = (SELECT max(${range}) FROM ${source} AS "lt" WHERE ${inner([])})`;
+  const g = c.group.map((f, i) => ({ col: ident(f.name), cte: raw(`"lg${i}"`) }));
+  const steps = g.map(
+    ({ col, cte }) =>
+      sql`${cte}("_v") AS (SELECT min(${col}) FROM ${source} AS "ls" UNION ALL SELECT (SELECT min(${col}) FROM ${source} AS "ls" WHERE ${col} > ${cte}."_v") FROM ${cte} WHERE ${cte}."_v" IS NOT NULL)`,
+  );
+  const latest = sql`(SELECT max(${range}) FROM ${source} AS "lt" WHERE ${inner(
+    g.map(({ col, cte }) => sql`${col} = ${cte}."_v"`),
+  )})`;
+  const groups = sql`WITH RECURSIVE ${join(steps)} SELECT ${join([...g.map(({ cte }) => sql`${cte}."_v"`), latest])} FROM ${join(
+    g.map(({ cte }) => cte),
+  )} WHERE ${join(
+    g.map(({ cte }) => sql`${cte}."_v" IS NOT NULL`),
+    ' AND ',
+  )}`;
+  return sql`(${join([...g.map(({ col }) => col), range])}) IN (${groups})`;
 }
 
 export function whereConditions(plan: QueryPlan, dialect: Dialect): Sql | null {
