@@ -1,3 +1,4 @@
+import { UniverseService } from './query/universe.js';
 import type { EventEmitter } from 'node:events';
 import type { Logger } from 'pino';
 import type { Config } from './config.js';
@@ -66,6 +67,8 @@ export interface Services {
   readonly quality: QualityService;
   /** The minute datasets' quality report (1d from the minutes against the daily dataset). */
   readonly minuteQuality: MinuteQualityService;
+  /** Who was there on a day: GET /api/v1/universe and the MCP tool (docs/universes.md). */
+  readonly universe: UniverseService;
   readonly keyring: KeyRing;
   /** Counts query requests per key; metered, so usage is recorded as it counts. */
   readonly limiter: Limiter;
@@ -139,6 +142,7 @@ export async function createServices(deps: ServiceDeps): Promise<Services> {
     ),
     quality: new QualityService(store, catalog),
     minuteQuality: new MinuteQualityService(store, catalog),
+    universe: new UniverseService(catalog, store, query),
     keyring: new KeyRing(store, config),
     limiter: metered(baseLimiter, usage),
     keys: new KeyService(store, keyDefaults(config)),

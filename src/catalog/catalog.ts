@@ -5,6 +5,7 @@ import { ETF_DATASETS } from './datasets/etf.js';
 import { STOCK_INDEX_MACRO_DATASETS } from './datasets/stock-index-macro.js';
 import { US_DATASETS } from './datasets/us.js';
 import { REFERENCE_DATASETS } from './datasets/reference.js';
+import { SECURITY_MASTER_DATASETS } from './datasets/security-master.js';
 import { MINUTE_DATASETS } from './datasets/minute.js';
 import type {
   Aggregation,
@@ -24,6 +25,7 @@ export const DECLARATIONS: readonly DatasetDeclaration[] = [
   ...STOCK_INDEX_MACRO_DATASETS,
   ...US_DATASETS,
   ...REFERENCE_DATASETS,
+  ...SECURITY_MASTER_DATASETS,
   ...MINUTE_DATASETS,
 ];
 

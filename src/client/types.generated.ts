@@ -35,6 +35,8 @@ export interface EtfDailyRow {
   period_start: string;
   /** resampled rows: how many daily bars the period holds; unit: count */
   bar_count: number;
+  /** latest_on only: trading days between this row and latest_on (null: outside the stored calendar) */
+  stale_days: number | null;
 }
 
 /** Filters and options of /api/v1/etf/kline. */
@@ -57,6 +59,12 @@ export interface EtfDailyParams {
   adjust_source?: string;
   /** one row per code, source and ISO week (1w), calendar month (1M), quarter (1Q) or year (1Y), adjusted first: open first, high max, low min, close last, volume sum, amount sum, turnover_rate sum, updated_at max, created_at max; pre_close the previous period's close, change and pct_chg recomputed; date the last bar's; rows add period_start and bar_count */
   interval?: '1d' | '1w' | '1M' | '1Q' | '1Y';
+  /** an index code (000300, 000300.SH): each row only where its code was a member of the index on the row's date, by the index_members intervals (resampled rows: from the member days only); a survivorship-free panel (docs/universes.md). 400 for an index without membership intervals */
+  universe?: string | number;
+  /** a cross-section: for each code, source, the row with the latest date on or before this day, with stale_days (trading days between that row and the day, from the stored calendar); with universe=, the members on that day (docs/universes.md) */
+  latest_on?: string;
+  /** with latest_on: only rows at most this many trading days before it (stale_days ≤ N); meta.latest_on says how many were left out */
+  max_stale_days?: number;
   /** sources in order of precedence, comma-separated: one row per key without its source, the first listed source's (its `source` shows which); rows of unlisted sources are left out. Default: the server's MDS_SOURCE_PRIORITY for this dataset, when set and no source= is given */
   source_priority?: string | number;
   /** rows per page; values above 1000 are clamped to 1000 */
@@ -107,6 +115,8 @@ export interface IndexDailyRow {
   period_start: string;
   /** resampled rows: how many daily bars the period holds; unit: count */
   bar_count: number;
+  /** latest_on only: trading days between this row and latest_on (null: outside the stored calendar) */
+  stale_days: number | null;
 }
 
 /** Filters and options of /api/v1/index/price. */
@@ -123,6 +133,12 @@ export interface IndexDailyParams {
   date_to?: string;
   /** one row per code, source and ISO week (1w), calendar month (1M), quarter (1Q) or year (1Y), adjusted first: open first, high max, low min, close last, volume sum, amount sum, updated_at max, created_at max; pre_close the previous period's close, change and pct_chg recomputed; date the last bar's; rows add period_start and bar_count */
   interval?: '1d' | '1w' | '1M' | '1Q' | '1Y';
+  /** an index code (000300, 000300.SH): each row only where its code was a member of the index on the row's date, by the index_members intervals (resampled rows: from the member days only); a survivorship-free panel (docs/universes.md). 400 for an index without membership intervals */
+  universe?: string | number;
+  /** a cross-section: for each index_code, source, the row with the latest trade_date on or before this day, with stale_days (trading days between that row and the day, from the stored calendar); with universe=, the members on that day (docs/universes.md) */
+  latest_on?: string;
+  /** with latest_on: only rows at most this many trading days before it (stale_days ≤ N); meta.latest_on says how many were left out */
+  max_stale_days?: number;
   /** sources in order of precedence, comma-separated: one row per key without its source, the first listed source's (its `source` shows which); rows of unlisted sources are left out. Default: the server's MDS_SOURCE_PRIORITY for this dataset, when set and no source= is given */
   source_priority?: string | number;
   /** rows per page; values above 1000 are clamped to 1000 */
@@ -164,6 +180,8 @@ export interface FxRow {
   updated_at: string;
   /** ISO 8601 UTC timestamp; when the row was first stored (set by the server) */
   created_at: string;
+  /** latest_on only: trading days between this row and latest_on (null: outside the stored calendar) */
+  stale_days: number | null;
 }
 
 /** Filters and options of /api/v1/market/fx. */
@@ -178,6 +196,12 @@ export interface FxParams {
   date_from?: string;
   /** inclusive upper bound on date, YYYY-MM-DD or YYYYMMDD */
   date_to?: string;
+  /** an index code (000300, 000300.SH): each row only where its code was a member of the index on the row's date, by the index_members intervals (resampled rows: from the member days only); a survivorship-free panel (docs/universes.md). 400 for an index without membership intervals */
+  universe?: string | number;
+  /** a cross-section: for each code, source, the row with the latest date on or before this day, with stale_days (trading days between that row and the day, from the stored calendar); with universe=, the members on that day (docs/universes.md) */
+  latest_on?: string;
+  /** with latest_on: only rows at most this many trading days before it (stale_days ≤ N); meta.latest_on says how many were left out */
+  max_stale_days?: number;
   /** sources in order of precedence, comma-separated: one row per key without its source, the first listed source's (its `source` shows which); rows of unlisted sources are left out. Default: the server's MDS_SOURCE_PRIORITY for this dataset, when set and no source= is given */
   source_priority?: string | number;
   /** rows per page; values above 1000 are clamped to 1000 */
@@ -217,6 +241,8 @@ export interface QdiiNavRow {
   updated_at: string;
   /** ISO 8601 UTC timestamp; when the row was first stored (set by the server) */
   created_at: string;
+  /** latest_on only: trading days between this row and latest_on (null: outside the stored calendar) */
+  stale_days: number | null;
 }
 
 /** Filters and options of /api/v1/etf/qdii-nav. */
@@ -231,6 +257,12 @@ export interface QdiiNavParams {
   date_from?: string;
   /** inclusive upper bound on date, YYYY-MM-DD or YYYYMMDD */
   date_to?: string;
+  /** an index code (000300, 000300.SH): each row only where its code was a member of the index on the row's date, by the index_members intervals (resampled rows: from the member days only); a survivorship-free panel (docs/universes.md). 400 for an index without membership intervals */
+  universe?: string | number;
+  /** a cross-section: for each code, source, the row with the latest date on or before this day, with stale_days (trading days between that row and the day, from the stored calendar); with universe=, the members on that day (docs/universes.md) */
+  latest_on?: string;
+  /** with latest_on: only rows at most this many trading days before it (stale_days ≤ N); meta.latest_on says how many were left out */
+  max_stale_days?: number;
   /** sources in order of precedence, comma-separated: one row per key without its source, the first listed source's (its `source` shows which); rows of unlisted sources are left out. Default: the server's MDS_SOURCE_PRIORITY for this dataset, when set and no source= is given */
   source_priority?: string | number;
   /** rows per page; values above 1000 are clamped to 1000 */
@@ -346,6 +378,8 @@ export interface StockDailyRow {
   period_start: string;
   /** resampled rows: how many daily bars the period holds; unit: count */
   bar_count: number;
+  /** latest_on only: trading days between this row and latest_on (null: outside the stored calendar) */
+  stale_days: number | null;
 }
 
 /** Filters and options of /api/v1/stock/daily. */
@@ -368,6 +402,12 @@ export interface StockDailyParams {
   adjust_source?: string;
   /** one row per code, source and ISO week (1w), calendar month (1M), quarter (1Q) or year (1Y), adjusted first: open first, high max, low min, close last, volume sum, amount sum, turnover_rate sum, pe_ttm last, pb last, total_mv last, circ_mv last, is_suspended max, updated_at max, created_at max; pre_close the previous period's close, change and pct_chg recomputed; date the last bar's; rows add period_start and bar_count */
   interval?: '1d' | '1w' | '1M' | '1Q' | '1Y';
+  /** an index code (000300, 000300.SH): each row only where its code was a member of the index on the row's date, by the index_members intervals (resampled rows: from the member days only); a survivorship-free panel (docs/universes.md). 400 for an index without membership intervals */
+  universe?: string | number;
+  /** a cross-section: for each code, source, the row with the latest date on or before this day, with stale_days (trading days between that row and the day, from the stored calendar); with universe=, the members on that day (docs/universes.md) */
+  latest_on?: string;
+  /** with latest_on: only rows at most this many trading days before it (stale_days ≤ N); meta.latest_on says how many were left out */
+  max_stale_days?: number;
   /** sources in order of precedence, comma-separated: one row per key without its source, the first listed source's (its `source` shows which); rows of unlisted sources are left out. Default: the server's MDS_SOURCE_PRIORITY for this dataset, when set and no source= is given */
   source_priority?: string | number;
   /** rows per page; values above 1000 are clamped to 1000 */
@@ -426,6 +466,8 @@ export interface EtfDailyFeaturesRow {
   updated_at: string;
   /** ISO 8601 UTC timestamp; when the row was first stored (set by the server) */
   created_at: string;
+  /** latest_on only: trading days between this row and latest_on (null: outside the stored calendar) */
+  stale_days: number | null;
 }
 
 /** Filters and options of /api/v1/features/etf-daily. */
@@ -440,6 +482,12 @@ export interface EtfDailyFeaturesParams {
   date_from?: string;
   /** inclusive upper bound on date, YYYY-MM-DD or YYYYMMDD */
   date_to?: string;
+  /** an index code (000300, 000300.SH): each row only where its code was a member of the index on the row's date, by the index_members intervals (resampled rows: from the member days only); a survivorship-free panel (docs/universes.md). 400 for an index without membership intervals */
+  universe?: string | number;
+  /** a cross-section: for each code, source, the row with the latest date on or before this day, with stale_days (trading days between that row and the day, from the stored calendar); with universe=, the members on that day (docs/universes.md) */
+  latest_on?: string;
+  /** with latest_on: only rows at most this many trading days before it (stale_days ≤ N); meta.latest_on says how many were left out */
+  max_stale_days?: number;
   /** sources in order of precedence, comma-separated: one row per key without its source, the first listed source's (its `source` shows which); rows of unlisted sources are left out. Default: the server's MDS_SOURCE_PRIORITY for this dataset, when set and no source= is given */
   source_priority?: string | number;
   /** rows per page; values above 1000 are clamped to 1000 */
@@ -491,6 +539,8 @@ export interface EtfRiskFeaturesRow {
   updated_at: string;
   /** ISO 8601 UTC timestamp; when the row was first stored (set by the server) */
   created_at: string;
+  /** latest_on only: trading days between this row and latest_on (null: outside the stored calendar) */
+  stale_days: number | null;
 }
 
 /** Filters and options of /api/v1/features/etf-risk. */
@@ -507,6 +557,10 @@ export interface EtfRiskFeaturesParams {
   date_from?: string;
   /** inclusive upper bound on date, YYYY-MM-DD or YYYYMMDD */
   date_to?: string;
+  /** a cross-section: for each code, window, source, the row with the latest date on or before this day, with stale_days (trading days between that row and the day, from the stored calendar); with universe=, the members on that day (docs/universes.md) */
+  latest_on?: string;
+  /** with latest_on: only rows at most this many trading days before it (stale_days ≤ N); meta.latest_on says how many were left out */
+  max_stale_days?: number;
   /** sources in order of precedence, comma-separated: one row per key without its source, the first listed source's (its `source` shows which); rows of unlisted sources are left out. Default: the server's MDS_SOURCE_PRIORITY for this dataset, when set and no source= is given */
   source_priority?: string | number;
   /** rows per page; values above 1000 are clamped to 1000 */
@@ -553,6 +607,8 @@ export interface EtfCrossBorderFeaturesRow {
   updated_at: string;
   /** ISO 8601 UTC timestamp; when the row was first stored (set by the server) */
   created_at: string;
+  /** latest_on only: trading days between this row and latest_on (null: outside the stored calendar) */
+  stale_days: number | null;
 }
 
 /** Filters and options of /api/v1/features/etf-cross-border. */
@@ -567,6 +623,12 @@ export interface EtfCrossBorderFeaturesParams {
   date_from?: string;
   /** inclusive upper bound on date, YYYY-MM-DD or YYYYMMDD */
   date_to?: string;
+  /** an index code (000300, 000300.SH): each row only where its code was a member of the index on the row's date, by the index_members intervals (resampled rows: from the member days only); a survivorship-free panel (docs/universes.md). 400 for an index without membership intervals */
+  universe?: string | number;
+  /** a cross-section: for each code, source, the row with the latest date on or before this day, with stale_days (trading days between that row and the day, from the stored calendar); with universe=, the members on that day (docs/universes.md) */
+  latest_on?: string;
+  /** with latest_on: only rows at most this many trading days before it (stale_days ≤ N); meta.latest_on says how many were left out */
+  max_stale_days?: number;
   /** sources in order of precedence, comma-separated: one row per key without its source, the first listed source's (its `source` shows which); rows of unlisted sources are left out. Default: the server's MDS_SOURCE_PRIORITY for this dataset, when set and no source= is given */
   source_priority?: string | number;
   /** rows per page; values above 1000 are clamped to 1000 */
@@ -621,6 +683,8 @@ export interface IndexDailyFeaturesRow {
   updated_at: string;
   /** ISO 8601 UTC timestamp; when the row was first stored (set by the server) */
   created_at: string;
+  /** latest_on only: trading days between this row and latest_on (null: outside the stored calendar) */
+  stale_days: number | null;
 }
 
 /** Filters and options of /api/v1/features/index-daily. */
@@ -635,6 +699,12 @@ export interface IndexDailyFeaturesParams {
   date_from?: string;
   /** inclusive upper bound on date, YYYY-MM-DD or YYYYMMDD */
   date_to?: string;
+  /** an index code (000300, 000300.SH): each row only where its code was a member of the index on the row's date, by the index_members intervals (resampled rows: from the member days only); a survivorship-free panel (docs/universes.md). 400 for an index without membership intervals */
+  universe?: string | number;
+  /** a cross-section: for each index_code, source, the row with the latest date on or before this day, with stale_days (trading days between that row and the day, from the stored calendar); with universe=, the members on that day (docs/universes.md) */
+  latest_on?: string;
+  /** with latest_on: only rows at most this many trading days before it (stale_days ≤ N); meta.latest_on says how many were left out */
+  max_stale_days?: number;
   /** sources in order of precedence, comma-separated: one row per key without its source, the first listed source's (its `source` shows which); rows of unlisted sources are left out. Default: the server's MDS_SOURCE_PRIORITY for this dataset, when set and no source= is given */
   source_priority?: string | number;
   /** rows per page; values above 1000 are clamped to 1000 */
@@ -737,6 +807,8 @@ export interface EtfNavRow {
   updated_at: string;
   /** ISO 8601 UTC timestamp; when the row was first stored (set by the server) */
   created_at: string;
+  /** latest_on only: trading days between this row and latest_on (null: outside the stored calendar) */
+  stale_days: number | null;
 }
 
 /** Filters and options of /api/v1/etf/nav. */
@@ -751,6 +823,10 @@ export interface EtfNavParams {
   date_from?: string;
   /** inclusive upper bound on trade_date, YYYY-MM-DD or YYYYMMDD */
   date_to?: string;
+  /** a cross-section: for each code, source, the row with the latest trade_date on or before this day, with stale_days (trading days between that row and the day, from the stored calendar); with universe=, the members on that day (docs/universes.md) */
+  latest_on?: string;
+  /** with latest_on: only rows at most this many trading days before it (stale_days ≤ N); meta.latest_on says how many were left out */
+  max_stale_days?: number;
   /** sources in order of precedence, comma-separated: one row per key without its source, the first listed source's (its `source` shows which); rows of unlisted sources are left out. Default: the server's MDS_SOURCE_PRIORITY for this dataset, when set and no source= is given */
   source_priority?: string | number;
   /** rows per page; values above 1000 are clamped to 1000 */
@@ -848,6 +924,8 @@ export interface EtfSizeRow {
   updated_at: string;
   /** ISO 8601 UTC timestamp; when the row was first stored (set by the server) */
   created_at: string;
+  /** latest_on only: trading days between this row and latest_on (null: outside the stored calendar) */
+  stale_days: number | null;
 }
 
 /** Filters and options of /api/v1/etf/size. */
@@ -862,6 +940,10 @@ export interface EtfSizeParams {
   date_from?: string;
   /** inclusive upper bound on trade_date, YYYY-MM-DD or YYYYMMDD */
   date_to?: string;
+  /** a cross-section: for each code, source, the row with the latest trade_date on or before this day, with stale_days (trading days between that row and the day, from the stored calendar); with universe=, the members on that day (docs/universes.md) */
+  latest_on?: string;
+  /** with latest_on: only rows at most this many trading days before it (stale_days ≤ N); meta.latest_on says how many were left out */
+  max_stale_days?: number;
   /** sources in order of precedence, comma-separated: one row per key without its source, the first listed source's (its `source` shows which); rows of unlisted sources are left out. Default: the server's MDS_SOURCE_PRIORITY for this dataset, when set and no source= is given */
   source_priority?: string | number;
   /** rows per page; values above 1000 are clamped to 1000 */
@@ -902,6 +984,8 @@ export interface EtfFlowRow {
   updated_at: string;
   /** ISO 8601 UTC timestamp; when the row was first stored (set by the server) */
   created_at: string;
+  /** latest_on only: trading days between this row and latest_on (null: outside the stored calendar) */
+  stale_days: number | null;
 }
 
 /** Filters and options of /api/v1/etf/flow. */
@@ -918,6 +1002,10 @@ export interface EtfFlowParams {
   date_from?: string;
   /** inclusive upper bound on trade_date, YYYY-MM-DD or YYYYMMDD */
   date_to?: string;
+  /** a cross-section: for each code, period, estimation_method, source, the row with the latest trade_date on or before this day, with stale_days (trading days between that row and the day, from the stored calendar); with universe=, the members on that day (docs/universes.md) */
+  latest_on?: string;
+  /** with latest_on: only rows at most this many trading days before it (stale_days ≤ N); meta.latest_on says how many were left out */
+  max_stale_days?: number;
   /** sources in order of precedence, comma-separated: one row per key without its source, the first listed source's (its `source` shows which); rows of unlisted sources are left out. Default: the server's MDS_SOURCE_PRIORITY for this dataset, when set and no source= is given */
   source_priority?: string | number;
   /** rows per page; values above 1000 are clamped to 1000 */
@@ -1013,6 +1101,8 @@ export interface EtfPcfRow {
   updated_at: string;
   /** ISO 8601 UTC timestamp; when the row was first stored (set by the server) */
   created_at: string;
+  /** latest_on only: trading days between this row and latest_on (null: outside the stored calendar) */
+  stale_days: number | null;
 }
 
 /** Filters and options of /api/v1/etf/pcf. */
@@ -1029,6 +1119,10 @@ export interface EtfPcfParams {
   date_from?: string;
   /** inclusive upper bound on trade_date, YYYY-MM-DD or YYYYMMDD */
   date_to?: string;
+  /** a cross-section: for each fund_code, component_code, source_type, the row with the latest trade_date on or before this day, with stale_days (trading days between that row and the day, from the stored calendar); with universe=, the members on that day (docs/universes.md) */
+  latest_on?: string;
+  /** with latest_on: only rows at most this many trading days before it (stale_days ≤ N); meta.latest_on says how many were left out */
+  max_stale_days?: number;
   /** sources in order of precedence, comma-separated: one row per key without its source, the first listed source's (its `source` shows which); rows of unlisted sources are left out. Default: the server's MDS_SOURCE_PRIORITY for this dataset, when set and no source= is given */
   source_priority?: string | number;
   /** rows per page; values above 1000 are clamped to 1000 */
@@ -1113,6 +1207,8 @@ export interface EtfDividendRow {
   updated_at: string;
   /** ISO 8601 UTC timestamp; when the row was first stored (set by the server) */
   created_at: string;
+  /** latest_on only: trading days between this row and latest_on (null: outside the stored calendar) */
+  stale_days: number | null;
 }
 
 /** Filters and options of /api/v1/etf/dividend. */
@@ -1127,6 +1223,10 @@ export interface EtfDividendParams {
   date_from?: string;
   /** inclusive upper bound on ex_date, YYYY-MM-DD or YYYYMMDD */
   date_to?: string;
+  /** a cross-section: for each code, source, the row with the latest ex_date on or before this day, with stale_days (trading days between that row and the day, from the stored calendar); with universe=, the members on that day (docs/universes.md) */
+  latest_on?: string;
+  /** with latest_on: only rows at most this many trading days before it (stale_days ≤ N); meta.latest_on says how many were left out */
+  max_stale_days?: number;
   /** sources in order of precedence, comma-separated: one row per key without its source, the first listed source's (its `source` shows which); rows of unlisted sources are left out. Default: the server's MDS_SOURCE_PRIORITY for this dataset, when set and no source= is given */
   source_priority?: string | number;
   /** rows per page; values above 1000 are clamped to 1000 */
@@ -1286,6 +1386,8 @@ export interface StockFinancialsRow {
   updated_at: string;
   /** ISO 8601 UTC timestamp; when the row was first stored (set by the server) */
   created_at: string;
+  /** latest_on only: trading days between this row and latest_on (null: outside the stored calendar) */
+  stale_days: number | null;
 }
 
 /** Filters and options of /api/v1/stock/financials. */
@@ -1304,6 +1406,10 @@ export interface StockFinancialsParams {
   date_from?: string;
   /** inclusive upper bound on report_date, YYYY-MM-DD or YYYYMMDD */
   date_to?: string;
+  /** a cross-section: for each code, report_type, metric, source, the row with the latest report_date on or before this day, with stale_days (trading days between that row and the day, from the stored calendar); with universe=, the members on that day (docs/universes.md) */
+  latest_on?: string;
+  /** with latest_on: only rows at most this many trading days before it (stale_days ≤ N); meta.latest_on says how many were left out */
+  max_stale_days?: number;
   /** sources in order of precedence, comma-separated: one row per key without its source, the first listed source's (its `source` shows which); rows of unlisted sources are left out. Default: the server's MDS_SOURCE_PRIORITY for this dataset, when set and no source= is given */
   source_priority?: string | number;
   /** rows per page; values above 1000 are clamped to 1000 */
@@ -1336,6 +1442,8 @@ export interface IndexConstituentsRow {
   updated_at: string;
   /** ISO 8601 UTC timestamp; when the row was first stored (set by the server) */
   created_at: string;
+  /** latest_on only: trading days between this row and latest_on (null: outside the stored calendar) */
+  stale_days: number | null;
 }
 
 /** Filters and options of /api/v1/index/constituents. */
@@ -1352,6 +1460,10 @@ export interface IndexConstituentsParams {
   date_from?: string;
   /** inclusive upper bound on trade_date, YYYY-MM-DD or YYYYMMDD */
   date_to?: string;
+  /** a cross-section: for each index_code, stock_code, source, the row with the latest trade_date on or before this day, with stale_days (trading days between that row and the day, from the stored calendar); with universe=, the members on that day (docs/universes.md) */
+  latest_on?: string;
+  /** with latest_on: only rows at most this many trading days before it (stale_days ≤ N); meta.latest_on says how many were left out */
+  max_stale_days?: number;
   /** sources in order of precedence, comma-separated: one row per key without its source, the first listed source's (its `source` shows which); rows of unlisted sources are left out. Default: the server's MDS_SOURCE_PRIORITY for this dataset, when set and no source= is given */
   source_priority?: string | number;
   /** rows per page; values above 1000 are clamped to 1000 */
@@ -1437,6 +1549,8 @@ export interface MacroIndicatorRow {
   updated_at: string;
   /** ISO 8601 UTC timestamp; when the row was first stored (set by the server) */
   created_at: string;
+  /** latest_on only: trading days between this row and latest_on (null: outside the stored calendar) */
+  stale_days: number | null;
 }
 
 /** Filters and options of /api/v1/macro/indicator. */
@@ -1451,6 +1565,10 @@ export interface MacroIndicatorParams {
   date_from?: string;
   /** inclusive upper bound on date, YYYY-MM-DD or YYYYMMDD */
   date_to?: string;
+  /** a cross-section: for each indicator_name, period, source, the row with the latest date on or before this day, with stale_days (trading days between that row and the day, from the stored calendar); with universe=, the members on that day (docs/universes.md) */
+  latest_on?: string;
+  /** with latest_on: only rows at most this many trading days before it (stale_days ≤ N); meta.latest_on says how many were left out */
+  max_stale_days?: number;
   /** sources in order of precedence, comma-separated: one row per key without its source, the first listed source's (its `source` shows which); rows of unlisted sources are left out. Default: the server's MDS_SOURCE_PRIORITY for this dataset, when set and no source= is given */
   source_priority?: string | number;
   /** rows per page; values above 1000 are clamped to 1000 */
@@ -1493,6 +1611,8 @@ export interface MarginTradingRow {
   updated_at: string;
   /** ISO 8601 UTC timestamp; when the row was first stored (set by the server) */
   created_at: string;
+  /** latest_on only: trading days between this row and latest_on (null: outside the stored calendar) */
+  stale_days: number | null;
 }
 
 /** Filters and options of /api/v1/market/margin-trading. */
@@ -1507,6 +1627,10 @@ export interface MarginTradingParams {
   date_from?: string;
   /** inclusive upper bound on trade_date, YYYY-MM-DD or YYYYMMDD */
   date_to?: string;
+  /** a cross-section: for each market, source, the row with the latest trade_date on or before this day, with stale_days (trading days between that row and the day, from the stored calendar); with universe=, the members on that day (docs/universes.md) */
+  latest_on?: string;
+  /** with latest_on: only rows at most this many trading days before it (stale_days ≤ N); meta.latest_on says how many were left out */
+  max_stale_days?: number;
   /** sources in order of precedence, comma-separated: one row per key without its source, the first listed source's (its `source` shows which); rows of unlisted sources are left out. Default: the server's MDS_SOURCE_PRIORITY for this dataset, when set and no source= is given */
   source_priority?: string | number;
   /** rows per page; values above 1000 are clamped to 1000 */
@@ -1549,6 +1673,8 @@ export interface HsgtFlowRow {
   updated_at: string;
   /** ISO 8601 UTC timestamp; when the row was first stored (set by the server) */
   created_at: string;
+  /** latest_on only: trading days between this row and latest_on (null: outside the stored calendar) */
+  stale_days: number | null;
 }
 
 /** Filters and options of /api/v1/market/hsgt-flow. */
@@ -1565,6 +1691,10 @@ export interface HsgtFlowParams {
   date_from?: string;
   /** inclusive upper bound on trade_date, YYYY-MM-DD or YYYYMMDD */
   date_to?: string;
+  /** a cross-section: for each direction, channel, source, the row with the latest trade_date on or before this day, with stale_days (trading days between that row and the day, from the stored calendar); with universe=, the members on that day (docs/universes.md) */
+  latest_on?: string;
+  /** with latest_on: only rows at most this many trading days before it (stale_days ≤ N); meta.latest_on says how many were left out */
+  max_stale_days?: number;
   /** sources in order of precedence, comma-separated: one row per key without its source, the first listed source's (its `source` shows which); rows of unlisted sources are left out. Default: the server's MDS_SOURCE_PRIORITY for this dataset, when set and no source= is given */
   source_priority?: string | number;
   /** rows per page; values above 1000 are clamped to 1000 */
@@ -1657,6 +1787,8 @@ export interface UsFilingsRow {
   updated_at: string;
   /** ISO 8601 UTC timestamp; when the row was first stored (set by the server) */
   created_at: string;
+  /** latest_on only: trading days between this row and latest_on (null: outside the stored calendar) */
+  stale_days: number | null;
 }
 
 /** Filters and options of /api/v1/us/filings. */
@@ -1673,6 +1805,10 @@ export interface UsFilingsParams {
   date_from?: string;
   /** inclusive upper bound on filed_date, YYYY-MM-DD or YYYYMMDD */
   date_to?: string;
+  /** a cross-section: for each accession_number, the row with the latest filed_date on or before this day, with stale_days (trading days between that row and the day, from the stored calendar); with universe=, the members on that day (docs/universes.md) */
+  latest_on?: string;
+  /** with latest_on: only rows at most this many trading days before it (stale_days ≤ N); meta.latest_on says how many were left out */
+  max_stale_days?: number;
   /** rows per page; values above 1000 are clamped to 1000 */
   limit?: number;
   /** rows to skip */
@@ -1717,6 +1853,8 @@ export interface UsFinancialFactsRow {
   updated_at: string;
   /** ISO 8601 UTC timestamp; when the row was first stored (set by the server) */
   created_at: string;
+  /** latest_on only: trading days between this row and latest_on (null: outside the stored calendar) */
+  stale_days: number | null;
 }
 
 /** Filters and options of /api/v1/us/facts. */
@@ -1741,6 +1879,10 @@ export interface UsFinancialFactsParams {
   date_from?: string;
   /** inclusive upper bound on end_date, YYYY-MM-DD or YYYYMMDD */
   date_to?: string;
+  /** a cross-section: for each cik, taxonomy, concept, unit, start_date, accession_number, the row with the latest end_date on or before this day, with stale_days (trading days between that row and the day, from the stored calendar); with universe=, the members on that day (docs/universes.md) */
+  latest_on?: string;
+  /** with latest_on: only rows at most this many trading days before it (stale_days ≤ N); meta.latest_on says how many were left out */
+  max_stale_days?: number;
   /** rows per page; values above 1000 are clamped to 1000 */
   limit?: number;
   /** rows to skip */
@@ -1792,6 +1934,8 @@ export interface UsInsiderTradesRow {
   updated_at: string;
   /** ISO 8601 UTC timestamp; when the row was first stored (set by the server) */
   created_at: string;
+  /** latest_on only: trading days between this row and latest_on (null: outside the stored calendar) */
+  stale_days: number | null;
 }
 
 /** Filters and options of /api/v1/us/insider-trades. */
@@ -1812,6 +1956,10 @@ export interface UsInsiderTradesParams {
   date_from?: string;
   /** inclusive upper bound on transaction_date, YYYY-MM-DD or YYYYMMDD */
   date_to?: string;
+  /** a cross-section: for each accession_number, line_no, the row with the latest transaction_date on or before this day, with stale_days (trading days between that row and the day, from the stored calendar); with universe=, the members on that day (docs/universes.md) */
+  latest_on?: string;
+  /** with latest_on: only rows at most this many trading days before it (stale_days ≤ N); meta.latest_on says how many were left out */
+  max_stale_days?: number;
   /** rows per page; values above 1000 are clamped to 1000 */
   limit?: number;
   /** rows to skip */
@@ -1862,6 +2010,8 @@ export interface Us13fHoldingsRow {
   updated_at: string;
   /** ISO 8601 UTC timestamp; when the row was first stored (set by the server) */
   created_at: string;
+  /** latest_on only: trading days between this row and latest_on (null: outside the stored calendar) */
+  stale_days: number | null;
 }
 
 /** Filters and options of /api/v1/us/13f-holdings. */
@@ -1884,6 +2034,10 @@ export interface Us13fHoldingsParams {
   date_from?: string;
   /** inclusive upper bound on period_of_report, YYYY-MM-DD or YYYYMMDD */
   date_to?: string;
+  /** a cross-section: for each accession_number, line_no, the row with the latest period_of_report on or before this day, with stale_days (trading days between that row and the day, from the stored calendar); with universe=, the members on that day (docs/universes.md) */
+  latest_on?: string;
+  /** with latest_on: only rows at most this many trading days before it (stale_days ≤ N); meta.latest_on says how many were left out */
+  max_stale_days?: number;
   /** rows per page; values above 1000 are clamped to 1000 */
   limit?: number;
   /** rows to skip */
@@ -1913,6 +2067,8 @@ export interface AdjFactorRow {
   updated_at: string;
   /** ISO 8601 UTC timestamp; when the row was first stored (set by the server) */
   created_at: string;
+  /** latest_on only: trading days between this row and latest_on (null: outside the stored calendar) */
+  stale_days: number | null;
 }
 
 /** Filters and options of /api/v1/market/adj-factor. */
@@ -1927,6 +2083,10 @@ export interface AdjFactorParams {
   date_from?: string;
   /** inclusive upper bound on date, YYYY-MM-DD or YYYYMMDD */
   date_to?: string;
+  /** a cross-section: for each code, source, the row with the latest date on or before this day, with stale_days (trading days between that row and the day, from the stored calendar); with universe=, the members on that day (docs/universes.md) */
+  latest_on?: string;
+  /** with latest_on: only rows at most this many trading days before it (stale_days ≤ N); meta.latest_on says how many were left out */
+  max_stale_days?: number;
   /** sources in order of precedence, comma-separated: one row per key without its source, the first listed source's (its `source` shows which); rows of unlisted sources are left out. Default: the server's MDS_SOURCE_PRIORITY for this dataset, when set and no source= is given */
   source_priority?: string | number;
   /** rows per page; values above 1000 are clamped to 1000 */
@@ -1969,6 +2129,8 @@ export interface CorporateActionsRow {
   updated_at: string;
   /** ISO 8601 UTC timestamp; when the row was first stored (set by the server) */
   created_at: string;
+  /** latest_on only: trading days between this row and latest_on (null: outside the stored calendar) */
+  stale_days: number | null;
 }
 
 /** Filters and options of /api/v1/market/corporate-actions. */
@@ -1991,6 +2153,10 @@ export interface CorporateActionsParams {
   date_from?: string;
   /** inclusive upper bound on ex_date, YYYY-MM-DD or YYYYMMDD */
   date_to?: string;
+  /** a cross-section: for each code, action, source, the row with the latest ex_date on or before this day, with stale_days (trading days between that row and the day, from the stored calendar); with universe=, the members on that day (docs/universes.md) */
+  latest_on?: string;
+  /** with latest_on: only rows at most this many trading days before it (stale_days ≤ N); meta.latest_on says how many were left out */
+  max_stale_days?: number;
   /** sources in order of precedence, comma-separated: one row per key without its source, the first listed source's (its `source` shows which); rows of unlisted sources are left out. Default: the server's MDS_SOURCE_PRIORITY for this dataset, when set and no source= is given */
   source_priority?: string | number;
   /** rows per page; values above 1000 are clamped to 1000 */
@@ -2024,6 +2190,8 @@ export interface TradeCalendarRow {
   updated_at: string;
   /** ISO 8601 UTC timestamp; when the row was first stored (set by the server) */
   created_at: string;
+  /** latest_on only: trading days between this row and latest_on (null: outside the stored calendar) */
+  stale_days: number | null;
 }
 
 /** Filters and options of /api/v1/market/trade-calendar. */
@@ -2040,6 +2208,10 @@ export interface TradeCalendarParams {
   date_from?: string;
   /** inclusive upper bound on date, YYYY-MM-DD or YYYYMMDD */
   date_to?: string;
+  /** a cross-section: for each exchange, source, the row with the latest date on or before this day, with stale_days (trading days between that row and the day, from the stored calendar); with universe=, the members on that day (docs/universes.md) */
+  latest_on?: string;
+  /** with latest_on: only rows at most this many trading days before it (stale_days ≤ N); meta.latest_on says how many were left out */
+  max_stale_days?: number;
   /** sources in order of precedence, comma-separated: one row per key without its source, the first listed source's (its `source` shows which); rows of unlisted sources are left out. Default: the server's MDS_SOURCE_PRIORITY for this dataset, when set and no source= is given */
   source_priority?: string | number;
   /** rows per page; values above 1000 are clamped to 1000 */
@@ -2052,6 +2224,273 @@ export interface TradeCalendarParams {
   order?: 'asc' | 'desc';
   /** comma-separated subset of: exchange, date, is_open, source, pretrade_date, updated_at, created_at. Rows then hold only these fields (the row schema describes whole rows). */
   fields?: readonly (keyof TradeCalendarRow)[];
+  /** keyset pagination: meta.next_cursor of the previous page of the same query */
+  cursor?: string;
+  /** point in time, ISO 8601 with Z or an offset: the answer this request had at that instant (docs/point-in-time.md); 400 / 4005 before the revision retention horizon */
+  as_of?: string | Date;
+}
+
+/** A row of /api/v1/stock/basic (dataset stock_basic). */
+export interface StockBasicRow {
+  code: string;
+  /** the current (or last) name */
+  name: string;
+  exchange: 'SH' | 'SZ' | 'BJ';
+  board: 'main' | 'star' | 'chinext' | 'bse' | null;
+  /** YYYY-MM-DD; first trading day */
+  list_date: string;
+  /** YYYY-MM-DD; delisting day; null while listed */
+  delist_date: string | null;
+  /** L listed, D delisted, P listing suspended */
+  list_status: 'L' | 'D' | 'P';
+  industry: string | null;
+  area: string | null;
+  source: string;
+  /** ISO 8601 UTC timestamp */
+  updated_at: string;
+  /** ISO 8601 UTC timestamp; when the row was first stored (set by the server) */
+  created_at: string;
+}
+
+/** Filters and options of /api/v1/stock/basic. */
+export interface StockBasicParams {
+  /** exact match; several values (any of them matches, at most 1000) by repeating the parameter or as a comma list. A code also as 510300.SH, sh510300 or SH510300 (stored as 510300) */
+  code?: string | number | readonly (string | number)[];
+  /** exact match; several values (any of them matches, at most 1000) by repeating the parameter or as a comma list */
+  exchange?: 'SH' | 'SZ' | 'BJ' | readonly ('SH' | 'SZ' | 'BJ')[];
+  /** exact match; several values (any of them matches, at most 1000) by repeating the parameter or as a comma list */
+  board?: 'main' | 'star' | 'chinext' | 'bse' | readonly ('main' | 'star' | 'chinext' | 'bse')[];
+  /** exact match; several values (any of them matches, at most 1000) by repeating the parameter or as a comma list */
+  list_status?: 'L' | 'D' | 'P' | readonly ('L' | 'D' | 'P')[];
+  /** exact match; several values (any of them matches, at most 1000) by repeating the parameter */
+  source?: string | number | readonly (string | number)[];
+  /** contains, case-insensitive (% and _ are literal) */
+  name?: string;
+  /** sources in order of precedence, comma-separated: one row per key without its source, the first listed source's (its `source` shows which); rows of unlisted sources are left out. Default: the server's MDS_SOURCE_PRIORITY for this dataset, when set and no source= is given */
+  source_priority?: string | number;
+  /** rows per page; values above 1000 are clamped to 1000 */
+  limit?: number;
+  /** rows to skip */
+  offset?: number;
+  /** field to sort by; ties are broken by the unique key */
+  sort?: keyof StockBasicRow;
+  /** sort direction */
+  order?: 'asc' | 'desc';
+  /** comma-separated subset of: code, name, exchange, board, list_date, delist_date, list_status, industry, area, source, updated_at, created_at. Rows then hold only these fields (the row schema describes whole rows). */
+  fields?: readonly (keyof StockBasicRow)[];
+  /** keyset pagination: meta.next_cursor of the previous page of the same query */
+  cursor?: string;
+  /** point in time, ISO 8601 with Z or an offset: the answer this request had at that instant (docs/point-in-time.md); 400 / 4005 before the revision retention horizon */
+  as_of?: string | Date;
+}
+
+/** A row of /api/v1/stock/names (dataset stock_names). */
+export interface StockNamesRow {
+  code: string;
+  name: string;
+  /** YYYY-MM-DD; first day of the name */
+  start_date: string;
+  /** YYYY-MM-DD; last day of the name; null: still in use */
+  end_date: string | null;
+  /** e.g. ST, *ST, rename, ST removed */
+  reason: string | null;
+  /** YYYY-MM-DD */
+  announce_date: string | null;
+  source: string;
+  /** ISO 8601 UTC timestamp */
+  updated_at: string;
+  /** ISO 8601 UTC timestamp; when the row was first stored (set by the server) */
+  created_at: string;
+  /** latest_on only: trading days between this row and latest_on (null: outside the stored calendar) */
+  stale_days: number | null;
+}
+
+/** Filters and options of /api/v1/stock/names. */
+export interface StockNamesParams {
+  /** exact match; several values (any of them matches, at most 1000) by repeating the parameter or as a comma list. A code also as 510300.SH, sh510300 or SH510300 (stored as 510300) */
+  code?: string | number | readonly (string | number)[];
+  /** exact match; several values (any of them matches, at most 1000) by repeating the parameter */
+  reason?: string | number | readonly (string | number)[];
+  /** exact match; several values (any of them matches, at most 1000) by repeating the parameter */
+  source?: string | number | readonly (string | number)[];
+  /** contains, case-insensitive (% and _ are literal) */
+  name?: string;
+  /** inclusive lower bound on start_date, YYYY-MM-DD or YYYYMMDD */
+  date_from?: string;
+  /** inclusive upper bound on start_date, YYYY-MM-DD or YYYYMMDD */
+  date_to?: string;
+  /** a cross-section: for each code, source, the row with the latest start_date on or before this day, with stale_days (trading days between that row and the day, from the stored calendar); with universe=, the members on that day (docs/universes.md) */
+  latest_on?: string;
+  /** with latest_on: only rows at most this many trading days before it (stale_days ≤ N); meta.latest_on says how many were left out */
+  max_stale_days?: number;
+  /** sources in order of precedence, comma-separated: one row per key without its source, the first listed source's (its `source` shows which); rows of unlisted sources are left out. Default: the server's MDS_SOURCE_PRIORITY for this dataset, when set and no source= is given */
+  source_priority?: string | number;
+  /** rows per page; values above 1000 are clamped to 1000 */
+  limit?: number;
+  /** rows to skip */
+  offset?: number;
+  /** field to sort by; ties are broken by the unique key */
+  sort?: keyof StockNamesRow;
+  /** sort direction */
+  order?: 'asc' | 'desc';
+  /** comma-separated subset of: code, name, start_date, end_date, reason, announce_date, source, updated_at, created_at. Rows then hold only these fields (the row schema describes whole rows). */
+  fields?: readonly (keyof StockNamesRow)[];
+  /** keyset pagination: meta.next_cursor of the previous page of the same query */
+  cursor?: string;
+  /** point in time, ISO 8601 with Z or an offset: the answer this request had at that instant (docs/point-in-time.md); 400 / 4005 before the revision retention horizon */
+  as_of?: string | Date;
+}
+
+/** A row of /api/v1/index/members (dataset index_members). */
+export interface IndexMembersRow {
+  index_code: string;
+  stock_code: string;
+  /** YYYY-MM-DD; first day as a member */
+  in_date: string;
+  /** YYYY-MM-DD; last day as a member; null: still a member */
+  out_date: string | null;
+  source: string;
+  /** ISO 8601 UTC timestamp */
+  updated_at: string;
+  /** ISO 8601 UTC timestamp; when the row was first stored (set by the server) */
+  created_at: string;
+  /** latest_on only: trading days between this row and latest_on (null: outside the stored calendar) */
+  stale_days: number | null;
+}
+
+/** Filters and options of /api/v1/index/members. */
+export interface IndexMembersParams {
+  /** exact match; several values (any of them matches, at most 1000) by repeating the parameter or as a comma list. A code also as 510300.SH, sh510300 or SH510300 (stored as 510300) */
+  index_code?: string | number | readonly (string | number)[];
+  /** exact match; several values (any of them matches, at most 1000) by repeating the parameter or as a comma list. A code also as 510300.SH, sh510300 or SH510300 (stored as 510300) */
+  stock_code?: string | number | readonly (string | number)[];
+  /** exact match; several values (any of them matches, at most 1000) by repeating the parameter */
+  source?: string | number | readonly (string | number)[];
+  /** inclusive lower bound on in_date, YYYY-MM-DD or YYYYMMDD */
+  date_from?: string;
+  /** inclusive upper bound on in_date, YYYY-MM-DD or YYYYMMDD */
+  date_to?: string;
+  /** a cross-section: for each index_code, stock_code, source, the row with the latest in_date on or before this day, with stale_days (trading days between that row and the day, from the stored calendar); with universe=, the members on that day (docs/universes.md) */
+  latest_on?: string;
+  /** with latest_on: only rows at most this many trading days before it (stale_days ≤ N); meta.latest_on says how many were left out */
+  max_stale_days?: number;
+  /** sources in order of precedence, comma-separated: one row per key without its source, the first listed source's (its `source` shows which); rows of unlisted sources are left out. Default: the server's MDS_SOURCE_PRIORITY for this dataset, when set and no source= is given */
+  source_priority?: string | number;
+  /** rows per page; values above 1000 are clamped to 1000 */
+  limit?: number;
+  /** rows to skip */
+  offset?: number;
+  /** field to sort by; ties are broken by the unique key */
+  sort?: keyof IndexMembersRow;
+  /** sort direction */
+  order?: 'asc' | 'desc';
+  /** comma-separated subset of: index_code, stock_code, in_date, out_date, source, updated_at, created_at. Rows then hold only these fields (the row schema describes whole rows). */
+  fields?: readonly (keyof IndexMembersRow)[];
+  /** keyset pagination: meta.next_cursor of the previous page of the same query */
+  cursor?: string;
+  /** point in time, ISO 8601 with Z or an offset: the answer this request had at that instant (docs/point-in-time.md); 400 / 4005 before the revision retention horizon */
+  as_of?: string | Date;
+}
+
+/** A row of /api/v1/stock/limit (dataset stock_limit). */
+export interface StockLimitRow {
+  code: string;
+  /** YYYY-MM-DD */
+  trade_date: string;
+  /** unit: CNY */
+  pre_close: number | null;
+  /** the highest price allowed that day; unit: CNY */
+  up_limit: number;
+  /** the lowest price allowed that day; unit: CNY */
+  down_limit: number;
+  source: string;
+  /** ISO 8601 UTC timestamp */
+  updated_at: string;
+  /** ISO 8601 UTC timestamp; when the row was first stored (set by the server) */
+  created_at: string;
+  /** latest_on only: trading days between this row and latest_on (null: outside the stored calendar) */
+  stale_days: number | null;
+}
+
+/** Filters and options of /api/v1/stock/limit. */
+export interface StockLimitParams {
+  /** exact match; several values (any of them matches, at most 1000) by repeating the parameter or as a comma list. A code also as 510300.SH, sh510300 or SH510300 (stored as 510300) */
+  code?: string | number | readonly (string | number)[];
+  /** exact match; several values (any of them matches, at most 1000) by repeating the parameter or as a comma list */
+  trade_date?: string | readonly string[];
+  /** exact match; several values (any of them matches, at most 1000) by repeating the parameter */
+  source?: string | number | readonly (string | number)[];
+  /** inclusive lower bound on trade_date, YYYY-MM-DD or YYYYMMDD */
+  date_from?: string;
+  /** inclusive upper bound on trade_date, YYYY-MM-DD or YYYYMMDD */
+  date_to?: string;
+  /** a cross-section: for each code, source, the row with the latest trade_date on or before this day, with stale_days (trading days between that row and the day, from the stored calendar); with universe=, the members on that day (docs/universes.md) */
+  latest_on?: string;
+  /** with latest_on: only rows at most this many trading days before it (stale_days ≤ N); meta.latest_on says how many were left out */
+  max_stale_days?: number;
+  /** sources in order of precedence, comma-separated: one row per key without its source, the first listed source's (its `source` shows which); rows of unlisted sources are left out. Default: the server's MDS_SOURCE_PRIORITY for this dataset, when set and no source= is given */
+  source_priority?: string | number;
+  /** rows per page; values above 1000 are clamped to 1000 */
+  limit?: number;
+  /** rows to skip */
+  offset?: number;
+  /** field to sort by; ties are broken by the unique key */
+  sort?: keyof StockLimitRow;
+  /** sort direction */
+  order?: 'asc' | 'desc';
+  /** comma-separated subset of: code, trade_date, pre_close, up_limit, down_limit, source, updated_at, created_at. Rows then hold only these fields (the row schema describes whole rows). */
+  fields?: readonly (keyof StockLimitRow)[];
+  /** keyset pagination: meta.next_cursor of the previous page of the same query */
+  cursor?: string;
+  /** point in time, ISO 8601 with Z or an offset: the answer this request had at that instant (docs/point-in-time.md); 400 / 4005 before the revision retention horizon */
+  as_of?: string | Date;
+}
+
+/** A row of /api/v1/us/tickers (dataset us_tickers). */
+export interface UsTickersRow {
+  /** SEC CIK, 10-digit zero-padded */
+  cik: string;
+  ticker: string;
+  /** YYYY-MM-DD; first day under this ticker */
+  start_date: string;
+  /** YYYY-MM-DD; last day under this ticker; null: current */
+  end_date: string | null;
+  exchange: string | null;
+  source: string;
+  /** ISO 8601 UTC timestamp */
+  updated_at: string;
+  /** ISO 8601 UTC timestamp; when the row was first stored (set by the server) */
+  created_at: string;
+  /** latest_on only: trading days between this row and latest_on (null: outside the stored calendar) */
+  stale_days: number | null;
+}
+
+/** Filters and options of /api/v1/us/tickers. */
+export interface UsTickersParams {
+  /** exact match; several values (any of them matches, at most 1000) by repeating the parameter or as a comma list */
+  cik?: string | readonly string[];
+  /** exact match; several values (any of them matches, at most 1000) by repeating the parameter or as a comma list */
+  ticker?: string | number | readonly (string | number)[];
+  /** exact match; several values (any of them matches, at most 1000) by repeating the parameter */
+  exchange?: string | number | readonly (string | number)[];
+  /** inclusive lower bound on start_date, YYYY-MM-DD or YYYYMMDD */
+  date_from?: string;
+  /** inclusive upper bound on start_date, YYYY-MM-DD or YYYYMMDD */
+  date_to?: string;
+  /** a cross-section: for each cik, ticker, the row with the latest start_date on or before this day, with stale_days (trading days between that row and the day, from the stored calendar); with universe=, the members on that day (docs/universes.md) */
+  latest_on?: string;
+  /** with latest_on: only rows at most this many trading days before it (stale_days ≤ N); meta.latest_on says how many were left out */
+  max_stale_days?: number;
+  /** rows per page; values above 1000 are clamped to 1000 */
+  limit?: number;
+  /** rows to skip */
+  offset?: number;
+  /** field to sort by; ties are broken by the unique key */
+  sort?: keyof UsTickersRow;
+  /** sort direction */
+  order?: 'asc' | 'desc';
+  /** comma-separated subset of: cik, ticker, start_date, end_date, exchange, source, updated_at, created_at. Rows then hold only these fields (the row schema describes whole rows). */
+  fields?: readonly (keyof UsTickersRow)[];
   /** keyset pagination: meta.next_cursor of the previous page of the same query */
   cursor?: string;
   /** point in time, ISO 8601 with Z or an offset: the answer this request had at that instant (docs/point-in-time.md); 400 / 4005 before the revision retention horizon */
@@ -2337,6 +2776,11 @@ export interface Endpoints {
     row: TradeCalendarRow;
     params: TradeCalendarParams;
   };
+  stock_basic: { path: '/api/v1/stock/basic'; row: StockBasicRow; params: StockBasicParams };
+  stock_names: { path: '/api/v1/stock/names'; row: StockNamesRow; params: StockNamesParams };
+  index_members: { path: '/api/v1/index/members'; row: IndexMembersRow; params: IndexMembersParams };
+  stock_limit: { path: '/api/v1/stock/limit'; row: StockLimitRow; params: StockLimitParams };
+  us_tickers: { path: '/api/v1/us/tickers'; row: UsTickersRow; params: UsTickersParams };
   stock_minute: { path: '/api/v1/stock/minute'; row: StockMinuteRow; params: StockMinuteParams };
   etf_minute: { path: '/api/v1/etf/minute'; row: EtfMinuteRow; params: EtfMinuteParams };
   index_minute: { path: '/api/v1/index/minute'; row: IndexMinuteRow; params: IndexMinuteParams };
@@ -2378,6 +2822,11 @@ export const ENDPOINT_PATHS: { readonly [D in keyof Endpoints]: Endpoints[D]['pa
   adj_factor: '/api/v1/market/adj-factor',
   corporate_actions: '/api/v1/market/corporate-actions',
   trade_calendar: '/api/v1/market/trade-calendar',
+  stock_basic: '/api/v1/stock/basic',
+  stock_names: '/api/v1/stock/names',
+  index_members: '/api/v1/index/members',
+  stock_limit: '/api/v1/stock/limit',
+  us_tickers: '/api/v1/us/tickers',
   stock_minute: '/api/v1/stock/minute',
   etf_minute: '/api/v1/etf/minute',
   index_minute: '/api/v1/index/minute',

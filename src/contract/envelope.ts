@@ -53,6 +53,23 @@ export type AdjustMeta = Static<typeof AdjustMetaSchema>;
 /** What adjusted a code's bars of one source: the factors' source, and the qfq anchor date (null: hfq). */
 export type AdjustUsed = AdjustMeta['factors'][number];
 
+/** `meta.latest_on` of a cross-section (query/latest-on.ts builds it; docs/universes.md). */
+export const LatestOnMetaSchema = Type.Object(
+  {
+    date: Type.String({ format: 'date', description: 'latest_on as given' }),
+    calendar: Type.String({ description: 'the exchange whose stored calendar stale_days count by' }),
+    max_stale_days: nullable(Type.Integer()),
+    stale_since: nullable(
+      Type.String({ format: 'date', description: 'max_stale_days: the earliest date kept; null: no bound' }),
+    ),
+    left_out: Type.Integer({ description: 'rows left out as staler than max_stale_days' }),
+    warnings: Type.Array(Type.String(), { description: 'what could not be judged, in words' }),
+  },
+  { description: 'latest_on answers only' },
+);
+
+export type LatestOnMeta = Static<typeof LatestOnMetaSchema>;
+
 export const PageMetaSchema = Type.Object(
   {
     total: Type.Integer({ description: 'total matching rows, ignoring pagination' }),
@@ -96,6 +113,7 @@ export const PageMetaSchema = Type.Object(
         },
       ),
     ),
+    latest_on: Type.Optional(LatestOnMetaSchema),
   },
   { title: 'PageMeta' },
 );

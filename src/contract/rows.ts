@@ -73,6 +73,13 @@ export function rowSchema(d: Dataset, opts: { required?: boolean } = {}): TSchem
       opts.required && filled(f) ? fieldJson(f, 'response', false) : fieldJson(f),
     ]),
   );
+  // latest_on's rows carry how many trading days each is older than the day (query/latest-on.ts).
+  if (d.range && !d.blocks)
+    properties.stale_days = {
+      type: ['integer', 'null'],
+      description:
+        'latest_on only: trading days between this row and latest_on (null: outside the stored calendar)',
+    };
   return Type.Unsafe({
     type: 'object',
     ...(opts.required

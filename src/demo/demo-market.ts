@@ -2,6 +2,7 @@ import type { RowData } from '../client/batch-builder.js';
 import { type Bar, walk } from './market.js';
 import { Random, addDays, quarterEnds, round, tradingDays } from './random.js';
 import { COMPANIES, ETFS, FX_PAIRS, INDEXES, STOCKS } from './universe.js';
+import { EXTRA_STOCKS, trades } from './security-master.js';
 
 /**
  * The shared state of the demo data: the price paths every dataset derives from, and the
@@ -73,6 +74,19 @@ export class DemoMarket {
         c.ticker,
         walk(rng.fork(`us:${c.ticker}`), this.days, c.price, { vol: 0.017, digits: 2, volume: 4e7 }),
       );
+    }
+    // The security master's extra codes trade only while listed and not suspended.
+    for (const s of EXTRA_STOCKS) {
+      const path = walk(rng.fork(`stock:${s.code}`), this.days, s.price, {
+        vol: 0.018,
+        digits: 2,
+        volume: 2e7,
+      });
+      this.stockBars.set(
+        s.code,
+        path.filter((b) => trades(this.days, s, b.date)),
+      );
+      this.applyActions(rng.fork(`actions:${s.code}`), s.code, this.stockBars, 2);
     }
   }
 

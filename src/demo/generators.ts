@@ -7,6 +7,7 @@ import { etfGenerators } from './generators/etf.js';
 import { stockIndexMacroGenerators } from './generators/stock-index-macro.js';
 import { usGenerators } from './generators/us.js';
 import { referenceGenerators } from './generators/reference.js';
+import { securityMasterGenerators } from './generators/security-master.js';
 import { minuteGenerators } from './generators/minute.js';
 
 /**
@@ -27,6 +28,7 @@ export const GENERATORS = {
   ...stockIndexMacroGenerators,
   ...usGenerators,
   ...referenceGenerators,
+  ...securityMasterGenerators,
   ...minuteGenerators,
 } satisfies Record<DatasetName, Generator>;
 

@@ -8,6 +8,8 @@ import { authHook } from './auth-hook.js';
 import { registerQueryRoutes } from './query-routes.js';
 import { registerMinuteQualityRoutes, registerQualityRoute } from './quality-routes.js';
 import { readSessionHook } from './read-needs.js';
+import { registerRoutes } from './route-declaration.js';
+import { UNIVERSE_ROUTE } from './universe-route.js';
 import { QueryAbortedError, runInQueryContext } from '../request-context.js';
 
 /**
@@ -39,6 +41,7 @@ export async function queryPlugin(app: FastifyInstance, { services }: { services
     encoders: services.exportEncoders,
     minute: services.minute,
   });
+  registerRoutes(app, [UNIVERSE_ROUTE], services);
   registerQualityRoute(app, '/api/v1/quality/:dataset', services.quality);
   registerMinuteQualityRoutes(app, '/api/v1/quality', services.minuteQuality);
 }

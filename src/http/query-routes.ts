@@ -111,6 +111,7 @@ async function servePage(
   }
   const { parsed, plan } = parse();
   const factors = plan.bars?.adjust?.factors ?? null;
+  const also = query.alsoReads(plan);
   let own = seen?.own;
   let cacheControl = 'private, no-cache';
   if (plan.asOf !== undefined) {
@@ -120,11 +121,15 @@ async function servePage(
     // Every later change is known after the dataset's last one: an instant at or before it has
     // its final answer (docs/point-in-time.md); an adjusted answer needs that of its factors too.
     const settled = (s: { changedAt: string | null }): boolean => s.changedAt !== null && asOf <= s.changedAt;
-    if (settled(state) && (!factors || settled(await query.state(factors)))) {
+    if (
+      settled(state) &&
+      (!factors || settled(await query.state(factors))) &&
+      (await Promise.all(also.map((x) => query.state(x)))).every(settled)
+    ) {
       cacheControl = 'private, max-age=31536000, immutable';
     }
   }
-  const { own: version, key, factors: factorsVersion } = await query.answerVersion(d, factors, own);
+  const { own: version, key, factors: factorsVersion } = await query.answerVersion(d, factors, own, also);
   // Changes exactly when a batch changes the dataset or the factors of an adjusted answer (the
   // version key) or the request changes.
   const etag = `W/"${key}-${createHash('sha1').update(req.url).digest('base64url').slice(0, 16)}"`;
@@ -134,6 +139,7 @@ async function servePage(
   if (parsed.format !== 'json') {
     // Before the first byte: an ambiguous factor source is a 400, not a broken export.
     await query.checkAdjust(plan);
+    await query.checkUniverse(plan);
     let fields: readonly Field[] = plan.select;
     const columns = rows.streamColumns?.bind(rows);
     let source: ExportSource = {
@@ -164,7 +170,8 @@ async function servePage(
     const data = item ? page.rows.rows.map(item) : page.rows.rows;
     json = reply.serialize(success({ data, meta })) as string;
   }
-  if (!cache.admit(req.url, key)) return reply.type(JSON_TYPE).send(json);
+  // The cache revalidates by the dataset's and the factors' versions only: universe= and latest_on pages are not kept.
+  if (also.length > 0 || !cache.admit(req.url, key)) return reply.type(JSON_TYPE).send(json);
   const body = Buffer.from(json);
   cache.set(req.url, { version: key, factors, etag, body, cacheControl });
   return reply.type(JSON_TYPE).send(body);

@@ -1,3 +1,4 @@
+import { universeToolDefinition } from './universe-tool.js';
 import type { Catalog, Dataset } from '../catalog/catalog.js';
 import { QUALITY_PARAMS } from '../query/quality-service.js';
 import { MINUTE_QUALITY_PARAMS } from '../query/minute-quality.js';
@@ -37,6 +38,7 @@ export const TOOL_NAMES = [
   'quality_report',
   'revision_trail',
   'trading_days',
+  'universe',
 ] as const;
 export type ToolName = (typeof TOOL_NAMES)[number];
 
@@ -193,7 +195,7 @@ const pageOutput = (items: string): JsonSchema & { type: 'object' } => ({
 
 const ANNOTATIONS = { readOnlyHint: true, openWorldHint: false, idempotentHint: true } as const;
 
-/** The five tools, for one catalog. */
+/** The tools, for one catalog. */
 export function toolDefinitions(catalog: Catalog): ToolDefinition[] {
   const all = catalog.datasets;
   const daily = all.filter((d) => d.daily);
@@ -379,5 +381,6 @@ export function toolDefinitions(catalog: Catalog): ToolDefinition[] {
       annotations: ANNOTATIONS,
     });
   }
+  tools.push(universeToolDefinition());
   return tools;
 }

@@ -13,6 +13,8 @@ import { allowedParams, queryDate } from '../query/parse.js';
 import { pageMeta } from '../query/query-page.js';
 import type { QualityService } from '../query/quality-service.js';
 import type { QueryService } from '../query/query-service.js';
+import type { UniverseService } from '../query/universe.js';
+import { universeTool } from './universe-tool.js';
 import { revisionItem, type RevisionItem } from '../query/revision-query.js';
 import { readSession } from '../storage/read-consistency.js';
 import type { QueryPlan } from '../model/query-plan.js';
@@ -29,6 +31,8 @@ export interface ToolServices {
   /** The minute datasets' report (their 1d bars against the daily dataset), as its HTTP route. */
   minuteQuality: Pick<MinuteQualityService, 'report'>;
   coverage: CoverageCache;
+  /** Who was there on a day (GET /api/v1/universe's service). */
+  universe: Pick<UniverseService, 'read' | 'universe'>;
 }
 
 /** A tool's answer: structured content and the short text an assistant reads first. */
@@ -503,4 +507,5 @@ export const TOOL_HANDLERS: Record<ToolName, (s: ToolServices, args: Args) => Pr
   quality_report: qualityReport,
   revision_trail: revisionTrail,
   trading_days: tradingDays,
+  universe: (s, args) => universeTool(s.universe, args),
 };

@@ -21,7 +21,46 @@ export type Condition =
    * Source precedence (`source_priority`) on the source field: of the rows sharing the rest of
    * the unique key, the one whose source comes first in `values` (rows of other sources: none).
    */
-  | { field: Field; op: 'first'; values: readonly Value[] };
+  | { field: Field; op: 'first'; values: readonly Value[] }
+  /**
+   * `universe=`: the row's code (`field`) was a member of `index` on the row's `date`, by the
+   * membership intervals of `members` (docs/universes.md).
+   */
+  | {
+      field: Field;
+      op: 'member';
+      date: Field;
+      index: string;
+      members: Membership;
+      /** Membership judged on this day rather than on each row's date (`latest_on`). */
+      on?: string;
+    }
+  /**
+   * `latest_on`: of the rows sharing the key without the range field (`group`), the one with the
+   * latest range date (`field`) on or before `on` (the plan's other conditions apply first).
+   */
+  | { field: Field; op: 'latest'; on: string; group: readonly Field[]; maxStaleDays: number | null };
+
+/** Membership intervals: a dataset of (index, code, first day, last day or null: still a member). */
+export interface Membership {
+  dataset: Dataset;
+  index: Field;
+  code: Field;
+  from: Field;
+  to: Field;
+}
+
+/** The `latest` condition of a plan (`latest_on`), if any. */
+export function latestCondition(where: readonly Condition[]): Extract<Condition, { op: 'latest' }> | null {
+  for (const c of where) if (c.op === 'latest') return c;
+  return null;
+}
+
+/** The `member` condition of a plan (`universe=`), if any. */
+export function memberCondition(where: readonly Condition[]): Extract<Condition, { op: 'member' }> | null {
+  for (const c of where) if (c.op === 'member') return c;
+  return null;
+}
 
 /** The values an equality or list condition on `field` allows; null: none restricts it. */
 export function allowedValues(where: readonly Condition[], field: Field): readonly Value[] | null {

@@ -53,6 +53,12 @@ export interface ParsedQuery {
   asOf: string | null;
   /** `source_priority`: one row per key without its source, the first listed source's; null: every source. */
   sourcePriority: string[] | null;
+  /** `universe`: daily bars only where their code was a member of this index on their date. */
+  universe: string | null;
+  /** `latest_on`: each group's latest row on or before this day (a cross-section). */
+  latestOn: string | null;
+  /** `max_stale_days`: with latest_on, only rows at most this many trading days before it. */
+  maxStaleDays: number | null;
 }
 
 /** Names a dataset's endpoint accepts, in the order the docs list them (query-params.ts). */
@@ -267,6 +273,10 @@ export function parseQuery(d: Dataset, raw: Record<string, unknown>): ParsedQuer
   const cursor = read('cursor');
   const asOf = read('as_of');
   const sourcePriority = read('source_priority');
+  const universe = read('universe');
+  const latestOn = dateParameter('latest_on', get('latest_on'));
+  const maxStaleDays = read('max_stale_days');
+  checkLatestOn(latestOn, maxStaleDays, { interval, sourcePriority, format });
   return {
     exact,
     like,
@@ -283,7 +293,31 @@ export function parseQuery(d: Dataset, raw: Record<string, unknown>): ParsedQuer
     interval,
     asOf,
     sourcePriority,
+    universe,
+    latestOn,
+    maxStaleDays,
   };
+}
+
+/** What latest_on answers with: JSON pages of daily rows (docs/universes.md says why). */
+function checkLatestOn(
+  latestOn: string | null,
+  maxStaleDays: number | null,
+  other: { interval: Interval; sourcePriority: string[] | null; format: Format },
+): void {
+  const refuse = (parameter: string, message: string) => invalid(message, { parameter });
+  if (latestOn === null) {
+    if (maxStaleDays !== null) throw refuse('max_stale_days', 'max_stale_days needs latest_on');
+    return;
+  }
+  if (other.interval !== '1d') throw refuse('latest_on', 'latest_on takes daily rows only (interval=1d)');
+  if (other.sourcePriority !== null)
+    throw refuse(
+      'latest_on',
+      'latest_on gives each source its own latest row: give source= rather than source_priority',
+    );
+  if (other.format !== 'json')
+    throw refuse('latest_on', 'latest_on answers as JSON pages (at most a row per code and source)');
 }
 
 /**

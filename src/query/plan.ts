@@ -1,5 +1,5 @@
 import { adjustOf, CATALOG, type Catalog, type Dataset } from '../catalog/catalog.js';
-import type { BarsPlan, Condition, QueryPlan } from '../model/query-plan.js';
+import type { BarsPlan, Condition, Membership, QueryPlan } from '../model/query-plan.js';
 import { answerFields, type ParsedQuery } from './parse.js';
 
 /**
@@ -19,6 +19,24 @@ export function planQuery(d: Dataset, p: ParsedQuery, catalog: Catalog = CATALOG
   if (d.range && p.dateTo !== null) where.push({ field: d.range, op: 'lte', value: p.dateTo });
   if (d.sourceField && p.sourcePriority)
     where.push({ field: d.sourceField, op: 'first', values: p.sourcePriority });
+  if (d.daily && p.universe !== null)
+    where.push({
+      field: d.daily.code,
+      op: 'member',
+      date: d.daily.date,
+      index: p.universe,
+      members: membership(catalog),
+      // A cross-section's members are the day's, whatever the date of their last row.
+      ...(p.latestOn !== null ? { on: p.latestOn } : {}),
+    });
+  if (d.range && p.latestOn !== null)
+    where.push({
+      field: d.range,
+      op: 'latest',
+      on: p.latestOn,
+      group: d.key.filter((k) => k !== d.range),
+      maxStaleDays: p.maxStaleDays,
+    });
   const orderBy: QueryPlan['orderBy'][number][] = [{ field: p.sort, dir: p.order }];
   for (const k of d.key) if (k !== p.sort) orderBy.push({ field: k, dir: 'asc' });
   const plan: QueryPlan = {
@@ -35,6 +53,18 @@ export function planQuery(d: Dataset, p: ParsedQuery, catalog: Catalog = CATALOG
   return plan;
 }
 
+/** The membership intervals `universe=` reads: index_members (docs/universes.md). */
+export function membership(catalog: Catalog): Membership {
+  const dataset = catalog.byName.get(MEMBERSHIP_DATASET);
+  const f = (n: string) => dataset?.fieldByApiName.get(n);
+  const [index, code, from, to] = [f('index_code'), f('stock_code'), f('in_date'), f('out_date')];
+  if (!dataset || !index || !code || !from || !to)
+    throw new Error(`the catalog has no ${MEMBERSHIP_DATASET}`);
+  return { dataset, index, code, from, to };
+}
+
+export const MEMBERSHIP_DATASET = 'index_members';
+
 function barsPlan(d: Dataset, p: ParsedQuery, catalog: Catalog): BarsPlan | null {
   const interval = p.interval === '1d' ? null : p.interval;
   const factorsName = adjustOf(d)?.factors;
@@ -46,7 +76,18 @@ function barsPlan(d: Dataset, p: ParsedQuery, catalog: Catalog): BarsPlan | null
 /** A stable text for the filter part of a plan: the key of the total-count cache. */
 export function filterKey(plan: QueryPlan): string {
   const where = plan.where
-    .map((c) => `${c.field.name}${c.op}${JSON.stringify('values' in c ? c.values : c.value)}`)
+    .map(
+      (c) =>
+        `${c.field.name}${c.op}${JSON.stringify(
+          c.op === 'member'
+            ? [c.index, c.on ?? null]
+            : c.op === 'latest'
+              ? [c.on, c.maxStaleDays]
+              : 'values' in c
+                ? c.values
+                : c.value,
+        )}`,
+    )
     .join('&');
   const a = plan.bars?.adjust;
   // Resampling changes the rows counted; adjusting changes the values a cursor holds.

@@ -1,3 +1,4 @@
+import type { LatestOnMeta } from '../contract/envelope.js';
 import type { Value } from '../model/values.js';
 import type { AdjustMeta } from './adjust-meta.js';
 import type { PageMeta } from '../contract/envelope.js';
@@ -25,6 +26,8 @@ export interface QueryPage {
   beforeHistory?: BeforeHistory;
   /** `meta.several_sources`: rows of several sources for one key on the page (answer-notes.ts). */
   severalSources?: SeveralSources;
+  /** `meta.latest_on` of a cross-section (latest-on.ts). */
+  latestOn?: LatestOnMeta;
 }
 
 /** A page's `meta` in a JSON answer: its counts, its cursor and, adjusted, what adjusted it. */
@@ -38,6 +41,7 @@ export function pageMeta(page: QueryPage): PageMeta {
     ...(page.adjust ? { adjust: page.adjust } : {}),
     ...(page.beforeHistory ? { before_history: page.beforeHistory } : {}),
     ...(page.severalSources ? { several_sources: page.severalSources } : {}),
+    ...(page.latestOn ? { latest_on: page.latestOn } : {}),
   };
 }
 

@@ -13,6 +13,7 @@ import {
 import { fieldJson } from '../contract/rows.js';
 import { invalid } from '../errors.js';
 import { normalizeTimestamp } from '../model/values.js';
+import { normalizeCode } from './codes.js';
 import { EXPORT_FORMAT_NAMES, type ExportFormat } from '../export/export-formats.js';
 
 /**
@@ -255,6 +256,52 @@ export const QUERY_PARAMETERS = {
       'stored (default), 5m, 15m, 30m, 60m by session (never across the lunch break), 1d the day',
     // The daily periods; an intraday dataset's are read by readMinuteInterval (above).
     read: (raw): Interval => oneOf('interval', raw ?? '1d', INTERVALS),
+  },
+  universe: {
+    takes: (d, e) => e === 'rows' && d.daily !== null && !d.blocks,
+    doc: () => ({
+      description:
+        "an index code (000300, 000300.SH): each row only where its code was a member of the index on the row's " +
+        'date, by the index_members intervals (resampled rows: from the member days only); a survivorship-free ' +
+        'panel (docs/universes.md). 400 for an index without membership intervals',
+      schema: Type.String({ minLength: 1 }),
+    }),
+    read: (raw): string | null => {
+      if (raw === undefined) return null;
+      const code = normalizeCode('cn', raw);
+      if (!/^\d{6}$/.test(code))
+        throw invalid(`universe must be an index code such as 000300 or 000300.SH (got "${raw}")`, {
+          parameter: 'universe',
+        });
+      return code;
+    },
+  },
+  latest_on: {
+    takes: (d, e) => e === 'rows' && d.range !== null && !d.blocks,
+    doc: (d) => ({
+      description:
+        `a cross-section: for each ${d.key
+          .filter((k) => k !== d.range)
+          .map((k) => k.apiName)
+          .join(', ')}, the row with the latest ${d.range?.apiName} on or before this day, with stale_days ` +
+        '(trading days between that row and the day, from the stored calendar); with universe=, the members on that ' +
+        'day (docs/universes.md)',
+      schema: QUERY_DATE,
+    }),
+    summary:
+      'a cross-section: for each key without its range field, the row with the latest range date on or before this ' +
+      'day, with stale_days (docs/universes.md)',
+    // Read as the range bounds are (YYYY-MM-DD or YYYYMMDD): parse.ts dateParameter.
+    read: text,
+  },
+  max_stale_days: {
+    takes: (d, e) => e === 'rows' && d.range !== null && !d.blocks,
+    doc: () => ({
+      description:
+        'with latest_on: only rows at most this many trading days before it (stale_days ≤ N); meta.latest_on says how many were left out',
+      schema: Type.Integer({ minimum: 0 }),
+    }),
+    read: (raw): number | null => (raw === undefined ? null : nonNegativeInt('max_stale_days', raw, 0)),
   },
   source_priority: {
     takes: (d, e) => e === 'rows' && ranksSources(d),

@@ -1,6 +1,8 @@
 import { CATALOG, type Catalog, type Dataset, type Field } from '../catalog/catalog.js';
 import type { Store } from '../storage/store.js';
-import type { QueryPlan } from '../model/query-plan.js';
+import { latestCondition, memberCondition, type QueryPlan } from '../model/query-plan.js';
+import { latestOnStep } from './latest-on.js';
+import { invalid } from '../errors.js';
 import type { Value } from '../model/values.js';
 import { parseQuery, type ParsedQuery } from './parse.js';
 import { filterKey, planQuery } from './plan.js';
@@ -120,7 +122,16 @@ export class QueryService {
     d: Dataset,
     factors: Dataset | null,
     own?: number,
+    also: readonly Dataset[] = [],
   ): Promise<{ own: number; key: string; factors?: number }> {
+    if (also.length > 0) {
+      // universe= and latest_on: the intervals' and the calendar's changes change the answer too.
+      const [a, ...v] = await Promise.all([
+        this.answerVersion(d, factors, own),
+        ...also.map((x) => this.version(x)),
+      ]);
+      return { ...a, key: `${a.key}:m${v.join('.')}` };
+    }
     if (!factors) {
       // Every cached page's path: one read, no Promise.all.
       const v = own ?? (await this.version(d));
@@ -146,9 +157,14 @@ export class QueryService {
   }
 
   /** `factorsVersion`: an adjusted answer's factor version as answerVersion read it (else read here). */
-  async page(plan: QueryPlan, version: number, factorsVersion?: number): Promise<QueryPage> {
-    const factorState = await this.factors.stateOf(plan, factorsVersion);
-    const key = filterKey(plan);
+  async page(asked: QueryPlan, version: number, factorsVersion?: number): Promise<QueryPage> {
+    const factorState = await this.factors.stateOf(asked, factorsVersion);
+    const members = await this.checkUniverse(asked);
+    // latest_on: its staleness bound read from the calendar, its rows' stale_days after the read.
+    const latest = await latestOnStep(this.store, this.catalog, asked);
+    const plan = latest?.plan ?? asked;
+    // A total under universe= is of the intervals' version too.
+    const key = members === null ? filterKey(plan) : `${filterKey(plan)}|m${members}`;
     const cached = this.totals.get(key, version);
     let hit = cached !== undefined;
     const keyset = plan.after !== undefined;
@@ -203,6 +219,14 @@ export class QueryService {
       version,
     };
     if (adjust) page.adjust = adjust;
+    if (latest) {
+      const { after: _after, ...whole } = asked;
+      page.latestOn = await latest.finish(
+        rows,
+        total,
+        async () => (await this.store.datasets.query({ ...whole, limit: 1, offset: 0 }, true)).total,
+      );
+    }
     return page;
   }
 
@@ -245,6 +269,40 @@ export class QueryService {
   private factorsGuard(plan: QueryPlan): (() => Promise<string>) | null {
     const factors = plan.bars?.adjust?.factors;
     return factors ? async () => String(await this.version(factors)) : null;
+  }
+
+  /** The datasets besides its own and its factors that an answer depends on (universe=, latest_on). */
+  alsoReads(plan: QueryPlan): Dataset[] {
+    const members = memberCondition(plan.where)?.members.dataset;
+    const calendar = latestCondition(plan.where) ? this.catalog.calendar : null;
+    return [...(members ? [members] : []), ...(calendar ? [calendar] : [])];
+  }
+
+  /**
+   * `universe=`: 400 / 4001 when the index has no membership interval at all (as the plan reads
+   * them), rather than an empty answer; else the intervals' version. null: no universe.
+   */
+  async checkUniverse(plan: QueryPlan): Promise<number | null> {
+    const c = memberCondition(plan.where);
+    if (c === null) return null;
+    const m = c.members;
+    const version = await this.version(m.dataset);
+    const probe: QueryPlan = {
+      dataset: m.dataset,
+      select: [m.code],
+      where: [{ field: m.index, op: 'eq', value: c.index }],
+      orderBy: m.dataset.key.map((field) => ({ field, dir: 'asc' as const })),
+      limit: 1,
+      offset: 0,
+      ...(plan.asOf !== undefined ? { asOf: plan.asOf } : {}),
+    };
+    if ((await this.store.datasets.query(probe, false)).rows.length === 0)
+      throw invalid(
+        `universe: index ${c.index} has no membership intervals in ${m.dataset.name} ` +
+          '(universe= reads those only; docs/universes.md)',
+        { parameter: 'universe' },
+      );
+    return version;
   }
 
   /**

@@ -1,6 +1,6 @@
 import type { FieldType } from '../catalog/types.js';
 import type { Dataset, Field } from '../catalog/catalog.js';
-import type { QueryPlan } from '../model/query-plan.js';
+import type { Condition, QueryPlan } from '../model/query-plan.js';
 import type { Value } from '../model/values.js';
 import type { TableSpec } from './schema.js';
 import { ROW_JSON_COLUMN } from '../model/row-json.js';
@@ -324,9 +324,79 @@ function firstSource(plan: QueryPlan, source: Field, order: readonly Value[]): S
   )})`;
 }
 
+/**
+ * `universe=`: a membership interval of the index holds the row's code on the row's date (read
+ * as the plan reads: current, or as known at its as_of), found through the intervals' key index.
+ */
+function memberOf(plan: QueryPlan, c: Extract<Condition, { op: 'member' }>): Sql {
+  const outer = q(
+    plan.asOf !== undefined || plan.trail ? revisionTableName(plan.dataset) : plan.dataset.name,
+  );
+  const m = c.members;
+  const col = (f: Field): Sql => raw(`"mm".${q(f.name)}`);
+  const own = (f: Field): Sql => raw(`${outer}.${q(f.name)}`);
+  const source = plan.asOf !== undefined ? historySource(m.dataset) : ident(m.dataset.name);
+  const known = plan.asOf !== undefined ? [validAt('"mm".', m.dataset.name, plan.asOf)] : [];
+  const day = c.on === undefined ? own(c.date) : sql`${c.on}`;
+  return sql`EXISTS (SELECT 1 FROM ${source} AS "mm" WHERE ${join(
+    [
+      sql`${col(m.index)} = ${c.index}`,
+      sql`${col(m.code)} = ${own(c.field)}`,
+      sql`${col(m.from)} <= ${day}`,
+      sql`(${col(m.to)} IS NULL OR ${col(m.to)} >= ${day})`,
+      ...known,
+    ],
+    ' AND ',
+  )})`;
+}
+
+/**
+ * `latest_on`: the row is its group's latest on or before the day, among the rows the plan's
+ * other conditions select. The groups are found by a skip scan of each group field's distinct
+ * values (a recursive `min(x) … WHERE x > previous`, one index seek each), and each group's
+ * latest date by one seek of the key index: a GROUP BY read every row of the table (6 s over
+ * 3 million bars, against 14 ms). Its columns are unqualified, so they are the subquery's own. A
+ * membership judged on the day is per group, so it is left to the outer rows.
+ */
+function latestOf(plan: QueryPlan, c: Extract<Condition, { op: 'latest' }>, dialect: Dialect): Sql {
+  const others = plan.where.filter((x) => x.op !== 'latest' && x.op !== 'member');
+  const source = planSource(plan);
+  const range = ident(c.field.name);
+  const inner = (eq: readonly Sql[]): Sql =>
+    join(
+      [
+        ...eq,
+        whereConditions(
+          { ...plan, where: [...others, { field: c.field, op: 'lte', value: c.on }] },
+          dialect,
+        ) as Sql,
+      ],
+      ' AND ',
+    );
+  if (c.group.length === 0)
+    return sql`${range} = (SELECT max(${range}) FROM ${source} AS "lt" WHERE ${inner([])})`;
+  const g = c.group.map((f, i) => ({ col: ident(f.name), cte: raw(`"lg${i}"`) }));
+  const steps = g.map(
+    ({ col, cte }) =>
+      sql`${cte}("_v") AS (SELECT min(${col}) FROM ${source} AS "ls" UNION ALL SELECT (SELECT min(${col}) FROM ${source} AS "ls" WHERE ${col} > ${cte}."_v") FROM ${cte} WHERE ${cte}."_v" IS NOT NULL)`,
+  );
+  const latest = sql`(SELECT max(${range}) FROM ${source} AS "lt" WHERE ${inner(
+    g.map(({ col, cte }) => sql`${col} = ${cte}."_v"`),
+  )})`;
+  const groups = sql`WITH RECURSIVE ${join(steps)} SELECT ${join([...g.map(({ cte }) => sql`${cte}."_v"`), latest])} FROM ${join(
+    g.map(({ cte }) => cte),
+  )} WHERE ${join(
+    g.map(({ cte }) => sql`${cte}."_v" IS NOT NULL`),
+    ' AND ',
+  )}`;
+  return sql`(${join([...g.map(({ col }) => col), range])}) IN (${groups})`;
+}
+
 export function whereConditions(plan: QueryPlan, dialect: Dialect): Sql | null {
   const name = plan.dataset.name;
   const parts = plan.where.map((c) => {
+    if (c.op === 'member') return memberOf(plan, c);
+    if (c.op === 'latest') return latestOf(plan, c, dialect);
     const col = ident(c.field.name);
     // Bounds on a stamp are given as knowledge instants (the trail's since / until).
     const known =

@@ -75,11 +75,11 @@ for (const backend of await backends()) {
       await (close ?? (() => h?.close()))();
     });
 
-    test('tools/list: the five tools, the dataset enum from the catalog, read-only', async () => {
+    test('tools/list: the six tools, the dataset enum from the catalog, read-only', async () => {
       const { tools } = await client.listTools();
       assert.deepEqual(
         tools.map((t) => t.name),
-        ['list_datasets', 'query', 'quality_report', 'revision_trail', 'trading_days'],
+        ['list_datasets', 'query', 'quality_report', 'revision_trail', 'trading_days', 'universe'],
       );
       const query = tools.find((t) => t.name === 'query')!;
       const props = query.inputSchema.properties as Record<string, Json>;

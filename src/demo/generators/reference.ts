@@ -1,12 +1,13 @@
 import type { DatasetName } from '../../client/query-client.js';
 import { type DemoMarket, type Generator, SOURCE, stamp, dailyRow } from '../demo-market.js';
 import { addDays, isDemoTradingDay } from '../random.js';
-import { ETFS, STOCKS } from '../universe.js';
+import { ETFS } from '../universe.js';
+import { ALL_STOCKS } from '../security-master.js';
 
 // Reference data for research-grade bars: the factors and actions behind the demo ETF and
 // stock prices (demo-market.ts), and SSE/SZSE calendars with the demo holidays.
 
-const codes = (): string[] => [...ETFS.map((e) => e.code), ...STOCKS.map((s) => s.code)];
+const codes = (): string[] => [...ETFS.map((e) => e.code), ...ALL_STOCKS.map((s) => s.code)];
 
 export const referenceGenerators = {
   adj_factor: (m) =>

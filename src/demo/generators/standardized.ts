@@ -2,6 +2,7 @@ import type { DatasetName } from '../../client/query-client.js';
 import { type Generator, SOURCE, bars, navOf, ohlcv, stamp, dailyRow } from '../demo-market.js';
 import { round } from '../random.js';
 import { ETFS, FX_PAIRS, INDEXES, STOCKS } from '../universe.js';
+import { ALL_STOCKS } from '../security-master.js';
 
 // Standardized market data layer: daily bars of ETFs, indexes, FX and stocks; QDII NAVs; industries.
 
@@ -78,7 +79,7 @@ export const standardizedGenerators = {
     })),
 
   stock_daily: (m) =>
-    STOCKS.flatMap((s) =>
+    ALL_STOCKS.flatMap((s) =>
       bars(m.stockBars, s.code).map((b) => {
         const mv = b.close * s.shares;
         return dailyRow(s.code, b.date, {

@@ -236,10 +236,15 @@ class Client:
         query = _query(params)
         names = [n.strip() for n in dict(query).get("fields", "").split(",") if n.strip()]
         fields = [f for f in (info.row_field(n) for n in names) if f] if names else info.row_fields
+        latest = params.get("latest_on") is not None
+        if not latest:
+            # Only a cross-section's rows carry it (docs/universes.md).
+            fields = [f for f in fields if f.name != "stale_days"]
         single_page = any(k in params for k in _PAGING)
         adjust = _adjust_of(params)
         if via == "auto":
-            via = "arrow" if (_has("pyarrow") and as_ != "records" and not single_page) else "json"
+            # A cross-section answers as JSON pages only (at most a row per code and source).
+            via = "arrow" if (_has("pyarrow") and as_ != "records" and not single_page and not latest) else "json"
         if via in ("arrow", "parquet"):
             if single_page:
                 raise BadRequest("limit/offset/cursor page the JSON answer; use via='json'", code=4001)
@@ -283,13 +288,14 @@ class Client:
 
     def panel(
         self,
-        codes: Sequence[str],
+        codes: Optional[Sequence[str]],
         field: str = "close",
         path: str = "etf/kline",
         *,
         date_from: Any = None,
         date_to: Any = None,
         chunk: int = 200,
+        universe: Optional[str] = None,
         **params: Any,
     ) -> Any:
         """A wide pandas frame of one field: a row per date, a column per code.
@@ -301,13 +307,25 @@ class Client:
         ``adjust``, codes without factors raise :class:`~mds_client.MissingFactors` unless
         ``allow_unadjusted=True`` is among ``params`` (as in :meth:`get`).
 
+        ``universe="000300"``: a survivorship-free panel — a cell only where its code was a
+        member of the index on that date (NaN elsewhere). With ``codes=None`` the columns are
+        every code that was a member at some time between ``date_from`` and ``date_to``
+        (``index/members``), delisted ones included. See docs/universes.md.
+
         Example::
 
             closes = client.panel(["510300", "510500"], "close", adjust="qfq", date_from="20240101")
             returns = closes.pct_change()
+            csi300 = client.panel(None, "close", "stock/daily", universe="000300", date_from="2024-01-01")
         """
         if chunk < 1:
             raise ValueError("chunk must be ≥ 1")
+        if universe is not None:
+            params["universe"] = universe
+            if codes is None:
+                codes = self._members_between(universe, date_from, date_to)
+        if codes is None:
+            raise ValueError("codes=None needs universe=: the index whose members are the columns")
         info = self.dataset(path)
         if not info.code_filters:
             raise BadRequest("%s has no code filter: panel() needs one" % info.path, code=4001)
@@ -345,6 +363,110 @@ class Client:
         wide = wide.reindex(columns=list(dict.fromkeys(order)))
         wide.columns.name = code
         return wide
+
+    def _members_between(self, index: str, date_from: Any, date_to: Any) -> List[str]:
+        """The codes with a membership interval of ``index`` overlapping the span, in code order."""
+        params: Dict[str, Any] = {"index_code": index, "fields": ["stock_code", "in_date", "out_date"]}
+        if date_to is not None:
+            params["date_to"] = date_to
+        rows = self.get("index/members", as_="records", via="json", **params)
+        lo = _compact(_param(date_from)[:10]) if date_from is not None else None
+        codes = {r["stock_code"] for r in rows if lo is None or r["out_date"] is None or r["out_date"] >= lo}
+        if not codes:
+            raise BadRequest("index %s has no membership intervals in that span (index/members)" % index, code=4001)
+        return sorted(codes)
+
+    def universe(self, date: Any, index: Optional[str] = None, as_: str = "pandas", **params: Any) -> Any:
+        """Who was there on ``date``: every A-share code listed that day (delisted-since codes
+        included) or, with ``index``, every member of the index that day, with the name and ST
+        state it had then, its listing dates and index weight (``GET /api/v1/universe``).
+
+        ``params``: ``exchange``, ``board``, ``list_status``, ``include_st`` (bool), ``as_of``.
+        What the service could not judge (a code without listing data, an index with neither
+        membership intervals nor snapshots, a day outside the stored calendar) is raised as a
+        :class:`UserWarning`, never dropped; the frame's ``attrs["meta"]`` (``as_="records"``:
+        not kept) holds the answer's meta. See docs/universes.md.
+
+        Example::
+
+            members = client.universe("2020-01-02", index="000300")
+            codes = members["code"].tolist()
+        """
+        query: Dict[str, Any] = {"date": date, **params}
+        if index is not None:
+            query["index"] = index
+        if isinstance(query.get("include_st"), bool):
+            query["include_st"] = "true" if query["include_st"] else "false"
+        rows: List[Dict[str, Any]] = []
+        meta: Dict[str, Any] = {}
+        offset = 0
+        while True:
+            body = self._get_query("/api/v1/universe", _query({**query, "offset": offset})).json()
+            rows.extend(body["data"])
+            meta = body["meta"]
+            if not meta.get("has_more"):
+                break
+            offset += len(body["data"])
+        for w in meta.get("warnings", []):
+            warnings.warn("universe on %s: %s" % (meta.get("date"), w), stacklevel=2)
+        if as_ == "records":
+            return rows
+        import pandas as pd
+
+        columns = ["code", "name", "exchange", "board", "list_date", "delist_date", "list_status", "is_st",
+                   "index_code", "in_date", "weight"]
+        df = pd.DataFrame(rows, columns=columns)
+        for c in ("list_date", "delist_date", "in_date"):
+            df[c] = pd.to_datetime(df[c])
+        df["weight"] = df["weight"].astype("float64")
+        df["is_st"] = df["is_st"].astype("boolean")
+        df.attrs["meta"] = {k: v for k, v in meta.items() if k not in ("limit", "offset", "has_more", "next_cursor")}
+        return df
+
+    def cross_section(
+        self, date: Any, path: str = "stock/daily", *, universe: Optional[str] = None, **params: Any
+    ) -> Any:
+        """A cross-section as of ``date``: for each code (and source) of ``path``, its last row
+        on or before ``date`` (``latest_on``), with ``stale_days`` — the trading days between
+        that row and ``date``, so suspended and delisted codes are there and marked.
+
+        ``universe="000300"``: the members of the index on ``date``, each with its last row —
+        suspended members included. ``params``: the endpoint's others (``adjust="qfq"``,
+        ``max_stale_days=5``, ``code``, ``source``, ``fields``, ``as_of``). What the service could
+        not judge (a day outside the stored calendar, rows left out by ``max_stale_days``) is a
+        :class:`UserWarning`; the answer's ``meta.latest_on`` is in ``df.attrs["latest_on"]``.
+
+        Example::
+
+            last = client.cross_section("2024-06-28", universe="000300", adjust="qfq")
+            stale = last[last["stale_days"] > 0]
+        """
+        info = self.dataset(path)
+        query = _query({"latest_on": date, "universe": universe, **params})
+        records: List[Dict[str, Any]] = []
+        meta: Dict[str, Any] = {}
+        cursor: Optional[str] = None
+        while True:
+            q = query + [("limit", str(_PAGE))] + ([("cursor", cursor)] if cursor else [])
+            body = self._get_query(info.path, q).json()
+            records.extend(body["data"])
+            meta = body.get("meta", {})
+            cursor = meta.get("next_cursor")
+            if not cursor:
+                break
+        latest = meta.get("latest_on") or {}
+        for w in latest.get("warnings", []):
+            warnings.warn("cross_section on %s: %s" % (latest.get("date"), w), stacklevel=2)
+        if latest.get("left_out"):
+            warnings.warn(
+                "cross_section on %s: %d row(s) left out as staler than max_stale_days=%s"
+                % (latest.get("date"), latest["left_out"], latest.get("max_stale_days")),
+                stacklevel=2,
+            )
+        fields = [f for f in info.row_fields if not records or f.name in records[0]]
+        df = frames.pandas_frame(records, fields)
+        df.attrs["latest_on"] = latest
+        return df
 
     def trading_days(
         self, start: Any, end: Any, exchange: str = "SSE", source: Optional[str] = None
