@@ -4,6 +4,7 @@ import { ErrorSchema, QueryErrorSchema } from '../contract/envelope.js';
 import { Type } from '@sinclair/typebox';
 import { json, type ApiOperation, type ApiResponse, type Auth } from './api-operations.js';
 import { eventsRoute } from './events-routes.js';
+import { changesRoute } from './changes-routes.js';
 import { HEALTH_ROUTE } from './health-route.js';
 import { METRICS_ROUTE } from './metrics-routes.js';
 import { MCP_ROUTES } from './mcp-plugin.js';
@@ -186,6 +187,7 @@ export function openApiDocument(catalog: Catalog, version: string): Obj {
   const ops = [
     ...queryOperations(catalog),
     ...qualityOperations(catalog),
+    changesRoute(catalog).operation,
     ...[...ingestRoutes(catalog), eventsRoute(catalog)].map((r) => r.operation),
     ...[HEALTH_ROUTE, METRICS_ROUTE, OPENAPI_ROUTE, ...MCP_ROUTES].map((r) => r.operation),
     ...ADMIN_ROUTES.flatMap((routes) => routes(catalog)).map((r) => r.operation),
