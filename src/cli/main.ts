@@ -16,6 +16,7 @@ const COMMANDS = {
   'admin-token': async () => (await import('./admin-token-command.js')).registerAdminTokenCommand,
   push: async () => (await import('./push-command.js')).registerPushCommand,
   export: async () => (await import('./export-command.js')).registerExportCommand,
+  mirror: async () => (await import('./mirror-command.js')).registerMirrorCommand,
   seed: async () => (await import('./seed-command.js')).registerSeedCommand,
 } satisfies Record<string, () => Promise<Register>>;
 
