@@ -22,6 +22,11 @@ import {
 } from '../helpers/harness.js';
 import { adjFactor, batch, etfBar } from '../helpers/batches.js';
 import { ROOT } from '../helpers/repo-root.js';
+import { pythonHas, runPython } from '../helpers/python.js';
+
+const readers =
+  pythonHas('duckdb', 'reading the mirror with DuckDB') &&
+  pythonHas('polars', 'reading the mirror with polars');
 import { Random } from '../../src/demo/random.js';
 
 /** `mds mirror`: a local Parquet folder kept equal to the service through the change feed. */
@@ -127,6 +132,30 @@ for (const backend of await backends()) {
       const fresh = path.join(tmp, 'm1-fresh');
       await mirror(fresh, { datasets: ['etf_daily', 'adj_factor'] }).run();
       assert.deepEqual(contents(dir), contents(fresh));
+    });
+
+    test('DuckDB and polars read the folder as it is, partitioned by year', { skip: !readers }, async () => {
+      const dir = path.join(tmp, 'm1');
+      const total = Number(
+        (
+          (
+            await app.inject({ url: '/api/v1/etf/kline?limit=1', headers: { 'q-api-key': QUERY_KEY } })
+          ).json() as { meta: Json }
+        ).meta.total,
+      );
+      const out = await runPython([
+        '-c',
+        `import sys, duckdb, polars as pl
+glob = sys.argv[1] + "/etf_daily/*/*.parquet"
+d = duckdb.sql(f"SELECT count(*), count(DISTINCT year) FROM read_parquet('{glob}', hive_partitioning = true)").fetchone()
+p = pl.scan_parquet(glob, hive_partitioning=True).select(pl.len()).collect().item()
+print(d[0], d[1], p)`,
+        dir,
+      ]);
+      const [duck, years, polars] = out.trim().split(' ').map(Number);
+      assert.equal(duck, total);
+      assert.equal(polars, total);
+      assert.equal(years, fs.readdirSync(path.join(dir, 'etf_daily')).length);
     });
 
     test('only some codes; verify names a partition that differs', async () => {
