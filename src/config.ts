@@ -60,6 +60,14 @@ const ConfigSchema = Type.Object({
   MDS_EXPORTS_PER_KEY: Type.Integer({ minimum: 0, default: 4 }),
   /** Exports running at once in one process, then 503 / 5031 (0: no limit). */
   MDS_EXPORTS_PER_PROCESS: Type.Integer({ minimum: 0, default: 16 }),
+  /** Change streams (GET /api/v1/changes as text/event-stream) one key may hold open in one process, then 429 / 4293 (0: no limit). */
+  MDS_CHANGES_STREAMS_PER_KEY: Type.Integer({ minimum: 0, default: 4 }),
+  /** A change stream whose client has this many bytes unread is closed (docs/changes.md). */
+  MDS_CHANGES_BUFFER_BYTES: Type.Integer({ minimum: 1024, default: 1_048_576 }),
+  /** How often the change streams of a process read the feed for other instances' changes, ms. */
+  MDS_CHANGES_POLL_MS: Type.Integer({ minimum: 10, default: 500 }),
+  /** A change stream's heartbeat (a comment line), ms. */
+  MDS_CHANGES_HEARTBEAT_MS: Type.Integer({ minimum: 10, default: 15_000 }),
   /** Grace period for in-flight requests on SIGTERM, ms. */
   MDS_SHUTDOWN_GRACE_MS: Type.Integer({ minimum: 0, default: 10_000 }),
   /** Failed authentications allowed per client address per minute. */

@@ -28,6 +28,7 @@ import { Readiness } from './readiness.js';
 import { createLogger } from './logger.js';
 import { primaryLink } from './cluster/primary-link.js';
 import { QueryContexts } from './request-context.js';
+import { ChangeFeed } from './query/change-feed.js';
 
 export interface ServiceDeps {
   config: Config;
@@ -65,6 +66,8 @@ export interface Services {
   readonly queryContexts: QueryContexts;
   readonly coverage: CoverageCache;
   readonly quality: QualityService;
+  /** The change feed: its pages and the live streams' shared poll (docs/changes.md). */
+  readonly changes: ChangeFeed;
   /** The minute datasets' quality report (1d from the minutes against the daily dataset). */
   readonly minuteQuality: MinuteQualityService;
   /** Who was there on a day: GET /api/v1/universe and the MCP tool (docs/universes.md). */
@@ -120,13 +123,18 @@ export async function createServices(deps: ServiceDeps): Promise<Services> {
     revisionsKeepDays: config.MDS_REVISIONS_KEEP_DAYS,
     sourcePriority: sourcePriorityDefaults(config.MDS_SOURCE_PRIORITY, catalog.datasets),
   });
+  const batchEvents = link ? link.events : ingest.events;
+  const changes = new ChangeFeed(store, catalog, batchEvents, {
+    pollMs: config.MDS_CHANGES_POLL_MS,
+    streamsPerKey: config.MDS_CHANGES_STREAMS_PER_KEY,
+  });
   return {
     config,
     log,
     catalog,
     store,
     ingest,
-    batchEvents: link ? link.events : ingest.events,
+    batchEvents,
     migrate: () => (pool ? pool.migrate() : store.migrate()),
     query,
     minute: new MinuteQueryService(store, query),
@@ -141,6 +149,7 @@ export async function createServices(deps: ServiceDeps): Promise<Services> {
       pool && config.MDS_READER_PROCESSES === 0 ? () => pool.coverage() : undefined,
     ),
     quality: new QualityService(store, catalog),
+    changes,
     minuteQuality: new MinuteQualityService(store, catalog),
     universe: new UniverseService(catalog, store, query),
     keyring: new KeyRing(store, config),
@@ -154,6 +163,7 @@ export async function createServices(deps: ServiceDeps): Promise<Services> {
     adminTokens: new AdminTokens(store, config.MDS_ADMIN_TOKEN),
     readiness: new Readiness(deps.ready ?? (() => true)),
     async close() {
+      changes.close();
       await pool?.close();
       await exportEncoders.close();
       await usage.close();

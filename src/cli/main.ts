@@ -7,7 +7,7 @@ type Register = (program: Command) => void;
 
 /**
  * `mds`: the operator's and the upstream platform's command line. Each command lives in its own
- * file, loaded only when that command is named: importing all five loaded the store, the ingest,
+ * file, loaded only when that command is named: importing all of them loaded the store, the ingest,
  * the export encoders and the demo generators at every call (about 0.4 s of CPU, docs/testing.md).
  * In the order `mds --help` lists them.
  */
@@ -16,6 +16,7 @@ const COMMANDS = {
   'admin-token': async () => (await import('./admin-token-command.js')).registerAdminTokenCommand,
   push: async () => (await import('./push-command.js')).registerPushCommand,
   export: async () => (await import('./export-command.js')).registerExportCommand,
+  mirror: async () => (await import('./mirror-command.js')).registerMirrorCommand,
   seed: async () => (await import('./seed-command.js')).registerSeedCommand,
 } satisfies Record<string, () => Promise<Register>>;
 

@@ -7,7 +7,7 @@ import { Type } from '@sinclair/typebox';
 import { registerRoutes, route } from './route-declaration.js';
 
 /** Refusals counted by mds_rate_limit_refusals_total: limits and budgets. */
-const REFUSALS: ReadonlySet<number> = new Set([4030, 4031, 4290, 4291, 4292, 5031, 5032, 5033]);
+const REFUSALS: ReadonlySet<number> = new Set([4030, 4031, 4290, 4291, 4292, 4293, 5031, 5032, 5033]);
 import type { BatchIngest, RevertEvent } from '../ingest/ingest-service.js';
 import type { DatabaseStats } from '../storage/store.js';
 import type { BatchRecord } from '../model/batch.js';

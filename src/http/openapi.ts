@@ -5,6 +5,7 @@ import { Type } from '@sinclair/typebox';
 import { json, type ApiOperation, type ApiResponse, type Auth } from './api-operations.js';
 import { eventsRoute } from './events-routes.js';
 import { UNIVERSE_ROUTE } from './universe-route.js';
+import { changesRoute } from './changes-routes.js';
 import { HEALTH_ROUTE } from './health-route.js';
 import { METRICS_ROUTE } from './metrics-routes.js';
 import { MCP_ROUTES } from './mcp-plugin.js';
@@ -188,6 +189,7 @@ export function openApiDocument(catalog: Catalog, version: string): Obj {
     ...queryOperations(catalog),
     ...qualityOperations(catalog),
     UNIVERSE_ROUTE.operation,
+    changesRoute(catalog).operation,
     ...[...ingestRoutes(catalog), eventsRoute(catalog)].map((r) => r.operation),
     ...[HEALTH_ROUTE, METRICS_ROUTE, OPENAPI_ROUTE, ...MCP_ROUTES].map((r) => r.operation),
     ...ADMIN_ROUTES.flatMap((routes) => routes(catalog)).map((r) => r.operation),

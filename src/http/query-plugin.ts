@@ -6,6 +6,7 @@ import { EXPORT_FORMATS } from '../export/export-formats.js';
 import { checkQueryEncoding } from '../query/parse.js';
 import { authHook } from './auth-hook.js';
 import { registerQueryRoutes } from './query-routes.js';
+import { registerChangesRoutes } from './changes-routes.js';
 import { registerMinuteQualityRoutes, registerQualityRoute } from './quality-routes.js';
 import { readSessionHook } from './read-needs.js';
 import { registerRoutes } from './route-declaration.js';
@@ -44,6 +45,11 @@ export async function queryPlugin(app: FastifyInstance, { services }: { services
   registerRoutes(app, [UNIVERSE_ROUTE], services);
   registerQualityRoute(app, '/api/v1/quality/:dataset', services.quality);
   registerMinuteQualityRoutes(app, '/api/v1/quality', services.minuteQuality);
+  registerChangesRoutes(app, services.catalog, {
+    feed: services.changes,
+    heartbeatMs: services.config.MDS_CHANGES_HEARTBEAT_MS,
+    maxBufferedBytes: services.config.MDS_CHANGES_BUFFER_BYTES,
+  });
 }
 
 /**

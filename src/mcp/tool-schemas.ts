@@ -29,6 +29,9 @@ export const DEFAULT_ROWS = 50;
 /** Trading days are one short row each: a year and more in one answer. */
 export const MAX_DAYS = 1000;
 export const DEFAULT_DAYS = 500;
+/** Events in one `changes` answer (each lists up to 1,000 codes, so fewer than rows). */
+export const MAX_CHANGES = 100;
+export const DEFAULT_CHANGES = 20;
 /** Bytes of row JSON in one answer: fewer rows are returned (with a cursor) rather than more. */
 export const MAX_ROW_BYTES = 64 * 1024;
 
@@ -39,6 +42,7 @@ export const TOOL_NAMES = [
   'revision_trail',
   'trading_days',
   'universe',
+  'changes',
 ] as const;
 export type ToolName = (typeof TOOL_NAMES)[number];
 
@@ -382,5 +386,42 @@ export function toolDefinitions(catalog: Catalog): ToolDefinition[] {
     });
   }
   tools.push(universeToolDefinition());
+  tools.push({
+    name: 'changes',
+    title: 'Changes',
+    description:
+      'The change feed: every committed change of the datasets after an event id, oldest first — its kind (batch, revert, ' +
+      'snapshot_prune, factor_change, calendar_change), batch, instant, counts by op, and the codes and dates it touched ' +
+      '(a factor_change names the datasets whose adjusted prices of those codes changed). Pass next_since back as since.',
+    inputSchema: {
+      type: 'object',
+      properties: {
+        datasets: {
+          type: 'array',
+          items: { type: 'string', enum: all.map((d) => d.name) },
+          description: 'only these datasets',
+        },
+        since: {
+          type: 'integer',
+          minimum: 0,
+          description: 'events after this id (the last one seen); absent: from the oldest kept',
+        },
+        limit: limit(MAX_CHANGES, DEFAULT_CHANGES),
+      },
+      additionalProperties: false,
+    },
+    outputSchema: {
+      type: 'object',
+      properties: {
+        events: ROWS,
+        returned: { type: 'integer' },
+        next_since: { type: 'integer' },
+        latest_id: { type: 'integer' },
+        has_more: { type: 'boolean' },
+      },
+      required: ['events', 'returned', 'next_since', 'latest_id', 'has_more'],
+    },
+    annotations: ANNOTATIONS,
+  });
   return tools;
 }

@@ -19,7 +19,15 @@ import { revisionItem, type RevisionItem } from '../query/revision-query.js';
 import { readSession } from '../storage/read-consistency.js';
 import type { QueryPlan } from '../model/query-plan.js';
 import type { Value } from '../model/values.js';
-import { DEFAULT_DAYS, DEFAULT_ROWS, MAX_ROW_BYTES, filterNames, type ToolName } from './tool-schemas.js';
+import {
+  DEFAULT_CHANGES,
+  DEFAULT_DAYS,
+  DEFAULT_ROWS,
+  MAX_ROW_BYTES,
+  filterNames,
+  type ToolName,
+} from './tool-schemas.js';
+import type { ChangeFeed } from '../query/change-feed.js';
 
 /** What the tools read from: the services the HTTP query routes use. */
 export interface ToolServices {
@@ -33,6 +41,8 @@ export interface ToolServices {
   coverage: CoverageCache;
   /** Who was there on a day (GET /api/v1/universe's service). */
   universe: Pick<UniverseService, 'read' | 'universe'>;
+  /** The change feed's pages (query/change-feed.ts), as GET /api/v1/changes reads them. */
+  changes: Pick<ChangeFeed, 'page'>;
 }
 
 /** A tool's answer: structured content and the short text an assistant reads first. */
@@ -501,6 +511,26 @@ function beyondCalendar(stored: { from: string; to: string } | null, from: unkno
   return out.join('');
 }
 
+async function changesTool(s: ToolServices, args: Args): Promise<ToolAnswer> {
+  const datasets = Array.isArray(args.datasets) ? args.datasets.map(String) : null;
+  const since = typeof args.since === 'number' ? args.since : null;
+  const limit = typeof args.limit === 'number' ? args.limit : DEFAULT_CHANGES;
+  const p = await s.changes.page(datasets, since, limit);
+  // Bounded like the rows: fewer events, with next_since at the last one returned.
+  const n = fitting(p.events);
+  const events = p.events.slice(0, n);
+  const cut = n < p.events.length;
+  const next = cut ? (events[events.length - 1]?.id ?? since ?? 0) : p.next;
+  const hasMore = cut || p.hasMore;
+  return {
+    summary:
+      `${plural(events.length, 'change')} after ${since ?? 'the oldest kept'}, up to id ${next}` +
+      (hasMore ? `; more follow: call again with since=${next}` : `; the latest id is ${p.latest}`),
+    rows: events,
+    structured: { events, returned: events.length, next_since: next, latest_id: p.latest, has_more: hasMore },
+  };
+}
+
 export const TOOL_HANDLERS: Record<ToolName, (s: ToolServices, args: Args) => Promise<ToolAnswer>> = {
   list_datasets: listDatasets,
   query: queryTool,
@@ -508,4 +538,5 @@ export const TOOL_HANDLERS: Record<ToolName, (s: ToolServices, args: Args) => Pr
   revision_trail: revisionTrail,
   trading_days: tradingDays,
   universe: (s, args) => universeTool(s.universe, args),
+  changes: changesTool,
 };

@@ -16,6 +16,7 @@ import { refreshPeriods } from './period-store.js';
 import { mergeBlocks } from './bar-blocks.js';
 import { refreshQuality } from './quality-summary.js';
 import type { Step } from './step.js';
+import { appendChange, summarizeChange, type ChangeSummary } from './change-events.js';
 import { lap } from '../model/batch-steps.js';
 import type { WriteBatch, WriteOutcome } from './store.js';
 import type { ApplyResult, BatchRecord } from '../model/batch.js';
@@ -25,8 +26,9 @@ import type { ApplyResult, BatchRecord } from '../model/batch.js';
  * (db.ts): claim the batch_id → take the dataset's lock and the changes' stamp → write the
  * rows, stamped as revisions, the versions they replace kept (revisions.ts) → prune a full
  * snapshot → bump the dataset's version → refresh the quality summaries of the codes changed
- * (quality-summary.ts) and the stored bars of the periods changed (period-store.ts) → record
- * the instant the changes become known (publish) → finish the record → save it. All or nothing: `Db.transaction` commits only when the step returns.
+ * (quality-summary.ts) and the stored bars of the periods changed (period-store.ts) → sum up
+ * the change for the feed → record the instant the changes become known (publish) and the
+ * feed's event (change-events.ts) → finish the record → save it. All or nothing: `Db.transaction` commits only when the step returns.
  */
 export function* batchTransaction(
   tx: Tx,
@@ -53,6 +55,7 @@ export function* batchTransaction(
   }
   const clock = batch.clock?.() ?? batch.now;
   const changes = written + pruned > 0;
+  let event: ChangeSummary | null = null;
   if (changes) {
     yield* bumpState(tx, batch.dataset.name, batch.batchId);
     const changed = batchRevisionsSql(batch.dataset, batch.batchId, at);
@@ -61,12 +64,17 @@ export function* batchTransaction(
     lap(batch.steps, 'quality');
     yield* refreshPeriods(tx, batch.dataset, changed);
     lap(batch.steps, 'periods');
+    event = yield* summarizeChange(tx, catalog, batch.dataset, changed, batch.batchId, {
+      revert: false,
+      pruned,
+    });
   }
   batch.beforeKnown?.();
   // Known when it becomes visible: the instant is taken and recorded last, just before COMMIT.
   const processedAt = changes
     ? yield* publish(tx, batch.dataset.name, batch.batchId, at, () => batch.clock?.() ?? batch.now)
     : clock;
+  if (event) yield* appendChange(tx, event, processedAt);
   const record = {
     ...finish({
       written,

@@ -132,6 +132,33 @@ export const INTERNAL_TABLES: readonly TableSpec[] = [
       ],
     },
   ),
+  // The change feed (change-events.ts, docs/changes.md): one event per change of a dataset's
+  // rows; ids from mds_feed's sequence, taken in the change's transaction, never reused.
+  table(
+    'mds_events',
+    [
+      int('id'),
+      text('dataset'),
+      text('kind'),
+      text('batch_id'),
+      text('known_at'),
+      int('version'),
+      int('inserted'),
+      int('updated'),
+      int('deleted'),
+      int('code_count'),
+      // The codes touched as a JSON array; null when more than the feed lists (model/changes.ts).
+      text('codes', false),
+      text('code_from', false),
+      text('code_to', false),
+      text('date_from', false),
+      text('date_to', false),
+    ],
+    ['id'],
+    { indexes: [{ name: 'ix_mds_events__dataset', columns: ['dataset', 'id'] }] },
+  ),
+  // The feed's sequence: the last id given, and the last one retention removed.
+  table('mds_feed', [text('name'), int('last_id'), int('purged_through')], ['name']),
 ];
 
 const columnsOf = (name: string): string[] =>

@@ -87,6 +87,11 @@ export const MIGRATIONS: readonly Migration[] = [
       for (const d of catalog.datasets) yield* baselineChange(tx, d);
     },
   },
+  // The tables are created by step 1; the feed begins with the first change after the upgrade.
+  {
+    version: 8,
+    name: 'change feed: one event per change, ids from a stored sequence (mds_events, mds_feed)',
+  },
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS[MIGRATIONS.length - 1]?.version ?? 0;

@@ -1,7 +1,7 @@
 import type { Catalog } from '../catalog/catalog.js';
 import type { Db } from './db.js';
 import { batchChangesSteps, purgeRevisionsSql, revertSteps, touchStateSql } from './revisions.js';
-import type { BatchChanges, KnownHooks, RevertResult, RevisionStore } from './store.js';
+import type { BatchChanges, ChangeStore, KnownHooks, RevertResult, RevisionStore } from './store.js';
 import type { BatchRecord } from '../model/batch.js';
 
 /** Revisions deleted per statement by retention: other writers wait at most one step. */
@@ -12,6 +12,7 @@ export class SqlRevisionStore implements RevisionStore {
   constructor(
     private readonly db: Db,
     private readonly catalog: Catalog,
+    private readonly changes: Pick<ChangeStore, 'purge'>,
   ) {}
 
   revertBatch(batchId: string, clock: () => string, hooks?: KnownHooks): Promise<RevertResult> {
@@ -36,6 +37,8 @@ export class SqlRevisionStore implements RevisionStore {
       if (fromThis > 0) await this.db.run(touchStateSql(d.name));
       removed += fromThis;
     }
+    // The feed's events go with the revisions of their time (docs/changes.md, "Retention").
+    await this.changes.purge(before);
     return removed;
   }
 }

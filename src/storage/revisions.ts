@@ -23,6 +23,7 @@ import type { BatchChanges, KnownHooks, RevertResult, WriteBatch } from './store
 import type { BatchRecord } from '../model/batch.js';
 import type { Value } from '../model/values.js';
 import { revisionTable, revisionTableName } from './revision-schema.js';
+import { appendChange, summarizeChange } from './change-events.js';
 import { BASELINE_BATCH, REV_BATCH, REV_FROM, REV_OP, REV_TO, revertBatchId } from '../model/revisions.js';
 
 /**
@@ -377,9 +378,11 @@ export function* revertSteps(
   const changed = batchRevisionsSql(d, revert, at);
   yield* refreshQuality(tx, catalog, d, changed);
   yield* refreshPeriods(tx, d, changed);
+  const event = yield* summarizeChange(tx, catalog, d, changed, revert, { revert: true, pruned: 0 });
   // Known when it commits: the record's reverted_at is that instant.
   hooks?.beforeKnown?.();
   const known = yield* publish(tx, d.name, revert, at, clock);
+  yield* appendChange(tx, event, known);
   yield* tx.run(sql`UPDATE mds_batches SET reverted_at = ${known} WHERE batch_id = ${batchId}`);
   hooks?.afterKnown?.();
   return {

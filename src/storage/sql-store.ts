@@ -6,7 +6,8 @@ import type { Db, ReadDb } from './db.js';
 import { SqlKeyStore } from './key-store.js';
 import { migrate } from './migrations.js';
 import { SqlRevisionStore } from './revision-store.js';
-import type { BatchStore, DatasetStore, KeyStore, RevisionStore, Store } from './store.js';
+import type { BatchStore, ChangeStore, DatasetStore, KeyStore, RevisionStore, Store } from './store.js';
+import { SqlChangeStore } from './change-events.js';
 
 /** The store of a backend: its parts over one executor, composed for wiring. */
 export class SqlStore implements Store {
@@ -15,6 +16,7 @@ export class SqlStore implements Store {
   readonly batches: BatchStore;
   readonly keys: KeyStore;
   readonly revisions: RevisionStore;
+  readonly changes: ChangeStore;
 
   /**
    * `reads`: where dataset reads and key lookups go when not to `db` (PostgreSQL read replicas,
@@ -36,7 +38,8 @@ export class SqlStore implements Store {
     this.datasets = new SqlDatasetStore(reads.datasets, catalog, reads.rows ?? reads.datasets);
     this.batches = new SqlBatchStore(db, catalog);
     this.keys = new SqlKeyStore(db, reads.keys);
-    this.revisions = new SqlRevisionStore(db, catalog);
+    this.changes = new SqlChangeStore(db);
+    this.revisions = new SqlRevisionStore(db, catalog, this.changes);
   }
 
   migrate(): Promise<void> {

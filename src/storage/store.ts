@@ -12,6 +12,7 @@ import type { ApplyResult, BatchRecord, RevertCounts } from '../model/batch.js';
 import type { QueryPlan } from '../model/query-plan.js';
 import type { Row, Value } from '../model/values.js';
 import type { ValueColumns } from '../model/value-columns.js';
+import type { ChangeEvent } from '../model/changes.js';
 
 /**
  * The storage's types and the `Store` the domain is wired with. One implementation over two
@@ -289,6 +290,35 @@ export interface RevisionStore {
   purgeRevisions(before: string): Promise<number>;
 }
 
+/** A change feed event as stored: the catalog's parts (field names, adjusted datasets) are the feed's. */
+export type StoredChange = Omit<ChangeEvent, 'code_field' | 'date_field' | 'adjusts'>;
+
+export interface ChangeQuery {
+  /** Only these datasets' events; null: every dataset's. */
+  datasets: readonly string[] | null;
+  /** Events with a greater id. */
+  after: number;
+  limit: number;
+}
+
+export interface ChangePage {
+  /** Oldest first, ids in (after, latest]. */
+  events: StoredChange[];
+  /** The latest id given (0: none yet). The page is complete up to it when shorter than its limit. */
+  latest: number;
+  /** Retention removed every event up to this id (0: none). */
+  purgedThrough: number;
+  /** The oldest event kept (null: none). */
+  oldest: number | null;
+}
+
+/** The change feed's events (change-events.ts); batches and reverts record them in their transactions. */
+export interface ChangeStore {
+  list(query: ChangeQuery): Promise<ChangePage>;
+  /** Retention: removes the events known before `before` (ISO). Returns how many. */
+  purge(before: string): Promise<number>;
+}
+
 /** API keys (mds_keys) and their request counts per hour (mds_key_usage) (key-store.ts). */
 export interface KeyStore {
   insertKey(key: ApiKeyRecord): Promise<void>;
@@ -345,6 +375,8 @@ export interface Store {
   readonly keys: KeyStore;
   /** Revert, change summaries and retention of the revision history. */
   readonly revisions: RevisionStore;
+  /** The change feed's events. */
+  readonly changes: ChangeStore;
   /** Creates or upgrades tables and indexes from the catalog. Idempotent. */
   migrate(): Promise<void>;
   /** Resolves while the database answers (with read replicas: the primary or one of them). */

@@ -55,10 +55,11 @@ const EVERY_TOOL: [string, Json, string][] = [
     { exchange: 'SSE', limit: 5 },
     '/api/v1/market/trade-calendar?exchange=SSE&is_open=1&fields=date,is_open,source&sort=date&order=asc&limit=5',
   ],
+  ['changes', { limit: 5 }, '/api/v1/changes?limit=5'],
 ];
 
 /** The rows a tool's structured content holds, under the name it gives them. */
-const rowsOf = (s: Json): unknown => s.rows ?? s.items ?? s.days ?? s.datasets;
+const rowsOf = (s: Json): unknown => s.rows ?? s.items ?? s.days ?? s.datasets ?? s.events;
 
 for (const backend of await backends()) {
   describe(`MCP from outside, the built server (${backend})`, { timeout: 600_000 }, () => {
@@ -108,7 +109,7 @@ for (const backend of await backends()) {
       await db?.drop();
     });
 
-    test('the SDK client: five tools; each tool answers what the HTTP API answers', async () => {
+    test('the SDK client: six tools; each tool answers what the HTTP API answers', async () => {
       const { tools } = await client.listTools();
       assert.deepEqual(
         tools.map((t) => t.name),

@@ -79,7 +79,7 @@ for (const backend of await backends()) {
       const { tools } = await client.listTools();
       assert.deepEqual(
         tools.map((t) => t.name),
-        ['list_datasets', 'query', 'quality_report', 'revision_trail', 'trading_days', 'universe'],
+        ['list_datasets', 'query', 'quality_report', 'revision_trail', 'trading_days', 'universe', 'changes'],
       );
       const query = tools.find((t) => t.name === 'query')!;
       const props = query.inputSchema.properties as Record<string, Json>;
@@ -362,6 +362,25 @@ for (const backend of await backends()) {
         /^SZSE: 0 trading days of 0\. No calendar of it is stored: no day is known\./,
       );
       assert.equal(structured(none).calendar, null);
+    });
+
+    test('changes: the change feed as GET /api/v1/changes pages it, followed by next_since', async () => {
+      const api = (
+        await h.app.inject({ url: '/api/v1/changes?limit=1000', headers: { 'q-api-key': QUERY_KEY } })
+      ).json() as Json;
+      const all = api.data as Json[];
+      assert.ok(all.length >= 2);
+      const first = structured(await call(client, 'changes', { limit: 1 }));
+      assert.deepEqual(first.events, all.slice(0, 1));
+      assert.equal(first.has_more, true);
+      const rest = structured(await call(client, 'changes', { since: first.next_since, limit: 100 }));
+      assert.deepEqual(rest.events, all.slice(1, 100));
+      const only = structured(await call(client, 'changes', { datasets: ['trade_calendar'] }));
+      assert.ok(
+        (only.events as Json[]).every((e) => e.dataset === 'trade_calendar' && e.kind === 'calendar_change'),
+      );
+      const gone = await call(client, 'changes', { since: ((api.meta as Json).latest_id as number) + 1 });
+      assert.equal(gone.isError, true);
     });
 
     test('the key: a bearer works; missing and wrong keys are 401 before any tool runs', async () => {

@@ -6,6 +6,7 @@ import { QueryService } from '../../src/query/query-service.js';
 import { createStore } from '../../src/storage/create-store.js';
 import type {
   BatchStore,
+  ChangeStore,
   DatasetStore,
   KeyStore,
   RevisionStore,
@@ -236,6 +237,10 @@ async function scenario(store: Store): Promise<unknown[]> {
   seen.push(await store.revisions.revertBatch('b4', () => NOW));
   seen.push(await store.revisions.revertBatch('nope', () => NOW));
   seen.push(await store.revisions.purgeRevisions('2000-01-01T00:00:00.000Z'));
+  // The feed: every change above as one event, in commit order; then retention of them.
+  seen.push(await store.changes.list({ datasets: null, after: 0, limit: 1000 }));
+  seen.push(await store.changes.list({ datasets: ['fx'], after: 1, limit: 2 }));
+  seen.push(await store.changes.purge('2000-01-01T00:00:00.000Z'));
   seen.push(await store.datasets.query(plan(), true));
 
   // Keys and usage.
@@ -290,6 +295,7 @@ const OPERATIONS = {
     keyof RevisionStore,
     true
   >,
+  changes: { list: true, purge: true } satisfies Record<keyof ChangeStore, true>,
   keys: {
     insertKey: true,
     listKeys: true,
@@ -321,6 +327,7 @@ function recording(store: Store, called: Set<string>): Store {
     batches: wrap(store.batches, 'batches'),
     keys: wrap(store.keys, 'keys'),
     revisions: wrap(store.revisions, 'revisions'),
+    changes: wrap(store.changes, 'changes'),
     migrate: () => store.migrate(),
     ping: () => store.ping(),
     readToken: () => store.readToken(),
