@@ -45,6 +45,7 @@ for (const backend of await backends()) {
           'quality_report',
           'revision_trail',
           'trading_days',
+          'universe',
           'changes',
         ]);
         const page = out.calls[0]!.structured as Record<string, unknown>;

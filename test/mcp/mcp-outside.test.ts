@@ -109,7 +109,7 @@ for (const backend of await backends()) {
       await db?.drop();
     });
 
-    test('the SDK client: six tools; each tool answers what the HTTP API answers', async () => {
+    test('the SDK client: every tool; each tool answers what the HTTP API answers', async () => {
       const { tools } = await client.listTools();
       assert.deepEqual(
         tools.map((t) => t.name),

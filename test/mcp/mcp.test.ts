@@ -75,7 +75,7 @@ for (const backend of await backends()) {
       await (close ?? (() => h?.close()))();
     });
 
-    test('tools/list: the six tools, the dataset enum from the catalog, read-only', async () => {
+    test('tools/list: the seven tools, the dataset enum from the catalog, read-only', async () => {
       const { tools } = await client.listTools();
       assert.deepEqual(
         tools.map((t) => t.name),
