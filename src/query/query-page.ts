@@ -3,7 +3,6 @@ import type { Value } from '../model/values.js';
 import type { AdjustMeta } from './adjust-meta.js';
 import type { PageMeta } from '../contract/envelope.js';
 import type { BarKey } from './factor-sources.js';
-import type { BeforeHistory, SeveralSources } from './answer-notes.js';
 
 /**
  * A page's rows, either as objects (a `fields=` projection) or, for whole rows, each as its
@@ -23,9 +22,9 @@ export interface QueryPage {
   /** `meta.adjust` of an adjusted page. */
   adjust?: AdjustMeta;
   /** `meta.before_history`: `as_of` before the dataset's first change (answer-notes.ts). */
-  beforeHistory?: BeforeHistory;
+  beforeHistory?: NonNullable<PageMeta['before_history']>;
   /** `meta.several_sources`: rows of several sources for one key on the page (answer-notes.ts). */
-  severalSources?: SeveralSources;
+  severalSources?: NonNullable<PageMeta['several_sources']>;
   /** `meta.latest_on` of a cross-section (latest-on.ts). */
   latestOn?: LatestOnMeta;
 }
