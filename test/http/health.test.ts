@@ -16,6 +16,19 @@ it('answers ok while the database answers, 503 "error" when it does not, and 503
     store,
     ready: () => ready,
   });
+  // Closed whatever fails: an app left open keeps the file's process alive, and the run with it.
+  try {
+    await answers(app, store, (v) => (ready = v));
+  } finally {
+    await app.close();
+  }
+});
+
+async function answers(
+  app: Awaited<ReturnType<typeof buildApp>>,
+  store: SqliteStore,
+  setReady: (v: boolean) => void,
+): Promise<void> {
   const notReady = await app.inject({ method: 'GET', url: '/health' });
   assert.equal(notReady.statusCode, 503);
   assert.equal(notReady.json().status, 'error');
@@ -28,15 +41,15 @@ it('answers ok while the database answers, 503 "error" when it does not, and 503
   assert.equal(early.json().code, 5030);
   assert.equal(early.headers['retry-after'], '1');
 
-  ready = true;
+  setReady(true);
   const ok = await app.inject({ method: 'GET', url: '/health' });
   assert.equal(ok.statusCode, 200);
-  assert.deepEqual(Object.keys(ok.json()).sort(), ['status', 'storage', 'version']);
+  assert.deepEqual(Object.keys(ok.json()).sort(), ['database_id', 'status', 'storage', 'version']);
+  assert.match(ok.json().database_id, /^[0-9a-f]{16}$/);
   assert.equal(ok.json().status, 'ok');
 
   await store.close();
   const down = await app.inject({ method: 'GET', url: '/health' });
   assert.equal(down.statusCode, 503);
   assert.equal(down.json().status, 'error');
-  await app.close();
-});
+}
