@@ -6,15 +6,13 @@ import { get, push, startApp, type Backend } from '../test/helpers/harness.js';
  * than the bars, through the HTTP app on a fresh database: one code of `days` bars (source `em`)
  * and as many factors (source `tushare`), then the pages of docs/bars-and-quality.md that read
  * them in SQL — `as_of` with and without a date bound, a sort on a price, `interval=1M` — each
- * timed once. The `as_of` page with a date bound grew with the square of the factor rows on
- * SQLite while each factor lookup chose the bar's factor source again for every factor row it
- * scanned (2,000 days: 32.6 s; with the source chosen once per bar, bars-sql.ts "_s": 0.23 s).
+ * timed once. The same pages are then timed on a second fresh database whose factors are one row
+ * per change (the same two factors, two rows), and the ratio daily ÷ per change printed.
  *
  *   npx tsx bench/daily-factors-as-of.ts sqlite 750
  */
 const backend = (process.argv[2] ?? 'sqlite') as Backend;
 const count = Number(process.argv[3] ?? 750);
-const h = await startApp(backend);
 const days: string[] = [];
 for (let t = Date.parse('2015-01-05T00:00:00Z'); days.length < count; t += 86_400_000) {
   const d = new Date(t);
@@ -36,28 +34,46 @@ const bars = days.map((date, i) => ({
   updated_at: `${date}T08:00:00Z`,
 }));
 // A 1:5 split half-way: every day its own factor row, as Tushare publishes them.
+const split = Math.ceil(count / 2);
 const factors = days.map((date, i) => ({
   symbol: '513100',
   date,
-  adj_factor: i < count / 2 ? 1 : 5,
+  adj_factor: i < split ? 1 : 5,
   source: 'tushare',
   updated_at: `${date}T08:00:00Z`,
 }));
-for (let i = 0; i < count; i += 5000) {
-  await push(h.app, batch('etf_daily', bars.slice(i, i + 5000), { source: 'em' }));
-  await push(h.app, batch('adj_factor', factors.slice(i, i + 5000), { source: 'tushare' }));
-}
-const asOf = new Date().toISOString();
-const kline = '/api/v1/etf/kline?code=513100&adjust=qfq&limit=20';
-for (const q of [
+const layouts = {
+  daily: factors,
+  'per change': factors.filter((_, i) => i === 0 || i === split),
+};
+const pages = (asOf: string): string[] => [
   `&as_of=${asOf}&date_from=${days[count - 20] ?? ''}`,
   `&as_of=${asOf}`,
   '&sort=close',
   '&interval=1M',
-]) {
-  const t0 = performance.now();
-  const res = await get(h.app, kline + q);
-  const ms = Math.round(performance.now() - t0);
-  console.log(`${backend} ${count} days: ${res.statusCode} in ${ms} ms  ${q.replace(asOf, '<now>')}`);
+];
+const kline = '/api/v1/etf/kline?code=513100&adjust=qfq&limit=20';
+const ms: Record<string, number[]> = {};
+for (const [layout, rows] of Object.entries(layouts)) {
+  const h = await startApp(backend);
+  for (let i = 0; i < count; i += 5000) {
+    await push(h.app, batch('etf_daily', bars.slice(i, i + 5000), { source: 'em' }));
+    await push(h.app, batch('adj_factor', rows.slice(i, i + 5000), { source: 'tushare' }));
+  }
+  const asOf = new Date().toISOString();
+  ms[layout] = [];
+  for (const q of pages(asOf)) {
+    const t0 = performance.now();
+    const res = await get(h.app, kline + q);
+    const t = Math.round(performance.now() - t0);
+    ms[layout].push(t);
+    console.log(
+      `${backend} ${count} days, ${layout}: ${res.statusCode} in ${t} ms  ${q.replace(asOf, '<now>')}`,
+    );
+  }
+  await h.close();
 }
-await h.close();
+pages('<now>').forEach((q, i) => {
+  const [d, c] = [ms.daily?.[i] ?? 0, ms['per change']?.[i] ?? 0];
+  console.log(`daily ÷ per change: ${(d / Math.max(c, 1)).toFixed(1)}×  ${q}`);
+});

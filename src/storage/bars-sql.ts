@@ -113,8 +113,20 @@ function factorSourceOf(plan: QueryPlan, of: Sql): Sql {
     own: barSource,
     ownHasFactors: (own) =>
       sql`EXISTS (SELECT 1 FROM ${table} AS "y" WHERE ${ofCode} AND ${ySource} = ${own})`,
-    only: () =>
-      sql`(SELECT CASE WHEN count(DISTINCT ${ySource}) = 1 THEN min(${ySource}) END FROM ${table} AS "y" WHERE ${ofCode})`,
+    // On the stored factors: the least source if the greatest is the same one, two index seeks on
+    // (code, source), where a count of distinct sources read every factor row of the code for
+    // every bar (one factor row per day: bars × days). Over the history's union SQLite seeks
+    // neither, and the ordered form cost far more than the count.
+    only: () => {
+      if (plan.asOf !== undefined || plan.trail)
+        return sql`(SELECT CASE WHEN count(DISTINCT ${ySource}) = 1 THEN min(${ySource}) END FROM ${table} AS "y" WHERE ${ofCode})`;
+      const z = factorRows(plan, 'z');
+      const zSource = sql`"z".${ident(src.name)}`;
+      const greatest = sql`(SELECT ${zSource} FROM ${z.table} AS "z" WHERE "z".${ident(
+        adjust.factors.factors?.code.name ?? '',
+      )} = ${of}${z.known} ORDER BY ${zSource} DESC LIMIT 1)`;
+      return sql`(SELECT CASE WHEN ${ySource} = ${greatest} THEN ${ySource} END FROM ${table} AS "y" WHERE ${ofCode} ORDER BY ${ySource} ASC LIMIT 1)`;
+    },
     when: (test, then, otherwise) => sql`CASE WHEN ${test} THEN ${then} ELSE ${otherwise} END`,
   });
 }
