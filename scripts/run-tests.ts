@@ -28,6 +28,11 @@ const LONGEST = [
   // beside the others rather than alone at the end (docs/testing.md).
   'postgres-replicas',
   'postgres-failover',
+  'changes-feed',
+  'exports-under-ingest',
+  'writer-frozen',
+  'mcp-isolation',
+  'mirror',
   'postgres-query-bounds',
   'postgres-resilience',
   'events-stream',
