@@ -207,6 +207,24 @@ export class PostgresDb implements Db {
     this.pool.on('error', () => {});
   }
 
+  /** Moves on each time the primary is found on another host (0 with one host). */
+  get primaryGeneration(): number {
+    return this.locator?.generation ?? 0;
+  }
+
+  /**
+   * DATABASE_URL naming several hosts: whether the primary has moved since `generation`, looking
+   * for it now if not (a search in flight is joined, then one more is made: the one in flight may
+   * have asked a standby just before its promotion).
+   */
+  async primaryMovedSince(generation: number): Promise<boolean> {
+    const l = this.locator;
+    if (!l) return false;
+    if (l.generation === generation) await l.suspect();
+    if (l.generation === generation) await l.suspect(true);
+    return l.generation !== generation;
+  }
+
   /** Which host is the primary, when DATABASE_URL names several (null: one host). */
   get primaryState(): PrimaryState | null {
     return this.locator?.state() ?? null;

@@ -103,10 +103,10 @@ export class PrimaryLocator {
     if (!(await this.isPrimary(this.current))) await this.suspect();
   }
 
-  /** Starts a search unless one runs or just ran; resolves when it ends. */
-  suspect(): Promise<void> {
+  /** Starts a search unless one runs or (unless `now`) just ran; resolves when it ends. */
+  suspect(now = false): Promise<void> {
     if (this.searching) return this.searching;
-    if (Date.now() - this.searchedAt < this.spacingMs) return Promise.resolve();
+    if (!now && Date.now() - this.searchedAt < this.spacingMs) return Promise.resolve();
     this.searching = this.search().finally(() => {
       this.searching = null;
       this.searchedAt = Date.now();

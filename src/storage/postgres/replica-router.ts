@@ -240,6 +240,7 @@ export class ReplicaRouter implements ReadDb {
       target = await this.choose(session?.needs);
       session?.pins.set(this, target);
     }
+    const generation = this.primary.db.primaryGeneration;
     try {
       const out = await run(target.db);
       target.reads++;
@@ -254,6 +255,15 @@ export class ReplicaRouter implements ReadDb {
       // The primary down: the read goes on from a replica that answers now, as it would after
       // the next check, rather than a 503 until then (choose() falls back to the primary: none).
       const next = await this.choose(session?.needs, target);
+      if (next === target && target.primary) {
+        // No replica for it (the one promoted is none any more): with several hosts in
+        // DATABASE_URL, once more on the primary if it has moved since the read began.
+        if (!(await target.db.primaryMovedSince(generation))) throw err;
+        target.up = true;
+        const out = await run(target.db);
+        target.reads++;
+        return out;
+      }
       if (next === target) throw err;
       session?.pins.set(this, next);
       const out = await run(next.db);
