@@ -717,7 +717,7 @@ def adjust_rows():
 
 
 class AdjustTests(unittest.TestCase):
-    """Issue 47: an adjusted read never hides the codes it returned as traded (every adjust
+    """An adjusted read never hides the codes it returned as traded (every adjust
     mode, JSON pages and exports, get, panel and pages)."""
 
     @classmethod
@@ -833,7 +833,7 @@ class AdjustTests(unittest.TestCase):
 
 
 class MinuteFrameTests(unittest.TestCase):
-    """Issue 47: minute bars' times carry an offset (+08:00): every frame path parses them."""
+    """Minute bars' times carry an offset (+08:00): every frame path parses them."""
 
     @classmethod
     def setUpClass(cls) -> None:
