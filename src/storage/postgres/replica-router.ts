@@ -255,16 +255,12 @@ export class ReplicaRouter implements ReadDb {
       // The primary down: the read goes on from a replica that answers now, as it would after
       // the next check, rather than a 503 until then (choose() falls back to the primary: none).
       const next = await this.choose(session?.needs, target);
-      if (next === target && target.primary) {
+      if (next === target) {
         // No replica for it (the one promoted is none any more): with several hosts in
         // DATABASE_URL, once more on the primary if it has moved since the read began.
-        if (!(await target.db.primaryMovedSince(generation))) throw err;
+        if (!target.primary || !(await target.db.primaryMovedSince(generation))) throw err;
         target.up = true;
-        const out = await run(target.db);
-        target.reads++;
-        return out;
       }
-      if (next === target) throw err;
       session?.pins.set(this, next);
       const out = await run(next.db);
       next.reads++;
